@@ -1,0 +1,164 @@
+/* equishard — even multi-GPU training data, planned before training starts.
+ *
+ * This is the library's only public header. The `equishard` command-line tool
+ * uses nothing else, and neither should you.
+ *
+ * Conventions
+ * - Every function that can fail returns an es_status (0 = ES_OK, negative =
+ *   error) and leaves a one-line message naming file, member/row and problem in
+ *   its context: es_errmsg(ctx).
+ * - The library never prints and never exits.
+ * - Objects are opaque; `*_free` accepts NULL. Strings returned by the library
+ *   are owned by the object they came from and live as long as it does.
+ * - Settings structs are filled with defaults by `*_defaults()` first; set only
+ *   what you change. Unknown future fields keep their defaults that way.
+ * - Thread safety: a context and the objects made with it may be used by one
+ *   thread at a time; different contexts are independent. Functions that run in
+ *   parallel internally (es_measure) use OpenMP threads of their own.
+ */
+#ifndef EQUISHARD_H
+#define EQUISHARD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(ES_BUILDING_LIBRARY) && defined(__GNUC__)
+#define ES_API __attribute__((visibility("default")))
+#else
+#define ES_API
+#endif
+
+/* ---- status and context ---------------------------------------------------- */
+
+typedef enum es_status {
+    ES_OK = 0,
+    ES_ERR_USAGE = -1,       /* invalid argument or setting */
+    ES_ERR_IO = -2,          /* a file could not be opened, read or written */
+    ES_ERR_FORMAT = -3,      /* input is malformed (truncated, corrupt, bad header) */
+    ES_ERR_UNSUPPORTED = -4, /* input is well-formed but of a kind we do not read */
+    ES_ERR_NOMEM = -5,       /* out of memory */
+    ES_ERR_INTERNAL = -6,    /* a bug: please report it */
+} es_status;
+
+/* Version string, e.g. "0.1.0". */
+ES_API const char *es_version(void);
+
+/* Name of a status code ("ES_ERR_FORMAT"); never NULL. */
+ES_API const char *es_status_name(int status);
+
+/* A context carries the last error message. Returns NULL when out of memory. */
+typedef struct es_context es_context;
+ES_API es_context *es_context_new(void);
+ES_API void es_context_free(es_context *ctx);
+
+/* The message of the last failed call on ctx ("" when none). Owned by ctx, valid
+ * until the next call that uses ctx. */
+ES_API const char *es_errmsg(const es_context *ctx);
+
+/* ---- the cost table: one row per utterance (DESIGN.md §4, §5) --------------- */
+
+/* Row flags: what an utterance has, and problems found while measuring it. */
+enum {
+    ES_FLAG_AUDIO = 1u << 0,       /* audio was found and probed */
+    ES_FLAG_TEXT = 1u << 1,        /* a transcript was found */
+    ES_FLAG_UTT_EMB = 1u << 2,     /* an utt_embedding is present */
+    ES_FLAG_SPK_EMB = 1u << 3,     /* an spk_embedding is present */
+    ES_FLAG_HASHED = 1u << 4,      /* `hash` holds the xxh3-64 of the audio bytes */
+    ES_FLAG_TRUNCATED = 1u << 5,   /* audio header claims more data than present */
+    ES_FLAG_ESTIMATED = 1u << 6,   /* samples are an estimate (mp3, unknown size) */
+    ES_FLAG_UNSUPPORTED = 1u << 7, /* audio present but of a format we cannot probe */
+    ES_FLAG_SEGMENT = 1u << 8,     /* samples come from a segment (start/end) */
+};
+
+/* Name of flag bit number `bit` (0 = ES_FLAG_AUDIO, 1 = ES_FLAG_TEXT, …; not the
+ * mask value) as the table's `flags` column spells it, or NULL past the last.
+ * In bit order: audio, text, utt_emb, spk_emb, hashed, truncated, estimated,
+ * unsupported, segment. The column holds them joined by ',', or '-' for none. */
+ES_API const char *es_flag_name(unsigned bit);
+
+/* One row. Strings are owned by the table the row was read from. */
+typedef struct es_cost_row {
+    const char *key;       /* utterance id */
+    const char *shard;     /* the shard-list entry (tar/parquet path, raw list, Kaldi dir) */
+    uint64_t pos;          /* position inside the shard: utterance ordinal (tar),
+                              line (raw list), entry (Kaldi wav.scp/segments); from 0 */
+    uint32_t sample_rate;  /* Hz; 0 when unknown */
+    uint32_t channels;
+    uint64_t samples;      /* per channel, exact (equals `soxi -s`) */
+    uint64_t audio_bytes;  /* size of the audio object in bytes */
+    uint32_t text_len;     /* Unicode code points of the transcript */
+    uint32_t speech_tokens;/* CosyVoice speech_token count; 0 when unknown */
+    const char *spk;       /* speaker id, "" when unknown */
+    uint32_t flags;        /* ES_FLAG_* */
+    uint64_t hash;         /* xxh3-64 of the audio bytes when ES_FLAG_HASHED, else 0 */
+} es_cost_row;
+
+typedef struct es_cost_table es_cost_table;
+
+ES_API void es_cost_table_free(es_cost_table *t);
+ES_API size_t es_cost_table_size(const es_cost_table *t);
+/* Fills *row with row i (i < size). Returns ES_ERR_USAGE when i is out of range. */
+ES_API int es_cost_table_row(const es_cost_table *t, size_t i, es_cost_row *row);
+
+/* Writes the table as TSV: a first line "#equishard-costs v1", a header row naming
+ * the columns, then one row per utterance. When path ends in ".zst" the file is
+ * zstd-compressed. Written to a temporary name in the same folder and renamed into
+ * place, so an interrupted write leaves any previous file intact. */
+ES_API int es_cost_table_write(es_context *ctx, const es_cost_table *t, const char *path);
+
+/* Writes the table to an open file descriptor (e.g. 1 for standard output), in
+ * the same format, zstd-compressed when `zstd` is nonzero. Not atomic: the caller
+ * owns the descriptor, which stays open. */
+ES_API int es_cost_table_write_fd(es_context *ctx, const es_cost_table *t, int fd, int zstd);
+
+/* Reads a table written by es_cost_table_write, plain or zstd (detected by content,
+ * not by name). Several tables can be concatenated (`cat a.tsv b.tsv`: repeated
+ * header lines are accepted). On error *out is NULL. */
+ES_API int es_cost_table_read(es_context *ctx, const char *path, es_cost_table **out);
+
+/* Problems that --on-error skip left out of the table, in shard-list order:
+ * each is one line "FILE: MEMBER: PROBLEM" (MEMBER may be absent). */
+ES_API size_t es_cost_table_skip_count(const es_cost_table *t);
+ES_API const char *es_cost_table_skip(const es_cost_table *t, size_t i);
+
+/* ---- measure ------------------------------------------------------------------ */
+
+typedef enum es_on_error {
+    ES_ON_ERROR_FAIL = 0, /* the first problem (in shard-list order) fails the call */
+    ES_ON_ERROR_SKIP = 1, /* bad shards/utterances are left out and listed as skips */
+} es_on_error;
+
+/* Called from the calling thread only, after each shard finishes: done/total shards. */
+typedef void (*es_progress_fn)(void *user, size_t done, size_t total);
+
+typedef struct es_measure_settings {
+    int threads;            /* OpenMP threads; 0 = OpenMP's default */
+    int hash;               /* nonzero: xxh3-64 of every audio object (reads all bytes) */
+    es_on_error on_error;
+    const char *root;       /* resolve relative paths in lists against this folder;
+                               NULL = current directory (as the recipes' loaders do) */
+    es_progress_fn progress;
+    void *progress_user;
+} es_measure_settings;
+
+ES_API void es_measure_defaults(es_measure_settings *s);
+
+/* Measures every utterance reachable from the given inputs. Each input is a shard
+ * list (text file, one path per line), a single shard (tar, tar.gz, tar.zst), a
+ * Kaldi data directory (wav.scp, text, utt2spk, optional segments) or a WeNet raw
+ * list (JSON lines with "key", "wav", "txt", optional "start"/"end" seconds).
+ * Formats are detected from content, never from names. Rows come out in input
+ * order, shards in list order, members in shard order, whatever the thread count.
+ * On success *out owns the table; on failure *out is NULL and es_errmsg says
+ * which file, member and problem. */
+ES_API int es_measure(es_context *ctx, const es_measure_settings *s,
+                      const char *const *inputs, size_t n_inputs, es_cost_table **out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,49 @@
+#include "core/context.h"
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+ES_API const char *es_version(void) { return ES_VERSION; }
+
+ES_API const char *es_status_name(int status)
+{
+    switch (status) {
+    case ES_OK: return "ES_OK";
+    case ES_ERR_USAGE: return "ES_ERR_USAGE";
+    case ES_ERR_IO: return "ES_ERR_IO";
+    case ES_ERR_FORMAT: return "ES_ERR_FORMAT";
+    case ES_ERR_UNSUPPORTED: return "ES_ERR_UNSUPPORTED";
+    case ES_ERR_NOMEM: return "ES_ERR_NOMEM";
+    case ES_ERR_INTERNAL: return "ES_ERR_INTERNAL";
+    default: return "ES_ERR_UNKNOWN";
+    }
+}
+
+ES_API es_context *es_context_new(void) { return calloc(1, sizeof(es_context)); }
+
+ES_API void es_context_free(es_context *ctx) { free(ctx); }
+
+ES_API const char *es_errmsg(const es_context *ctx) { return ctx ? ctx->msg : ""; }
+
+void es_clear_error(es_context *ctx)
+{
+    if (ctx)
+        ctx->msg[0] = '\0';
+}
+
+int es_vfail(es_context *ctx, int status, const char *fmt, va_list ap)
+{
+    if (ctx)
+        vsnprintf(ctx->msg, sizeof ctx->msg, fmt, ap);
+    return status;
+}
+
+int es_fail(es_context *ctx, int status, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    es_vfail(ctx, status, fmt, ap);
+    va_end(ap);
+    return status;
+}

@@ -1,0 +1,72 @@
+#include "core/file_stream.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static ssize_t fd_read(void *opaque, void *buf, size_t n)
+{
+    es_file_stream *f = opaque;
+    for (;;) {
+        ssize_t r = read(f->fd, buf, n);
+        if (r >= 0)
+            return r;
+        if (errno != EINTR) {
+            f->err = errno;
+            return -1;
+        }
+    }
+}
+
+static int64_t fd_skip(void *opaque, uint64_t n)
+{
+    es_file_stream *f = opaque;
+    off_t here = lseek(f->fd, 0, SEEK_CUR);
+    off_t end = lseek(f->fd, 0, SEEK_END);
+    if (here < 0 || end < 0) {
+        f->err = errno;
+        return -1;
+    }
+    uint64_t left = (uint64_t)(end - here);
+    if (n > left)
+        n = left;
+    if (lseek(f->fd, here + (off_t)n, SEEK_SET) < 0) {
+        f->err = errno;
+        return -1;
+    }
+    return (int64_t)n;
+}
+
+int es_file_stream_open(es_byte_stream *s, es_file_stream *f, const char *path)
+{
+    f->err = 0;
+    f->fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (f->fd < 0)
+        return errno;
+    struct stat st;
+    if (fstat(f->fd, &st) != 0) {
+        int e = errno;
+        close(f->fd);
+        f->fd = -1;
+        return e;
+    }
+    if (S_ISDIR(st.st_mode)) {
+        close(f->fd);
+        f->fd = -1;
+        return EISDIR;
+    }
+    s->read = fd_read;
+    s->skip = fd_skip;
+    s->opaque = f;
+    s->size = (uint64_t)st.st_size;
+    s->consumed = 0;
+    return 0;
+}
+
+void es_file_stream_close(es_file_stream *f)
+{
+    if (f->fd >= 0)
+        close(f->fd);
+    f->fd = -1;
+}

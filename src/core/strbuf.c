@@ -1,0 +1,123 @@
+#include "core/strbuf.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int reserve(es_strbuf *sb, size_t extra)
+{
+    if (sb->oom)
+        return 0;
+    if (sb->len + extra + 1 <= sb->cap)
+        return 1;
+    size_t cap = sb->cap ? sb->cap : 64;
+    while (cap < sb->len + extra + 1)
+        cap *= 2;
+    char *p = realloc(sb->buf, cap);
+    if (!p) {
+        sb->oom = 1;
+        return 0;
+    }
+    sb->buf = p;
+    sb->cap = cap;
+    return 1;
+}
+
+void es_strbuf_append(es_strbuf *sb, const char *data, size_t n)
+{
+    if (!reserve(sb, n))
+        return;
+    memcpy(sb->buf + sb->len, data, n);
+    sb->len += n;
+    sb->buf[sb->len] = '\0';
+}
+
+void es_strbuf_puts(es_strbuf *sb, const char *s) { es_strbuf_append(sb, s, strlen(s)); }
+
+void es_strbuf_putc(es_strbuf *sb, char c) { es_strbuf_append(sb, &c, 1); }
+
+void es_strbuf_printf(es_strbuf *sb, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char small[256];
+    int n = vsnprintf(small, sizeof small, fmt, ap);
+    va_end(ap);
+    if (n < 0) {
+        sb->oom = 1;
+        return;
+    }
+    if ((size_t)n < sizeof small) {
+        es_strbuf_append(sb, small, (size_t)n);
+        return;
+    }
+    if (!reserve(sb, (size_t)n))
+        return;
+    va_start(ap, fmt);
+    vsnprintf(sb->buf + sb->len, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    sb->len += (size_t)n;
+}
+
+void es_strbuf_release(es_strbuf *sb)
+{
+    free(sb->buf);
+    memset(sb, 0, sizeof *sb);
+}
+
+enum { ARENA_BLOCK = 1 << 20 };
+
+struct es_arena_block {
+    es_arena_block *next;
+    size_t used, cap;
+    char data[];
+};
+
+char *es_arena_strndup(es_arena *a, const char *s, size_t n)
+{
+    es_arena_block *b = a->head;
+    if (!b || b->cap - b->used < n + 1) {
+        size_t cap = n + 1 > ARENA_BLOCK ? n + 1 : ARENA_BLOCK;
+        b = malloc(sizeof *b + cap);
+        if (!b)
+            return NULL;
+        b->used = 0;
+        b->cap = cap;
+        b->next = a->head;
+        a->head = b;
+    }
+    char *p = b->data + b->used;
+    memcpy(p, s, n);
+    p[n] = '\0';
+    b->used += n + 1;
+    return p;
+}
+
+void es_arena_splice(es_arena *dst, es_arena *src)
+{
+    if (!src->head)
+        return;
+    /* Put src's blocks behind dst's current head so dst keeps filling its own block. */
+    es_arena_block *tail = src->head;
+    while (tail->next)
+        tail = tail->next;
+    if (dst->head) {
+        tail->next = dst->head->next;
+        dst->head->next = src->head;
+    } else {
+        dst->head = src->head;
+    }
+    src->head = NULL;
+}
+
+void es_arena_release(es_arena *a)
+{
+    es_arena_block *b = a->head;
+    while (b) {
+        es_arena_block *next = b->next;
+        free(b);
+        b = next;
+    }
+    a->head = NULL;
+}

@@ -1,0 +1,41 @@
+/* Growable byte buffer and a string arena.
+ *
+ * es_strbuf: `buf` is always NUL-terminated once anything was appended;
+ * `len` excludes the NUL. Allocation failure sets `oom` and later appends are
+ * no-ops, so callers check once at the end.
+ *
+ * es_arena: bump allocator for the many small strings of a cost table (keys,
+ * speakers). Strings never move; the arena frees them all at once. */
+#ifndef ES_STRBUF_H
+#define ES_STRBUF_H
+
+#include <stddef.h>
+
+typedef struct es_strbuf {
+    char *buf;
+    size_t len, cap;
+    int oom;
+} es_strbuf;
+
+void es_strbuf_append(es_strbuf *sb, const char *data, size_t n);
+void es_strbuf_puts(es_strbuf *sb, const char *s);
+void es_strbuf_putc(es_strbuf *sb, char c);
+void es_strbuf_printf(es_strbuf *sb, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+void es_strbuf_release(es_strbuf *sb);
+
+typedef struct es_arena_block es_arena_block;
+typedef struct es_arena {
+    es_arena_block *head;
+} es_arena;
+
+/* Copies s[0..n) plus a NUL into the arena; NULL when out of memory. */
+char *es_arena_strndup(es_arena *a, const char *s, size_t n);
+/* Moves every block of src into dst; src is left empty. */
+void es_arena_splice(es_arena *dst, es_arena *src);
+void es_arena_release(es_arena *a);
+
+#endif

@@ -1,0 +1,18 @@
+/* UTF-8 helpers for transcript lengths (DESIGN.md §4: text length in Unicode code
+ * points, as Python's len(str) counts them). */
+#ifndef ES_UTF8_H
+#define ES_UTF8_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Counts code points in s[0..n): every byte that is not a continuation byte
+ * (10xxxxxx) starts one. Matches len(b.decode('utf-8')) for valid UTF-8; invalid
+ * bytes count one each, as errors='replace' would. */
+size_t es_utf8_length(const char *s, size_t n);
+
+/* Trims Python-str.strip() whitespace (ASCII space, \t \n \v \f \r, and the
+ * separators \x1c-\x1f) from both ends; returns the new length, *s advanced. */
+size_t es_strip(const char **s, size_t n);
+
+#endif

@@ -1,0 +1,223 @@
+/* The cost table in memory: a growable row array whose strings live in an arena,
+ * so a 10 M row table costs one allocation per MiB of strings rather than three
+ * per row, and merging per-shard tables (es_cost_table_move_into) moves pointers,
+ * never strings. */
+#include "costs/cost_table.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Flag names in bit order; index = bit number. This is the `flags` column's
+ * vocabulary, so the names are part of the file format. */
+static const char *const flag_names[] = {
+    "audio", "text", "utt_emb", "spk_emb", "hashed",
+    "truncated", "estimated", "unsupported", "segment",
+};
+enum { N_FLAGS = sizeof flag_names / sizeof flag_names[0] };
+
+es_cost_table *es_cost_table_new(void) { return calloc(1, sizeof(es_cost_table)); }
+
+ES_API void es_cost_table_free(es_cost_table *t)
+{
+    if (!t)
+        return;
+    free(t->rows);
+    free(t->skips);
+    es_arena_release(&t->strings);
+    free(t);
+}
+
+ES_API size_t es_cost_table_size(const es_cost_table *t) { return t ? t->n : 0; }
+
+ES_API int es_cost_table_row(const es_cost_table *t, size_t i, es_cost_row *row)
+{
+    if (!t || !row || i >= t->n)
+        return ES_ERR_USAGE;
+    *row = t->rows[i];
+    return ES_OK;
+}
+
+ES_API size_t es_cost_table_skip_count(const es_cost_table *t) { return t ? t->n_skips : 0; }
+
+ES_API const char *es_cost_table_skip(const es_cost_table *t, size_t i)
+{
+    return t && i < t->n_skips ? t->skips[i] : NULL;
+}
+
+/* Grows *arr (of elements of size `size`) so it holds at least `need`; doubling
+ * keeps appends amortised O(1). Returns 0 on success, -1 when out of memory. */
+static int grow(void **arr, size_t *cap, size_t need, size_t size, size_t first)
+{
+    if (need <= *cap)
+        return 0;
+    size_t c = *cap ? *cap : first;
+    while (c < need) {
+        if (c > SIZE_MAX / 2 / size)
+            return -1;
+        c *= 2;
+    }
+    void *p = realloc(*arr, c * size);
+    if (!p)
+        return -1;
+    *arr = p;
+    *cap = c;
+    return 0;
+}
+
+/* Copies s unless it equals `prev` (a string already in the arena): consecutive
+ * rows usually share shard and speaker, and sharing saves most of the arena. */
+static const char *intern(es_arena *a, const char *s, const char *prev)
+{
+    if (!s)
+        s = "";
+    if (prev && strcmp(prev, s) == 0)
+        return prev;
+    return es_arena_strndup(a, s, strlen(s));
+}
+
+int es_cost_table_append(es_cost_table *t, const es_cost_row *row)
+{
+    void *rows = t->rows;
+    if (grow(&rows, &t->cap, t->n + 1, sizeof(es_cost_row), 1024) != 0)
+        return ES_ERR_NOMEM;
+    t->rows = rows;
+
+    es_cost_row r = *row;
+    r.key = es_arena_strndup(&t->strings, row->key ? row->key : "",
+                             row->key ? strlen(row->key) : 0);
+    r.shard = intern(&t->strings, row->shard, t->last_shard);
+    r.spk = intern(&t->strings, row->spk, t->n ? t->rows[t->n - 1].spk : NULL);
+    if (!r.key || !r.shard || !r.spk)
+        return ES_ERR_NOMEM;
+    t->last_shard = r.shard;
+    t->rows[t->n++] = r;
+    return ES_OK;
+}
+
+int es_cost_table_add_skip(es_cost_table *t, const char *msg)
+{
+    void *skips = t->skips;
+    if (grow(&skips, &t->cap_skips, t->n_skips + 1, sizeof(char *), 16) != 0)
+        return ES_ERR_NOMEM;
+    t->skips = skips;
+    char *copy = es_arena_strndup(&t->strings, msg, strlen(msg));
+    if (!copy)
+        return ES_ERR_NOMEM;
+    t->skips[t->n_skips++] = copy;
+    return ES_OK;
+}
+
+int es_cost_table_move_into(es_cost_table *dst, es_cost_table *src)
+{
+    if (dst == src)
+        return ES_ERR_USAGE;
+    /* Reserve before moving anything, so failure leaves both tables as they were. */
+    void *skips = dst->skips;
+    if (grow(&skips, &dst->cap_skips, dst->n_skips + src->n_skips, sizeof(char *), 16) != 0)
+        return ES_ERR_NOMEM;
+    dst->skips = skips;
+    if (dst->n == 0 && src->cap > dst->cap) {
+        /* An empty destination takes the source's row array whole: merging
+         * per-shard tables into a fresh one then copies nothing for the first. */
+        es_cost_row *r = dst->rows;
+        size_t c = dst->cap;
+        dst->rows = src->rows;
+        dst->cap = src->cap;
+        dst->n = src->n;
+        src->rows = r;
+        src->cap = c;
+    } else if (src->n) {
+        void *rows = dst->rows;
+        if (grow(&rows, &dst->cap, dst->n + src->n, sizeof(es_cost_row), 1024) != 0)
+            return ES_ERR_NOMEM;
+        dst->rows = rows;
+        memcpy(dst->rows + dst->n, src->rows, src->n * sizeof(es_cost_row));
+        dst->n += src->n;
+    }
+    if (src->n_skips) {
+        memcpy(dst->skips + dst->n_skips, src->skips, src->n_skips * sizeof(char *));
+        dst->n_skips += src->n_skips;
+    }
+    if (src->last_shard)
+        dst->last_shard = src->last_shard;
+    /* The strings stay where they are; only the arena blocks change owner. */
+    es_arena_splice(&dst->strings, &src->strings);
+
+    free(src->rows);
+    free(src->skips);
+    src->rows = NULL;
+    src->skips = NULL;
+    src->n = src->cap = src->n_skips = src->cap_skips = 0;
+    src->last_shard = NULL;
+    return ES_OK;
+}
+
+/* `bit` is the bit number (0 = ES_FLAG_AUDIO), so `for (b = 0; es_flag_name(b); b++)`
+ * lists every name. */
+ES_API const char *es_flag_name(unsigned bit) { return bit < N_FLAGS ? flag_names[bit] : NULL; }
+
+size_t es_flags_format(uint32_t flags, char *buf, size_t len)
+{
+    /* Writes as much as fits (NUL-terminated when len > 0) and returns the full
+     * length, like snprintf, so callers can size buffers. */
+    size_t n = 0;
+    for (unsigned b = 0; b < N_FLAGS; b++) {
+        if (!(flags & (1u << b)))
+            continue;
+        const char *name = flag_names[b];
+        size_t k = strlen(name);
+        if (n > 0) {
+            if (n + 1 < len)
+                buf[n] = ',';
+            n++;
+        }
+        for (size_t i = 0; i < k; i++, n++)
+            if (n + 1 < len)
+                buf[n] = name[i];
+    }
+    if (n == 0) {
+        if (len > 1)
+            buf[0] = '-';
+        n = 1;
+    }
+    if (len > 0)
+        buf[n < len ? n : len - 1] = '\0';
+    return n;
+}
+
+static int flag_bit(const char *s, size_t n)
+{
+    for (unsigned b = 0; b < N_FLAGS; b++)
+        if (strlen(flag_names[b]) == n && memcmp(flag_names[b], s, n) == 0)
+            return (int)b;
+    return -1;
+}
+
+int es_flags_parse(const char *s, size_t n, uint32_t *flags)
+{
+    /* "-" is the only spelling of no flags; names may come in any order but not
+     * twice, and empty names (",," or a trailing ',') are errors, so every value
+     * has one meaning. Bits we write unknown to this reader cannot appear, because
+     * unknown names are rejected. */
+    if (n == 1 && s[0] == '-') {
+        *flags = 0;
+        return 0;
+    }
+    uint32_t f = 0;
+    size_t i = 0;
+    for (;;) {
+        size_t j = i;
+        while (j < n && s[j] != ',')
+            j++;
+        int b = flag_bit(s + i, j - i);
+        if (b < 0 || (f & (1u << b)))
+            return -1;
+        f |= 1u << b;
+        if (j == n)
+            break;
+        i = j + 1;
+    }
+    *flags = f;
+    return 0;
+}

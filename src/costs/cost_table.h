@@ -1,0 +1,51 @@
+/* The cost table in memory (DESIGN.md §5): an array of es_cost_row whose strings
+ * live in the table's arena, plus the list of skipped problems.
+ *
+ * Invariants: every row's key/shard/spk point into `strings` (never NULL; "" when
+ * empty); rows are in the order they were appended. */
+#ifndef ES_COST_TABLE_H
+#define ES_COST_TABLE_H
+
+#include "core/context.h"
+#include "core/strbuf.h"
+#include "equishard/equishard.h"
+
+struct es_cost_table {
+    es_cost_row *rows;
+    size_t n, cap;
+    es_arena strings;
+    const char *last_shard; /* interning: consecutive rows usually share a shard */
+    char **skips;
+    size_t n_skips, cap_skips;
+};
+
+es_cost_table *es_cost_table_new(void);
+
+/* Appends a copy of *row (its strings are copied into the table). */
+int es_cost_table_append(es_cost_table *t, const es_cost_row *row);
+
+/* Appends a skip message (copied). */
+int es_cost_table_add_skip(es_cost_table *t, const char *msg);
+
+/* Moves all rows and skips of src to the end of dst; src is left empty but valid. */
+int es_cost_table_move_into(es_cost_table *dst, es_cost_table *src);
+
+/* Flag names joined by ',' ("-" for none) into buf; returns length. */
+size_t es_flags_format(uint32_t flags, char *buf, size_t len);
+/* Parses the flags column; returns 0 on success, -1 for an unknown name. */
+int es_flags_parse(const char *s, size_t n, uint32_t *flags);
+
+/* Parses a cost table held in memory (plain or zstd), as es_cost_table_read does
+ * for a file; `name` stands for the path in messages. max_bytes > 0 caps the
+ * decoded size (ES_ERR_UNSUPPORTED beyond it) so a fuzzer's zstd bombs stay cheap;
+ * 0 means no cap. On error *out is NULL. */
+int es_cost_table_parse_buffer(es_context *ctx, const char *name, const void *data, size_t len,
+                               size_t max_bytes, es_cost_table **out);
+
+/* The table's first line and column header, shared by writer and reader. */
+#define ES_COSTS_MAGIC_LINE "#equishard-costs v1"
+#define ES_COSTS_HEADER                                                             \
+    "key\tshard\tpos\tsample_rate\tchannels\tsamples\taudio_bytes\ttext_len\t"     \
+    "speech_tokens\tspk\tflags\thash"
+
+#endif

@@ -1,0 +1,573 @@
+/* Reading the cost table: the format is described in cost_table_write.c.
+ *
+ * What the reader accepts beyond exactly what the writer produces:
+ * - zstd (detected by the magic bytes 28 B5 2F FD, never by name), including
+ *   several concatenated frames (`cat a.tsv.zst b.tsv.zst`); plain text otherwise.
+ * - Concatenated tables (`cat a.tsv b.tsv`): a later "#equishard-costs v1" line,
+ *   which must again be followed by the header row, and repeated header rows.
+ * - Extra trailing columns in the header row (a later v1 writer may add columns
+ *   after `hash`): rows must then have that many fields, and the extra ones are
+ *   ignored. The first 12 header names must be exactly ES_COSTS_HEADER's.
+ * - CRLF line ends, a last line without '\n', upper-case hex in `hash`, flag names
+ *   in any order, leading zeros in integers.
+ * Everything else is an error naming the line and, for a bad value, the column:
+ * "<path>: line N: column pos: not a decimal integer". In particular blank lines,
+ * unknown escapes (only \t \n \r \\ exist), NUL bytes, integers that overflow
+ * their column's type, and a hash that disagrees with the `hashed` flag.
+ *
+ * Speed: 10 M rows must load in seconds. The input is read (or decompressed) in
+ * large chunks, lines are split and unescaped in place, and integers are parsed
+ * by a strict hand-written loop; the only per-row allocation is the arena copy of
+ * the strings (and the amortised row array growth).
+ */
+#include "costs/cost_table.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zstd.h>
+
+enum {
+    CHUNK = 1 << 20,  /* initial line buffer; grows for longer lines */
+    N_COLS = 12,      /* columns of ES_COSTS_HEADER */
+};
+
+static const char *const col_names[N_COLS] = {
+    "key", "shard", "pos", "sample_rate", "channels", "samples",
+    "audio_bytes", "text_len", "speech_tokens", "spk", "flags", "hash",
+};
+enum { C_KEY, C_SHARD, C_POS, C_RATE, C_CHANNELS, C_SAMPLES, C_BYTES, C_TEXT,
+       C_TOKENS, C_SPK, C_FLAGS, C_HASH };
+
+/* ---- input: a file or a memory buffer, plain or zstd --------------------------- */
+
+typedef struct source {
+    es_context *ctx;
+    const char *name;
+    FILE *fp;                     /* NULL: read from mem */
+    const unsigned char *mem;
+    size_t mem_len, mem_pos;
+    ZSTD_DCtx *z;                 /* non-NULL: input is zstd */
+    unsigned char *zin;           /* compressed bytes read from fp */
+    size_t zin_cap;
+    ZSTD_inBuffer in;
+    size_t zret;                  /* last ZSTD_decompressStream result; 0 = frame done */
+    int flush_pending;            /* the last call filled its output: call again */
+    size_t limit, produced;       /* cap on decoded bytes (0 = none), for fuzzing */
+    const size_t *line;           /* the parser's line number, for messages */
+    int status;                   /* set with the message when a read fails */
+} source;
+
+/* Records a failed read; the reader functions then return -1. */
+static long long src_fail(source *s, int status, const char *problem, const char *detail)
+{
+    s->status = es_fail(s->ctx, status, "%s: line %zu: %s%s", s->name, *s->line, problem,
+                        detail);
+    return -1;
+}
+
+/* Raw bytes from the file or memory. Returns bytes read, 0 at end, -1 on error. */
+static long long raw_read(source *s, void *dst, size_t cap)
+{
+    if (!s->fp) {
+        size_t n = s->mem_len - s->mem_pos;
+        if (n > cap)
+            n = cap;
+        memcpy(dst, s->mem + s->mem_pos, n);
+        s->mem_pos += n;
+        return (long long)n;
+    }
+    size_t n = fread(dst, 1, cap, s->fp);
+    if (n == 0 && ferror(s->fp))
+        return src_fail(s, ES_ERR_IO, "read failed: ", strerror(errno));
+    return (long long)n;
+}
+
+/* Refills the compressed input. Memory input is handed to zstd whole, no copy. */
+static long long zin_refill(source *s)
+{
+    if (!s->fp) {
+        s->in.src = s->mem + s->mem_pos;
+        s->in.size = s->mem_len - s->mem_pos;
+        s->in.pos = 0;
+        s->mem_pos = s->mem_len;
+        return (long long)s->in.size;
+    }
+    long long n = raw_read(s, s->zin, s->zin_cap);
+    s->in.src = s->zin;
+    s->in.size = n > 0 ? (size_t)n : 0;
+    s->in.pos = 0;
+    return n;
+}
+
+/* Decompresses into dst. Frames may follow each other: zstd starts the next one
+ * by itself; a stream that ends inside a frame is truncated. */
+static long long zstd_read(source *s, void *dst, size_t cap)
+{
+    ZSTD_outBuffer out = {dst, cap, 0};
+    while (out.pos == 0) {
+        if (s->in.pos == s->in.size && !s->flush_pending) {
+            long long n = zin_refill(s);
+            if (n < 0)
+                return -1;
+            if (n == 0) {
+                if (s->zret != 0)
+                    return src_fail(s, ES_ERR_FORMAT, "zstd data is truncated", "");
+                return 0;
+            }
+        }
+        size_t r = ZSTD_decompressStream(s->z, &out, &s->in);
+        if (ZSTD_isError(r))
+            return src_fail(s, ES_ERR_FORMAT, "zstd: ", ZSTD_getErrorName(r));
+        s->zret = r;
+        s->flush_pending = out.pos == out.size;
+    }
+    return (long long)out.pos;
+}
+
+static long long src_read(source *s, void *dst, size_t cap)
+{
+    long long n = s->z ? zstd_read(s, dst, cap) : raw_read(s, dst, cap);
+    if (n > 0 && s->limit) {
+        s->produced += (size_t)n;
+        if (s->produced > s->limit)
+            return src_fail(s, ES_ERR_UNSUPPORTED, "input larger than the size limit", "");
+    }
+    return n;
+}
+
+/* Peeks at the first bytes to choose plain or zstd; the peeked bytes are put back
+ * into `head` for the parser (plain) or the decompressor's input (zstd). */
+static int src_open(source *s, unsigned char *head, size_t *head_len)
+{
+    static const unsigned char zmagic[4] = {0x28, 0xB5, 0x2F, 0xFD};
+    *head_len = 0;
+    size_t want = sizeof zmagic;
+    if (!s->fp) {
+        *head_len = s->mem_len < want ? s->mem_len : want;
+        memcpy(head, s->mem, *head_len);
+    } else {
+        while (*head_len < want) {
+            long long n = raw_read(s, head + *head_len, want - *head_len);
+            if (n < 0)
+                return s->status;
+            if (n == 0)
+                break;
+            *head_len += (size_t)n;
+        }
+    }
+    if (*head_len < want || memcmp(head, zmagic, want) != 0) {
+        if (!s->fp)
+            s->mem_pos = *head_len;
+        return ES_OK;
+    }
+    /* zstd: the peeked magic belongs to the decompressor, not the parser. */
+    s->z = ZSTD_createDCtx();
+    if (!s->z)
+        return es_fail(s->ctx, ES_ERR_NOMEM, "%s: out of memory", s->name);
+    if (s->fp) {
+        s->zin_cap = ZSTD_DStreamInSize();
+        s->zin = malloc(s->zin_cap);
+        if (!s->zin)
+            return es_fail(s->ctx, ES_ERR_NOMEM, "%s: out of memory", s->name);
+        memcpy(s->zin, head, want);
+        s->in = (ZSTD_inBuffer){s->zin, want, 0};
+    }
+    *head_len = 0;
+    return ES_OK;
+}
+
+static void src_close(source *s)
+{
+    ZSTD_freeDCtx(s->z);
+    free(s->zin);
+}
+
+/* ---- parsing ---------------------------------------------------------------------- */
+
+typedef struct parser {
+    es_context *ctx;
+    const char *name;
+    es_cost_table *t;
+    size_t line;       /* number of the line being parsed, from 1 */
+    size_t seen;       /* lines parsed so far */
+    size_t ncols;      /* columns of the current header; 0 before the first */
+    int want_header;   /* the previous line was the magic line */
+} parser;
+
+static int line_error(parser *p, int status, const char *problem)
+{
+    return es_fail(p->ctx, status, "%s: line %zu: %s", p->name, p->line, problem);
+}
+
+static int col_error(parser *p, size_t col, const char *problem)
+{
+    if (col < N_COLS)
+        return es_fail(p->ctx, ES_ERR_FORMAT, "%s: line %zu: column %s: %s", p->name, p->line,
+                       col_names[col], problem);
+    return es_fail(p->ctx, ES_ERR_FORMAT, "%s: line %zu: column %zu: %s", p->name, p->line,
+                   col + 1, problem);
+}
+
+/* Like col_error, quoting the offending value: at most 40 bytes, with anything
+ * but printable ASCII shown as '?' so the message stays one clean line. */
+static int value_error(parser *p, size_t col, const char *problem, const char *v, size_t n)
+{
+    char shown[48];
+    size_t k = 0;
+    for (; k < n && k < 40; k++) {
+        unsigned char c = (unsigned char)v[k];
+        shown[k] = c >= 0x20 && c < 0x7f ? (char)c : '?';
+    }
+    if (k < n)
+        k += (size_t)snprintf(shown + k, sizeof shown - k, "...");
+    shown[k] = '\0';
+    char msg[160];
+    snprintf(msg, sizeof msg, "%s: '%s'", problem, shown);
+    return col_error(p, col, msg);
+}
+
+/* Strict decimal: one or more digits, value <= max (UINT32_MAX or UINT64_MAX).
+ * Values short enough that they cannot exceed max skip the overflow test; that is
+ * every value in practice, and this loop runs 8 times per row. */
+static const char *parse_uint(const char *s, size_t n, uint64_t max, uint64_t *out)
+{
+    if (n == 0)
+        return "empty";
+    size_t safe = max == UINT64_MAX ? 19 : 9; /* digits that always fit */
+    uint64_t v = 0;
+    for (size_t i = 0; i < n; i++) {
+        unsigned d = (unsigned)(unsigned char)s[i] - '0';
+        if (d > 9)
+            return "not a decimal integer";
+        if (i >= safe && v > (max - d) / 10)
+            return max == UINT64_MAX ? "out of range (the maximum is 18446744073709551615)"
+                                     : "out of range (the maximum is 4294967295)";
+        v = v * 10 + d;
+    }
+    *out = v;
+    return NULL;
+}
+
+/* Hex digit values plus one (0 = not a hex digit): a table instead of range tests,
+ * because random hash digits make those branches unpredictable. */
+static const unsigned char hex_plus1[256] = {
+    ['0'] = 1, ['1'] = 2, ['2'] = 3, ['3'] = 4, ['4'] = 5, ['5'] = 6, ['6'] = 7,
+    ['7'] = 8, ['8'] = 9, ['9'] = 10, ['a'] = 11, ['b'] = 12, ['c'] = 13, ['d'] = 14,
+    ['e'] = 15, ['f'] = 16, ['A'] = 11, ['B'] = 12, ['C'] = 13, ['D'] = 14, ['E'] = 15,
+    ['F'] = 16,
+};
+
+static const char *parse_hash(const char *s, size_t n, uint64_t *out)
+{
+    if (n != 16)
+        return "not 16 hex digits or -";
+    uint64_t v = 0;
+    unsigned bad = 0;
+    for (size_t i = 0; i < n; i++) {
+        unsigned d = hex_plus1[(unsigned char)s[i]];
+        bad |= d == 0;
+        v = v << 4 | ((d - 1) & 15);
+    }
+    if (bad)
+        return "not 16 hex digits or -";
+    *out = v;
+    return NULL;
+}
+
+/* Undoes the writer's escapes in place and NUL-terminates; returns NULL or the
+ * problem. */
+static const char *unescape(char *s, size_t n)
+{
+    char *bs = memchr(s, '\\', n);
+    if (!bs) {
+        s[n] = '\0';
+        return NULL;
+    }
+    char *w = bs, *r = bs, *end = s + n;
+    while (r < end) {
+        if (*r != '\\') {
+            *w++ = *r++;
+            continue;
+        }
+        if (r + 1 == end)
+            return "ends with a lone backslash";
+        switch (r[1]) {
+        case 't': *w++ = '\t'; break;
+        case 'n': *w++ = '\n'; break;
+        case 'r': *w++ = '\r'; break;
+        case '\\': *w++ = '\\'; break;
+        default: return "unknown escape (only \\t \\n \\r \\\\ are allowed)";
+        }
+        r += 2;
+    }
+    *w = '\0';
+    return NULL;
+}
+
+/* One data row. `s` is mutable and has a spare byte at s[n] for a terminator. */
+static int parse_row(parser *p, char *s, size_t n)
+{
+    if (p->ncols == 0)
+        return line_error(p, ES_ERR_FORMAT, "expected the column header row");
+    /* One pass finds the TABs and any NUL (which would cut a C string short). A
+     * byte loop beats a dozen short memchr calls per row. */
+    char *f[N_COLS];
+    size_t len[N_COLS];
+    size_t k = 0, from = 0;
+    unsigned nul = 0;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        nul |= c == '\0';
+        if (c == '\t') {
+            if (k < N_COLS) {
+                f[k] = s + from;
+                len[k] = i - from;
+            }
+            k++;
+            from = i + 1;
+        }
+    }
+    if (k < N_COLS) {
+        f[k] = s + from;
+        len[k] = n - from;
+    }
+    k++;
+    if (nul)
+        return line_error(p, ES_ERR_FORMAT, "contains a NUL byte");
+    if (k < p->ncols)
+        return col_error(p, k, "missing");
+    if (k > p->ncols) {
+        char msg[96];
+        snprintf(msg, sizeof msg, "too many columns (%zu, the header has %zu)", k, p->ncols);
+        return line_error(p, ES_ERR_FORMAT, msg);
+    }
+
+    es_cost_row r;
+    uint64_t v[N_COLS];
+    const char *bad = NULL;
+    size_t col = 0;
+    static const unsigned char is_u32[N_COLS] = {[C_RATE] = 1, [C_CHANNELS] = 1,
+                                                 [C_TEXT] = 1, [C_TOKENS] = 1};
+    for (col = C_POS; col <= C_TOKENS && !bad; col++)
+        bad = parse_uint(f[col], len[col], is_u32[col] ? UINT32_MAX : UINT64_MAX, &v[col]);
+    if (bad) {
+        col--;
+        return value_error(p, col, bad, f[col], len[col]);
+    }
+    if (es_flags_parse(f[C_FLAGS], len[C_FLAGS], &r.flags) != 0)
+        return value_error(p, C_FLAGS, "unknown, repeated or empty flag name",
+                           f[C_FLAGS], len[C_FLAGS]);
+    r.hash = 0;
+    int dash = len[C_HASH] == 1 && f[C_HASH][0] == '-';
+    if (r.flags & ES_FLAG_HASHED) {
+        if (dash)
+            return col_error(p, C_HASH, "missing although the row is flagged hashed");
+        if ((bad = parse_hash(f[C_HASH], len[C_HASH], &r.hash)) != NULL)
+            return value_error(p, C_HASH, bad, f[C_HASH], len[C_HASH]);
+    } else if (!dash) {
+        bad = parse_hash(f[C_HASH], len[C_HASH], &r.hash);
+        return value_error(p, C_HASH, bad ? bad : "must be - when the row is not flagged hashed",
+                           f[C_HASH], len[C_HASH]);
+    }
+    /* Strings last: unescaping writes the terminators over the TABs, which the
+     * other columns no longer need. */
+    static const int str_cols[3] = {C_KEY, C_SHARD, C_SPK};
+    for (int i = 0; i < 3; i++)
+        if ((bad = unescape(f[str_cols[i]], len[str_cols[i]])) != NULL)
+            return col_error(p, (size_t)str_cols[i], bad);
+
+    r.key = f[C_KEY];
+    r.shard = f[C_SHARD];
+    r.spk = f[C_SPK];
+    r.pos = v[C_POS];
+    r.sample_rate = (uint32_t)v[C_RATE];
+    r.channels = (uint32_t)v[C_CHANNELS];
+    r.samples = v[C_SAMPLES];
+    r.audio_bytes = v[C_BYTES];
+    r.text_len = (uint32_t)v[C_TEXT];
+    r.speech_tokens = (uint32_t)v[C_TOKENS];
+    if (es_cost_table_append(p->t, &r) != ES_OK)
+        return es_fail(p->ctx, ES_ERR_NOMEM, "%s: line %zu: out of memory", p->name, p->line);
+    return ES_OK;
+}
+
+static int has_prefix(const char *s, size_t n, const char *prefix)
+{
+    size_t k = strlen(prefix);
+    return n >= k && memcmp(s, prefix, k) == 0;
+}
+
+/* The header row, possibly with extra trailing columns. Returns its column count,
+ * or 0 when the line is not a header. */
+static size_t header_cols(const char *s, size_t n)
+{
+    static const char head[] = ES_COSTS_HEADER;
+    size_t k = sizeof head - 1;
+    if (n < k || memcmp(s, head, k) != 0 || (n > k && s[k] != '\t'))
+        return 0;
+    size_t cols = N_COLS;
+    for (size_t i = k; i < n; i++)
+        cols += s[i] == '\t';
+    return cols;
+}
+
+/* A version line is "#equishard-costs ..." without a TAB (a row always has TABs,
+ * so a key that happens to start with that text is still a row). */
+static int is_version_line(const char *s, size_t n)
+{
+    return has_prefix(s, n, "#equishard-costs") && !memchr(s, '\t', n);
+}
+
+static int parse_version(parser *p, const char *s, size_t n)
+{
+    static const char magic[] = ES_COSTS_MAGIC_LINE;
+    if (n == sizeof magic - 1 && memcmp(s, magic, n) == 0) {
+        p->want_header = 1;
+        return ES_OK;
+    }
+    if (has_prefix(s, n, "#equishard-costs v"))
+        return line_error(p, ES_ERR_UNSUPPORTED,
+                          "unsupported cost table version (this build reads " ES_COSTS_MAGIC_LINE
+                          ")");
+    return line_error(p, ES_ERR_FORMAT,
+                      "not an equishard cost table (expected " ES_COSTS_MAGIC_LINE ")");
+}
+
+static int parse_line(parser *p, char *s, size_t n)
+{
+    p->seen++;
+    if (n > 0 && s[n - 1] == '\r')
+        n--; /* CRLF; a CR inside a field is always written escaped */
+    if (p->line == 1 && !is_version_line(s, n))
+        return line_error(p, ES_ERR_FORMAT,
+                          "not an equishard cost table (expected " ES_COSTS_MAGIC_LINE ")");
+    if (is_version_line(s, n))
+        return parse_version(p, s, n);
+    size_t cols = header_cols(s, n);
+    if (cols) {
+        p->ncols = cols;
+        p->want_header = 0;
+        return ES_OK;
+    }
+    if (p->want_header)
+        return line_error(p, ES_ERR_FORMAT,
+                          "expected the column header row after " ES_COSTS_MAGIC_LINE);
+    return parse_row(p, s, n);
+}
+
+/* Splits the input into lines in one growing buffer; a line is parsed in place,
+ * with one spare byte behind it for a terminator. */
+static int parse_stream(parser *p, source *src, const unsigned char *head, size_t head_len)
+{
+    /* Small plain buffers (tests, the fuzzer) need no MiB buffer. */
+    size_t cap = CHUNK;
+    if (!src->fp && !src->z && src->mem_len < CHUNK)
+        cap = src->mem_len + 64;
+    char *buf = malloc(cap);
+    if (!buf)
+        return es_fail(p->ctx, ES_ERR_NOMEM, "%s: out of memory", p->name);
+    memcpy(buf, head, head_len);
+    size_t start = 0, end = head_len, scanned = 0;
+    int eof = 0, rc = ES_OK;
+    p->line = 1;
+    while (rc == ES_OK) {
+        char *nl = memchr(buf + scanned, '\n', end - scanned);
+        if (nl) {
+            size_t n = (size_t)(nl - (buf + start));
+            rc = parse_line(p, buf + start, n);
+            start = scanned = (size_t)(nl - buf) + 1;
+            p->line++;
+            continue;
+        }
+        if (eof) {
+            if (start < end) /* a last line without '\n' */
+                rc = parse_line(p, buf + start, end - start);
+            break;
+        }
+        /* Keep the partial line, and room for its terminator, then read more. */
+        memmove(buf, buf + start, end - start);
+        end -= start;
+        scanned = end;
+        start = 0;
+        if (end > cap / 2) {
+            char *nb = cap <= SIZE_MAX / 2 ? realloc(buf, cap * 2) : NULL;
+            if (!nb) {
+                rc = es_fail(p->ctx, ES_ERR_NOMEM, "%s: line %zu: out of memory", p->name,
+                             p->line);
+                break;
+            }
+            buf = nb;
+            cap *= 2;
+        }
+        long long got = src_read(src, buf + end, cap - end - 1);
+        if (got < 0)
+            rc = src->status;
+        else if (got == 0)
+            eof = 1;
+        else
+            end += (size_t)got;
+    }
+    free(buf);
+    return rc;
+}
+
+/* Shared by file and memory input. */
+static int parse_source(es_context *ctx, source *src, es_cost_table **out)
+{
+    unsigned char head[4];
+    size_t head_len = 0;
+    int rc = src_open(src, head, &head_len);
+    if (rc != ES_OK)
+        return rc;
+    parser p = {.ctx = ctx, .name = src->name};
+    src->line = &p.line;
+    p.t = es_cost_table_new();
+    if (!p.t)
+        return es_fail(ctx, ES_ERR_NOMEM, "%s: out of memory", src->name);
+    rc = parse_stream(&p, src, head, head_len);
+    if (rc == ES_OK && p.seen == 0)
+        rc = line_error(&p, ES_ERR_FORMAT, "empty file: not an equishard cost table (expected "
+                                           ES_COSTS_MAGIC_LINE ")");
+    else if (rc == ES_OK && p.want_header)
+        rc = line_error(&p, ES_ERR_FORMAT, "missing the column header row");
+    if (rc != ES_OK) {
+        es_cost_table_free(p.t);
+        return rc;
+    }
+    *out = p.t;
+    return ES_OK;
+}
+
+ES_API int es_cost_table_read(es_context *ctx, const char *path, es_cost_table **out)
+{
+    es_clear_error(ctx);
+    if (!out || !path)
+        return es_fail(ctx, ES_ERR_USAGE, "es_cost_table_read: path and out are required");
+    *out = NULL;
+    size_t line = 1;
+    source src = {.ctx = ctx, .name = path, .line = &line};
+    src.fp = fopen(path, "rb");
+    if (!src.fp)
+        return es_fail(ctx, ES_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+    /* Large stdio reads: the parser asks for up to a MiB at a time anyway. */
+    setvbuf(src.fp, NULL, _IONBF, 0);
+    int rc = parse_source(ctx, &src, out);
+    src_close(&src);
+    fclose(src.fp);
+    return rc;
+}
+
+int es_cost_table_parse_buffer(es_context *ctx, const char *name, const void *data, size_t len,
+                               size_t max_bytes, es_cost_table **out)
+{
+    es_clear_error(ctx);
+    *out = NULL;
+    size_t line = 1;
+    source src = {.ctx = ctx, .name = name, .mem = data, .mem_len = len, .limit = max_bytes,
+                  .line = &line};
+    int rc = parse_source(ctx, &src, out);
+    src_close(&src);
+    return rc;
+}

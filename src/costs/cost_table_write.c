@@ -1,0 +1,300 @@
+/* Writing the cost table (DESIGN.md §5).
+ *
+ * Format, version 1 (the reader in cost_table_read.c is its other half):
+ *
+ *   #equishard-costs v1
+ *   key  shard  pos  sample_rate  channels  samples  audio_bytes  text_len
+ *   speech_tokens  spk  flags  hash                       (one TAB-separated line)
+ *   ...one TAB-separated line per utterance, '\n'-terminated, in table order...
+ *
+ * - Integers are plain decimal digits: no sign, no spaces, no leading zeros.
+ * - String columns (key, shard, spk) hold the bytes as they are (UTF-8 or not),
+ *   except that TAB, LF, CR and backslash are written as the two-character
+ *   escapes \t \n \r \\ (keys come from tar member names, which may contain any
+ *   byte but NUL). No other escapes exist.
+ * - An empty string is an empty field ("" is written as nothing between two
+ *   TABs); "-" in a string column is the literal one-character string "-".
+ * - flags: the flag names (es_flag_name) joined by ',' in bit order, "-" for none.
+ * - hash: 16 lowercase hex digits when the row has the `hashed` flag, else "-"
+ *   (a hash value without the flag is not written).
+ * - A path ending in ".zst" gets one zstd frame (level 3); readers detect zstd by
+ *   its magic bytes, not by name.
+ *
+ * Speed: 10 M rows must take seconds, so rows are formatted by hand into one
+ * large buffer (no per-field stdio) that is flushed to the file or compressor.
+ */
+#include "costs/cost_table.h"
+#include "core/atomic_file.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zstd.h>
+
+enum {
+    OUT_CHUNK = 1 << 20,   /* formatted bytes collected before each flush */
+    ROW_FIXED = 256,       /* bound on a row's bytes besides its three strings */
+    ZSTD_LEVEL = 3,
+};
+
+typedef struct writer {
+    es_context *ctx;
+    const char *path;
+    es_atomic_file file;
+    ZSTD_CCtx *z;        /* NULL: plain output */
+    char *buf;           /* formatted, not yet flushed bytes */
+    size_t len, cap;
+    void *zout;          /* compressor output, then fwrite */
+    size_t zout_cap;
+} writer;
+
+static int io_error(writer *w, const char *what)
+{
+    return es_fail(w->ctx, ES_ERR_IO, "%s: %s: %s", w->path, what, strerror(errno));
+}
+
+static int put_file(writer *w, const void *data, size_t n)
+{
+    if (n && fwrite(data, 1, n, w->file.fp) != n)
+        return io_error(w, "write failed");
+    return ES_OK;
+}
+
+/* Feeds `n` bytes to the compressor (mode ZSTD_e_continue) or, with ZSTD_e_end,
+ * finishes the frame; writes whatever it produces. */
+static int put_zstd(writer *w, const void *data, size_t n, ZSTD_EndDirective mode)
+{
+    ZSTD_inBuffer in = {data, n, 0};
+    for (;;) {
+        ZSTD_outBuffer out = {w->zout, w->zout_cap, 0};
+        size_t left = ZSTD_compressStream2(w->z, &out, &in, mode);
+        if (ZSTD_isError(left))
+            return es_fail(w->ctx, ES_ERR_IO, "%s: zstd: %s", w->path, ZSTD_getErrorName(left));
+        int rc = put_file(w, w->zout, out.pos);
+        if (rc != ES_OK)
+            return rc;
+        /* continue: done once all input is consumed; end: once the frame is flushed. */
+        if (mode == ZSTD_e_end ? left == 0 : in.pos == in.size)
+            return ES_OK;
+    }
+}
+
+static int flush(writer *w)
+{
+    int rc = w->z ? put_zstd(w, w->buf, w->len, ZSTD_e_continue) : put_file(w, w->buf, w->len);
+    w->len = 0;
+    return rc;
+}
+
+/* Makes room for `need` more bytes, flushing first; grows the buffer only for a
+ * row larger than the buffer itself (a pathological key). */
+static int reserve(writer *w, size_t need)
+{
+    if (w->cap - w->len >= need)
+        return ES_OK;
+    int rc = flush(w);
+    if (rc != ES_OK || w->cap >= need)
+        return rc;
+    char *p = realloc(w->buf, need);
+    if (!p)
+        return es_fail(w->ctx, ES_ERR_NOMEM, "%s: out of memory", w->path);
+    w->buf = p;
+    w->cap = need;
+    return ES_OK;
+}
+
+/* Decimal digits of v at p; returns the end. Two digits per division halves the
+ * divisions, which dominate formatting of 8 integer columns × 10 M rows. */
+static char *put_u64(char *p, uint64_t v)
+{
+    static const char pairs[] = "00010203040506070809101112131415161718192021222324"
+                                "25262728293031323334353637383940414243444546474849"
+                                "50515253545556575859606162636465666768697071727374"
+                                "75767778798081828384858687888990919293949596979899";
+    char tmp[20];
+    char *t = tmp + sizeof tmp;
+    while (v >= 100) {
+        unsigned d = (unsigned)(v % 100) * 2;
+        v /= 100;
+        *--t = pairs[d + 1];
+        *--t = pairs[d];
+    }
+    if (v >= 10) {
+        *--t = pairs[v * 2 + 1];
+        *--t = pairs[v * 2];
+    } else {
+        *--t = (char)('0' + v);
+    }
+    size_t n = (size_t)(tmp + sizeof tmp - t);
+    memcpy(p, t, n);
+    return p + n;
+}
+
+static char *put_hex64(char *p, uint64_t v)
+{
+    static const char hex[] = "0123456789abcdef";
+    for (int i = 15; i >= 0; i--, v >>= 4)
+        p[i] = hex[v & 15];
+    return p + 16;
+}
+
+/* Copies s, escaping the bytes that would break the TSV structure. At most 2
+ * output bytes per input byte, which reserve() accounts for. */
+static char *put_str(char *p, const char *s)
+{
+    for (; *s; s++) {
+        char c = *s;
+        switch (c) {
+        case '\t': *p++ = '\\'; *p++ = 't'; break;
+        case '\n': *p++ = '\\'; *p++ = 'n'; break;
+        case '\r': *p++ = '\\'; *p++ = 'r'; break;
+        case '\\': *p++ = '\\'; *p++ = '\\'; break;
+        default: *p++ = c;
+        }
+    }
+    return p;
+}
+
+static const char *str_or_empty(const char *s) { return s ? s : ""; }
+
+static int put_row(writer *w, const es_cost_row *r)
+{
+    const char *key = str_or_empty(r->key), *shard = str_or_empty(r->shard);
+    const char *spk = str_or_empty(r->spk);
+    size_t need = 2 * (strlen(key) + strlen(shard) + strlen(spk)) + ROW_FIXED;
+    int rc = reserve(w, need);
+    if (rc != ES_OK)
+        return rc;
+    char *p = w->buf + w->len;
+    p = put_str(p, key);
+    *p++ = '\t';
+    p = put_str(p, shard);
+    *p++ = '\t';
+    p = put_u64(p, r->pos);
+    *p++ = '\t';
+    p = put_u64(p, r->sample_rate);
+    *p++ = '\t';
+    p = put_u64(p, r->channels);
+    *p++ = '\t';
+    p = put_u64(p, r->samples);
+    *p++ = '\t';
+    p = put_u64(p, r->audio_bytes);
+    *p++ = '\t';
+    p = put_u64(p, r->text_len);
+    *p++ = '\t';
+    p = put_u64(p, r->speech_tokens);
+    *p++ = '\t';
+    p = put_str(p, spk);
+    *p++ = '\t';
+    /* All nine names joined are 66 bytes; ROW_FIXED leaves room for them. */
+    p += es_flags_format(r->flags, p, 96);
+    *p++ = '\t';
+    if (r->flags & ES_FLAG_HASHED)
+        p = put_hex64(p, r->hash);
+    else
+        *p++ = '-';
+    *p++ = '\n';
+    w->len = (size_t)(p - w->buf);
+    return ES_OK;
+}
+
+static int put_header(writer *w)
+{
+    static const char head[] = ES_COSTS_MAGIC_LINE "\n" ES_COSTS_HEADER "\n";
+    int rc = reserve(w, sizeof head);
+    if (rc == ES_OK) {
+        memcpy(w->buf + w->len, head, sizeof head - 1);
+        w->len += sizeof head - 1;
+    }
+    return rc;
+}
+
+static int ends_with(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), k = strlen(suffix);
+    return n >= k && memcmp(s + n - k, suffix, k) == 0;
+}
+
+/* Sets up buffers and the compressor; the file is already open. */
+static int writer_init(writer *w, int zstd)
+{
+    w->cap = OUT_CHUNK;
+    w->buf = malloc(w->cap);
+    if (!w->buf)
+        return es_fail(w->ctx, ES_ERR_NOMEM, "%s: out of memory", w->path);
+    if (!zstd)
+        return ES_OK;
+    w->z = ZSTD_createCCtx();
+    w->zout_cap = ZSTD_CStreamOutSize();
+    w->zout = malloc(w->zout_cap);
+    if (!w->z || !w->zout)
+        return es_fail(w->ctx, ES_ERR_NOMEM, "%s: out of memory", w->path);
+    size_t r = ZSTD_CCtx_setParameter(w->z, ZSTD_c_compressionLevel, ZSTD_LEVEL);
+    if (!ZSTD_isError(r))
+        r = ZSTD_CCtx_setParameter(w->z, ZSTD_c_checksumFlag, 1);
+    if (ZSTD_isError(r))
+        return es_fail(w->ctx, ES_ERR_INTERNAL, "%s: zstd: %s", w->path, ZSTD_getErrorName(r));
+    return ES_OK;
+}
+
+static void writer_release(writer *w)
+{
+    free(w->buf);
+    free(w->zout);
+    ZSTD_freeCCtx(w->z);
+}
+
+static int write_all(writer *w, const es_cost_table *t)
+{
+    int rc = put_header(w);
+    for (size_t i = 0; rc == ES_OK && i < t->n; i++)
+        rc = put_row(w, &t->rows[i]);
+    if (rc == ES_OK)
+        rc = flush(w);
+    if (rc == ES_OK && w->z)
+        rc = put_zstd(w, NULL, 0, ZSTD_e_end);
+    return rc;
+}
+
+ES_API int es_cost_table_write(es_context *ctx, const es_cost_table *t, const char *path)
+{
+    es_clear_error(ctx);
+    if (!t || !path)
+        return es_fail(ctx, ES_ERR_USAGE, "es_cost_table_write: table and path are required");
+    writer w = {.ctx = ctx, .path = path};
+    int rc = es_atomic_open(ctx, &w.file, path);
+    if (rc != ES_OK)
+        return rc;
+    rc = writer_init(&w, ends_with(path, ".zst"));
+    if (rc == ES_OK)
+        rc = write_all(&w, t);
+    writer_release(&w);
+    if (rc != ES_OK) {
+        es_atomic_abort(&w.file);
+        return rc;
+    }
+    return es_atomic_commit(ctx, &w.file);
+}
+
+ES_API int es_cost_table_write_fd(es_context *ctx, const es_cost_table *t, int fd, int zstd)
+{
+    es_clear_error(ctx);
+    if (!t || fd < 0)
+        return es_fail(ctx, ES_ERR_USAGE, "es_cost_table_write_fd: table and fd are required");
+    writer w = {.ctx = ctx, .path = "(output)"};
+    int dup_fd = dup(fd); /* fclose below must not close the caller's descriptor */
+    w.file.fp = dup_fd >= 0 ? fdopen(dup_fd, "wb") : NULL;
+    if (!w.file.fp) {
+        if (dup_fd >= 0)
+            close(dup_fd);
+        return io_error(&w, "cannot write");
+    }
+    int rc = writer_init(&w, zstd);
+    if (rc == ES_OK)
+        rc = write_all(&w, t);
+    writer_release(&w);
+    if (fclose(w.file.fp) != 0 && rc == ES_OK)
+        rc = io_error(&w, "write failed");
+    return rc;
+}

@@ -1,0 +1,161 @@
+#include "measure/work_units.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "core/line_reader.h"
+#include "core/utf8.h"
+#include "readers/reader.h"
+
+/* Utterances per manifest unit: enough to amortise scheduling, small enough to
+ * balance threads on a list of a few hundred files. */
+#define ITEMS_PER_UNIT 32
+
+static es_unit *add_unit(es_work *w)
+{
+    if (w->n == w->cap) {
+        size_t cap = w->cap ? w->cap * 2 : 64;
+        es_unit *p = realloc(w->units, cap * sizeof *p);
+        if (!p)
+            return NULL;
+        w->units = p;
+        w->cap = cap;
+    }
+    es_unit *u = &w->units[w->n++];
+    memset(u, 0, sizeof *u);
+    return u;
+}
+
+static int add_shard(es_context *ctx, es_work *w, const char *shard, size_t len, const char *root)
+{
+    char buf[4096];
+    const char *name = es_arena_strndup(&w->strings, shard, len);
+    const char *path = name ? es_resolve_path(root, name, buf, sizeof buf) : NULL;
+    const char *owned = path == name ? name : path ? es_arena_strndup(&w->strings, path, strlen(path)) : NULL;
+    es_unit *u = owned ? add_unit(w) : NULL;
+    if (!u)
+        return es_fail(ctx, ES_ERR_NOMEM, "out of memory");
+    u->path = owned;
+    u->shard = name;
+    return ES_OK;
+}
+
+static int add_manifest(es_context *ctx, es_work *w, es_manifest *m)
+{
+    es_manifest **p = realloc(w->manifests, (w->n_manifests + 1) * sizeof *p);
+    if (!p) {
+        es_manifest_free(m);
+        return es_fail(ctx, ES_ERR_NOMEM, "out of memory");
+    }
+    w->manifests = p;
+    w->manifests[w->n_manifests++] = m;
+    for (size_t i = 0; i < m->n; i += ITEMS_PER_UNIT) {
+        es_unit *u = add_unit(w);
+        if (!u)
+            return es_fail(ctx, ES_ERR_NOMEM, "out of memory");
+        u->m = m;
+        u->begin = i;
+        u->end = i + ITEMS_PER_UNIT < m->n ? i + ITEMS_PER_UNIT : m->n;
+    }
+    return ES_OK;
+}
+
+/* A shard list: one shard path per line (blank lines ignored). */
+static int expand_shard_list(es_context *ctx, es_work *w, const char *path, const char *root)
+{
+    es_line_reader lr;
+    int e = es_line_reader_open(&lr, path);
+    if (e)
+        return es_fail(ctx, ES_ERR_IO, "%s: cannot open: %s", path, strerror(e));
+    int rc = ES_OK, got, any = 0;
+    while (rc == ES_OK && (got = es_line_reader_next(&lr)) > 0) {
+        const char *p = lr.line;
+        size_t n = es_strip(&p, lr.len);
+        if (lr.has_nul)
+            rc = es_fail(ctx, ES_ERR_FORMAT, "%s: line %lu: NUL byte; not a shard list", path,
+                         lr.lineno);
+        else if (n) {
+            rc = add_shard(ctx, w, p, n, root);
+            any = 1;
+        }
+    }
+    if (rc == ES_OK && got < 0)
+        rc = es_fail(ctx, ES_ERR_IO, "%s: read error: %s", path, strerror(errno));
+    if (rc == ES_OK && !any)
+        rc = es_fail(ctx, ES_ERR_FORMAT, "%s: empty list: no shards, no utterances", path);
+    es_line_reader_close(&lr);
+    return rc;
+}
+
+static int is_text(const uint8_t *head, size_t n)
+{
+    return memchr(head, '\0', n) == NULL;
+}
+
+/* The first non-blank character of a text file: '{' starts a raw list. */
+static int first_char(const uint8_t *head, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (head[i] != ' ' && head[i] != '\t' && head[i] != '\r' && head[i] != '\n')
+            return head[i];
+    return -1;
+}
+
+static int expand_file(es_context *ctx, es_work *w, const char *path, const char *root)
+{
+    uint8_t head[ES_SNIFF_BYTES];
+    long n = es_sniff_file(ctx, path, head);
+    if (n < 0)
+        return ES_ERR_IO;
+    if (es_reader_for(head, (size_t)n))
+        return add_shard(ctx, w, path, strlen(path), NULL);
+    if (n >= 4 && memcmp(head, "PAR1", 4) == 0)
+        return es_fail(ctx, ES_ERR_UNSUPPORTED,
+                       "%s: parquet shard: not supported by this build yet", path);
+    if (n == 0)
+        return es_fail(ctx, ES_ERR_FORMAT, "%s: empty file: no shards, no utterances", path);
+    if (!is_text(head, (size_t)n))
+        return es_fail(ctx, ES_ERR_UNSUPPORTED,
+                       "%s: unrecognised format (not a tar shard, shard list, raw list or "
+                       "Kaldi directory)", path);
+    if (first_char(head, (size_t)n) == '{') {
+        es_manifest *m;
+        int rc = es_rawlist_parse(ctx, path, &m);
+        return rc == ES_OK ? add_manifest(ctx, w, m) : rc;
+    }
+    return expand_shard_list(ctx, w, path, root);
+}
+
+int es_work_expand(es_context *ctx, es_work *w, const char *const *inputs, size_t n,
+                   const char *root)
+{
+    for (size_t i = 0; i < n; i++) {
+        struct stat st;
+        if (stat(inputs[i], &st) != 0)
+            return es_fail(ctx, ES_ERR_IO, "%s: %s", inputs[i], strerror(errno));
+        int rc;
+        if (S_ISDIR(st.st_mode)) {
+            es_manifest *m;
+            rc = es_kaldi_parse(ctx, inputs[i], &m);
+            if (rc == ES_OK)
+                rc = add_manifest(ctx, w, m);
+        } else {
+            rc = expand_file(ctx, w, inputs[i], root);
+        }
+        if (rc != ES_OK)
+            return rc;
+    }
+    return ES_OK;
+}
+
+void es_work_release(es_work *w)
+{
+    for (size_t i = 0; i < w->n_manifests; i++)
+        es_manifest_free(w->manifests[i]);
+    free(w->manifests);
+    free(w->units);
+    es_arena_release(&w->strings);
+    memset(w, 0, sizeof *w);
+}

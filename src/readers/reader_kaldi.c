@@ -1,0 +1,223 @@
+/* Kaldi data directories: wav.scp (required), text, utt2spk, segments (all
+ * optional; spk2utt, utt2dur and the rest are not needed to measure).
+ *
+ * Without `segments`, every wav.scp entry is an utterance. With it, every
+ * segments line is one (utt reco start end, end -1 = to the end) cut from
+ * wav.scp[reco]. Transcripts are counted as CosyVoice's prepare scripts keep them:
+ * ' '.join(line.split()[1:]). wav.scp entries that are commands ("… |") are
+ * reported as unsupported: equishard reads files, it does not run pipelines. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/line_reader.h"
+#include "core/strmap.h"
+#include "core/utf8.h"
+#include "readers/manifest.h"
+
+typedef struct kaldi {
+    es_context *ctx;
+    const char *dir;
+    es_manifest *m;
+    es_strmap wav, text, spk; /* key → manifest string or text length */
+} kaldi;
+
+static int is_space(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f'; }
+
+/* Splits a line into its first field and the rest (both trimmed). */
+static void split_key(const char *line, size_t len, const char **key, size_t *klen,
+                      const char **rest, size_t *rlen)
+{
+    size_t i = 0;
+    while (i < len && is_space(line[i]))
+        i++;
+    *key = line + i;
+    while (i < len && !is_space(line[i]))
+        i++;
+    *klen = (size_t)(line + i - *key);
+    const char *r = line + i;
+    *rlen = es_strip(&r, len - i);
+    *rest = r;
+}
+
+/* Code points of ' '.join(rest.split()): words plus one space between each. */
+static size_t joined_text_length(const char *s, size_t n)
+{
+    size_t len = 0, words = 0, i = 0;
+    while (i < n) {
+        while (i < n && is_space(s[i]))
+            i++;
+        size_t start = i;
+        while (i < n && !is_space(s[i]))
+            i++;
+        if (i > start) {
+            len += es_utf8_length(s + start, i - start);
+            words++;
+        }
+    }
+    return len + (words ? words - 1 : 0);
+}
+
+typedef int (*line_fn)(kaldi *k, const char *key, size_t klen, const char *rest,
+                       size_t rlen, unsigned long lineno);
+
+/* Reads dir/name line by line. A missing optional file is not an error. */
+static int read_file(kaldi *k, const char *name, int required, line_fn fn)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s", k->dir, name);
+    es_line_reader lr;
+    int e = es_line_reader_open(&lr, path);
+    if (e == ENOENT && !required)
+        return ES_OK;
+    if (e)
+        return es_fail(k->ctx, ES_ERR_IO, "%s: cannot open: %s", path, strerror(e));
+    int rc = ES_OK, got;
+    while (rc == ES_OK && (got = es_line_reader_next(&lr)) > 0) {
+        const char *key, *rest;
+        size_t klen, rlen;
+        if (lr.has_nul) {
+            rc = es_fail(k->ctx, ES_ERR_FORMAT, "%s: line %lu: NUL byte; not a text file", path,
+                         lr.lineno);
+            break;
+        }
+        split_key(lr.line, lr.len, &key, &klen, &rest, &rlen);
+        if (klen)
+            rc = fn(k, key, klen, rest, rlen, lr.lineno);
+    }
+    if (rc == ES_OK && got < 0)
+        rc = es_fail(k->ctx, ES_ERR_IO, "%s: read error: %s", path, strerror(errno));
+    es_line_reader_close(&lr);
+    return rc;
+}
+
+static int nomem(kaldi *k) { return es_fail(k->ctx, ES_ERR_NOMEM, "%s: out of memory", k->dir); }
+
+static int on_wav(kaldi *k, const char *key, size_t klen, const char *rest, size_t rlen,
+                  unsigned long lineno)
+{
+    const char *v = es_manifest_strdup(k->m, rest, rlen);
+    if (!v)
+        return nomem(k);
+    if (es_strmap_get(&k->wav, key, klen))
+        return es_fail(k->ctx, ES_ERR_FORMAT, "%s/wav.scp: line %lu: duplicate key %.*s", k->dir,
+                       lineno, (int)klen, key);
+    return es_strmap_put(&k->wav, key, klen, v) ? nomem(k) : ES_OK;
+}
+
+static int on_text(kaldi *k, const char *key, size_t klen, const char *rest, size_t rlen,
+                   unsigned long lineno)
+{
+    /* Stored as length + 1 so that an empty transcript is not a NULL value. */
+    uintptr_t len = joined_text_length(rest, rlen) + 1;
+    return es_strmap_put(&k->text, key, klen, (const void *)len) ? nomem(k) : ES_OK;
+}
+
+static int on_spk(kaldi *k, const char *key, size_t klen, const char *rest, size_t rlen,
+                  unsigned long lineno)
+{
+    const char *v = es_manifest_strdup(k->m, rest, rlen);
+    if (!v)
+        return nomem(k);
+    return es_strmap_put(&k->spk, key, klen, v) ? nomem(k) : ES_OK;
+}
+
+/* Fills what every item shares: key, audio (from wav.scp[reco]), text, speaker. */
+static int fill_item(kaldi *k, es_manifest_item *it, const char *key, size_t klen,
+                     const char *reco, size_t rlen)
+{
+    if (!(it->key = es_manifest_strdup(k->m, key, klen)))
+        return nomem(k);
+    const es_strmap_slot *w = es_strmap_get(&k->wav, reco, rlen);
+    const es_strmap_slot *t = es_strmap_get(&k->text, key, klen);
+    const es_strmap_slot *s = es_strmap_get(&k->spk, key, klen);
+    if (t) {
+        it->has_text = 1;
+        it->text_len = (uint32_t)((uintptr_t)t->value - 1);
+    }
+    if (s)
+        it->spk = s->value;
+    if (!w) {
+        it->problem = "recording not in wav.scp";
+        return ES_OK;
+    }
+    const char *audio = w->value;
+    size_t alen = strlen(audio);
+    if (alen == 0)
+        it->problem = "wav.scp entry has no path";
+    else if (audio[alen - 1] == '|')
+        it->problem = "wav.scp entry is a command (ends with '|'); unsupported: equishard reads "
+                      "audio files, it does not run pipelines";
+    it->audio = audio;
+    return ES_OK;
+}
+
+static int on_segment(kaldi *k, const char *key, size_t klen, const char *rest, size_t rlen,
+                      unsigned long lineno)
+{
+    es_manifest_item *it = es_manifest_add(k->m);
+    if (!it)
+        return nomem(k);
+    it->pos = k->m->n - 1;
+    char buf[512];
+    if (rlen >= sizeof buf)
+        return es_fail(k->ctx, ES_ERR_FORMAT, "%s/segments: line %lu: line too long", k->dir, lineno);
+    memcpy(buf, rest, rlen);
+    buf[rlen] = '\0';
+    char reco[256];
+    double start, end;
+    char extra;
+    if (sscanf(buf, "%255s %lf %lf %c", reco, &start, &end, &extra) != 3 || start < 0 ||
+        (end >= 0 && end <= start))
+        return es_fail(k->ctx, ES_ERR_FORMAT,
+                       "%s/segments: line %lu: expected \"utt reco start end\" with 0 <= start < end",
+                       k->dir, lineno);
+    it->has_segment = 1;
+    it->start = start;
+    it->end = end < 0 ? -1 : end;
+    return fill_item(k, it, key, klen, reco, strlen(reco));
+}
+
+/* Without segments, wav.scp is read a second time for its order (the map has none). */
+static int on_wav_item(kaldi *k, const char *key, size_t klen, const char *rest, size_t rlen,
+                       unsigned long lineno)
+{
+    es_manifest_item *it = es_manifest_add(k->m);
+    if (!it)
+        return nomem(k);
+    it->pos = k->m->n - 1;
+    return fill_item(k, it, key, klen, key, klen);
+}
+
+int es_kaldi_parse(es_context *ctx, const char *dir, es_manifest **out)
+{
+    *out = NULL;
+    kaldi k = {ctx, dir, es_manifest_new(dir), {0}, {0}, {0}};
+    if (!k.m)
+        return es_fail(ctx, ES_ERR_NOMEM, "%s: out of memory", dir);
+    int rc = read_file(&k, "wav.scp", 1, on_wav);
+    if (rc == ES_OK)
+        rc = read_file(&k, "text", 0, on_text);
+    if (rc == ES_OK)
+        rc = read_file(&k, "utt2spk", 0, on_spk);
+    if (rc == ES_OK) {
+        char seg[4096];
+        snprintf(seg, sizeof seg, "%s/segments", dir);
+        FILE *fp = fopen(seg, "rb");
+        int has_segments = fp != NULL;
+        if (fp)
+            fclose(fp);
+        rc = has_segments ? read_file(&k, "segments", 1, on_segment)
+                          : read_file(&k, "wav.scp", 1, on_wav_item);
+    }
+    es_strmap_release(&k.wav);
+    es_strmap_release(&k.text);
+    es_strmap_release(&k.spk);
+    if (rc != ES_OK) {
+        es_manifest_free(k.m);
+        return rc;
+    }
+    *out = k.m;
+    return ES_OK;
+}

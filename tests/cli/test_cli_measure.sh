@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# CLI tests for `equishard measure`: exit codes, one-line errors, output files
+# (plain and zstd, atomic), determinism across -j, --on-error skip summary.
+# Expected values come from the fixtures' truth.tsv (soxi) and from the zstd tool.
+set -u
+BIN=$1
+FIX=$ES_FIXTURES
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/es-cli.XXXXXX")
+trap 'rm -rf "$WORK"' EXIT
+failures=0
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+expect_exit() { # expected command...
+    local want=$1; shift
+    "$@" >"$WORK/out" 2>"$WORK/err"
+    local got=$?
+    [[ $got == "$want" ]] || fail "exit $got, expected $want: $* ($(head -c 300 "$WORK/err"))"
+}
+
+cd "$FIX/corpus_a" || exit 1
+
+# 1. the table: magic line, header, 60 rows whose key/rate/channels/samples/text
+#    equal truth.tsv
+expect_exit 0 "$BIN" measure -q -o "$WORK/costs.tsv" shards/shards.list
+[[ $(head -1 "$WORK/costs.tsv") == "#equishard-costs v1" ]] || fail "first line"
+sed -n 2p "$WORK/costs.tsv" | grep -q $'^key\tshard\tpos\tsample_rate\tchannels\tsamples\taudio_bytes\ttext_len\tspeech_tokens\tspk\tflags\thash' || fail "header row"
+[[ $(tail -n +3 "$WORK/costs.tsv" | wc -l) == 60 ]] || fail "60 rows"
+diff <(tail -n +3 "$WORK/costs.tsv" | cut -f1,4,5,6,8) \
+     <(tail -n +2 truth.tsv | awk -F'\t' -v OFS='\t' '{print $1,$3,$4,$5,$7}') >"$WORK/diff" \
+    || fail "rows differ from truth.tsv: $(head -5 "$WORK/diff")"
+
+# 2. stdout by default; .zst output is zstd (the zstd tool reads it) and holds the same
+expect_exit 0 "$BIN" measure -q shards/shards.list
+cmp -s "$WORK/out" "$WORK/costs.tsv" || fail "stdout differs from -o file"
+expect_exit 0 "$BIN" measure -q -o "$WORK/costs.tsv.zst" shards-zst/shards.list
+zstd -q -d -c "$WORK/costs.tsv.zst" | sed 's/\.tar\.zst\t/.tar\t/; s/shards-zst\//shards\//' \
+    | cmp -s - "$WORK/costs.tsv" || fail ".tsv.zst content differs from .tsv"
+
+# 3. byte-identical for -j 1 and -j 2, with --hash, over every input format
+expect_exit 0 "$BIN" measure -q -j 1 --hash -o "$WORK/j1.tsv" shards/shards.list shards-gz/shards.list raw.list kaldi
+expect_exit 0 "$BIN" measure -q -j 2 --hash -o "$WORK/j2.tsv" shards/shards.list shards-gz/shards.list raw.list kaldi
+cmp -s "$WORK/j1.tsv" "$WORK/j2.tsv" || fail "-j 1 and -j 2 differ"
+[[ $(tail -n +3 "$WORK/j1.tsv" | wc -l) == 240 ]] || fail "240 rows for 4 inputs"
+
+# 4. --root resolves list entries from elsewhere
+(cd "$WORK" && "$BIN" measure -q --root "$FIX/corpus_a" -o root.tsv "$FIX/corpus_a/shards/shards.list") \
+    || fail "--root run"
+cmp -s "$WORK/root.tsv" "$WORK/costs.tsv" || fail "--root output differs"
+
+# 5. bad input: exit 2, one line naming the file; the previous output survives
+printf 'shards/shards_000000000.tar\nshards/missing.tar\n' >"$WORK/bad.list"
+cp "$WORK/costs.tsv" "$WORK/keep.tsv"
+expect_exit 2 "$BIN" measure -q -o "$WORK/keep.tsv" "$WORK/bad.list"
+[[ $(wc -l <"$WORK/err") == 1 ]] || fail "error is not one line: $(cat "$WORK/err")"
+grep -q 'shards/missing.tar' "$WORK/err" || fail "error does not name the shard"
+cmp -s "$WORK/keep.tsv" "$WORK/costs.tsv" || fail "failed run touched the old output"
+ls "$WORK" | grep -q '\.tmp\.' && fail "temporary file left behind"
+
+# 6. --on-error skip: exit 0, the good shard measured, the problem listed on stderr
+expect_exit 0 "$BIN" measure -q --on-error skip -o "$WORK/skip.tsv" "$WORK/bad.list"
+[[ $(tail -n +3 "$WORK/skip.tsv" | wc -l) == 16 ]] || fail "skip kept 16 rows"
+grep -q 'left out 1 problem' "$WORK/err" && grep -q 'missing.tar' "$WORK/err" || fail "skip summary: $(cat "$WORK/err")"
+
+# 7. usage errors exit 2
+expect_exit 2 "$BIN" measure
+expect_exit 2 "$BIN" measure -j 0 shards/shards.list
+expect_exit 2 "$BIN" measure --on-error maybe shards/shards.list
+expect_exit 2 "$BIN" frobnicate
+expect_exit 2 "$BIN" measure "$WORK/nonexistent.list"
+expect_exit 0 "$BIN" measure --help
+expect_exit 0 "$BIN" --version
+
+# 8. a file that is no input at all (binary, not tar): exit 2, says so
+head -c 2000 /dev/urandom | tr '\0' '\1' >"$WORK/noise.bin"; printf '\0' >>"$WORK/noise.bin"
+expect_exit 2 "$BIN" measure "$WORK/noise.bin"
+grep -q 'noise.bin' "$WORK/err" || fail "noise error names the file"
+
+# 9. data-samples (the README demo): every layout measures to its soxi truth
+cd "$ES_SOURCE_ROOT/data-samples" || exit 1
+truth() { tail -n +2 truth.tsv | awk -F'\t' -v OFS='\t' '{print $1,$3,$4,$5,$6}' | sort; }
+for input in shards/data.list shards-zst/data.list raw.list kaldi; do
+    expect_exit 0 "$BIN" measure -q -o "$WORK/ds.tsv" "$input"
+    diff <(tail -n +3 "$WORK/ds.tsv" | cut -f1,4,5,6,8 | sort) <(truth) >"$WORK/diff" \
+        || fail "data-samples $input differs from truth.tsv: $(head -4 "$WORK/diff")"
+done
+for input in kaldi shards/data.list; do # speakers: utt2spk, and the shards' key.spk members
+    expect_exit 0 "$BIN" measure -q -o "$WORK/ds.tsv" "$input"
+    diff <(tail -n +3 "$WORK/ds.tsv" | cut -f1,10 | sort) <(tail -n +2 truth.tsv | cut -f1,2 | sort) >/dev/null \
+        || fail "data-samples $input speakers differ from truth.tsv"
+done
+
+if ((failures)); then
+    echo "$failures failure(s)"
+    exit 1
+fi
+echo "all CLI measure tests passed"

@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# One entry point for a fresh Debian machine (README.md):
+#
+#   tools/dev.sh demo   install dependencies, build, measure data-samples/
+#   tools/dev.sh test   install dependencies, build, run every test: the unit and
+#                       CLI suites, the same suites under ASan+UBSan, and each
+#                       fuzzer for a bounded time (FUZZ_SECONDS, default 30)
+#
+# Installing needs root (apt-get); as another user, set ES_NO_INSTALL=1 once the
+# packages in DEPS are there.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+DEPS=(build-essential clang meson ninja-build pkg-config python3
+      libarchive-dev libzstd-dev zstd libxxhash-dev libjansson-dev libsndfile1-dev
+      check libomp-dev sox)
+export PATH="/usr/local/cuda/bin:$PATH"
+
+install_deps() {
+    [[ -n "${ES_NO_INSTALL:-}" ]] && return
+    local missing=()
+    for p in "${DEPS[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
+    ((${#missing[@]})) || return 0
+    if [[ $(id -u) != 0 ]]; then
+        echo "dev.sh: need root to install: ${missing[*]} (or set ES_NO_INSTALL=1)" >&2
+        exit 2
+    fi
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"
+}
+
+build() { # dir [meson options...]
+    local dir=$1; shift
+    [[ -d $dir ]] || meson setup "$dir" "$@" >/dev/null
+    ninja -C "$dir"
+}
+
+fuzz() {
+    local seconds=${FUZZ_SECONDS:-30}
+    local dir=build-fuzz
+    [[ -d $dir ]] || CC=clang meson setup "$dir" -Dtests=disabled -Dfuzz=enabled \
+        -Db_lundef=false >/dev/null
+    ninja -C "$dir"
+    for exe in "$dir"/tests/fuzz/fuzz_*; do
+        [[ -x $exe && -f $exe ]] || continue
+        local name=${exe##*/fuzz_}
+        local seeds=tests/fuzz/corpus/$name
+        local work
+        work=$(mktemp -d)
+        echo "fuzzing $name for ${seconds}s"
+        "$exe" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
+            -artifact_prefix="$work/" "$work" "$seeds" 2>"$work/log" \
+            || { tail -40 "$work/log"; echo "fuzzer $name found a crash: $work"; exit 1; }
+        grep -E '^(#[0-9]+ +DONE|Done)' "$work/log" | tail -1 || true
+        rm -rf "$work"
+    done
+}
+
+case "${1:-}" in
+demo)
+    install_deps
+    build build
+    cd data-samples
+    ../build/tools/equishard/equishard measure -o ../costs.tsv shards/data.list
+    echo "wrote costs.tsv ($(($(wc -l <../costs.tsv) - 2)) utterances):"
+    column -t -s $'\t' ../costs.tsv | head -8
+    ;;
+test)
+    install_deps
+    build build
+    meson test -C build --print-errorlogs
+    build build-asan -Db_sanitize=address,undefined -Dbuildtype=debug
+    ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+        meson test -C build-asan --print-errorlogs
+    fuzz
+    echo "all tests passed"
+    ;;
+*)
+    sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'
+    exit 2
+    ;;
+esac

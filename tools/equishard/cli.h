@@ -1,0 +1,36 @@
+/* The equishard command line: one file per subcommand, sharing these helpers.
+ * Uses only the public header (include/equishard/equishard.h). */
+#ifndef ES_CLI_H
+#define ES_CLI_H
+
+#include <equishard/equishard.h>
+
+/* Exit codes users' scripts rely on (DESIGN.md §9). */
+enum {
+    EXIT_OK = 0,
+    EXIT_PROBLEMS = 1, /* checks found problems */
+    EXIT_BAD_INPUT = 2, /* bad usage or unreadable input */
+    EXIT_INTERNAL = 3, /* out of memory or a bug */
+};
+
+/* Prints "equishard: <message>" to stderr and returns the exit code for status. */
+int cli_fail(const char *message, int status);
+
+/* Exit code for a library status. */
+int cli_exit_code(int status);
+
+/* Progress line on stderr, only when it is a terminal and not --quiet. */
+typedef struct cli_progress {
+    int enabled;
+    const char *what;
+} cli_progress;
+void cli_progress_init(cli_progress *p, const char *what, int quiet);
+void cli_progress_update(void *user, size_t done, size_t total);
+void cli_progress_end(cli_progress *p);
+
+/* Parses a non-negative int option; returns 0 or -1. */
+int cli_parse_int(const char *s, int *out);
+
+int cmd_measure(int argc, char **argv);
+
+#endif

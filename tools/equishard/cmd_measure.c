@@ -1,0 +1,130 @@
+/* equishard measure [-j N] [-o costs.tsv|costs.tsv.zst] [--hash]
+ *                   [--on-error fail|skip] [--root DIR] [--quiet] LIST... */
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+
+static const char usage_text[] =
+    "usage: equishard measure [OPTIONS] LIST...\n"
+    "\n"
+    "Measures every utterance of the inputs into a cost table (TSV; zstd when the\n"
+    "output name ends in .zst). LIST is a shard list (one tar path per line), a\n"
+    "single tar/tar.gz/tar.zst shard, a WeNet raw list (JSON lines) or a Kaldi data\n"
+    "directory; formats are detected from content.\n"
+    "\n"
+    "  -o, --output FILE      write the table here (default or \"-\": standard output)\n"
+    "  -j, --threads N        measure N shards at once (default: all cores)\n"
+    "      --hash             add the xxh3-64 of every audio object (reads all bytes)\n"
+    "      --on-error MODE    fail (default): stop at the first problem, exit 2;\n"
+    "                         skip: leave bad shards/utterances out and list them\n"
+    "      --root DIR         resolve relative paths inside lists against DIR\n"
+    "                         (default: the current directory, as the loaders do)\n"
+    "  -q, --quiet            no progress line\n"
+    "  -h, --help             this text\n";
+
+typedef struct measure_args {
+    es_measure_settings s;
+    const char *output;
+    int quiet;
+} measure_args;
+
+static int parse_args(int argc, char **argv, measure_args *a)
+{
+    enum { OPT_HASH = 256, OPT_ON_ERROR, OPT_ROOT };
+    static const struct option opts[] = {
+        {"output", required_argument, NULL, 'o'}, {"threads", required_argument, NULL, 'j'},
+        {"hash", no_argument, NULL, OPT_HASH},    {"on-error", required_argument, NULL, OPT_ON_ERROR},
+        {"root", required_argument, NULL, OPT_ROOT}, {"quiet", no_argument, NULL, 'q'},
+        {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0},
+    };
+    es_measure_defaults(&a->s);
+    a->output = "-";
+    a->quiet = 0;
+    int c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "o:j:qh", opts, NULL)) != -1) {
+        switch (c) {
+        case 'o': a->output = optarg; break;
+        case 'j':
+            if (cli_parse_int(optarg, &a->s.threads) || a->s.threads == 0) {
+                fprintf(stderr, "equishard measure: -j needs a positive number, got '%s'\n", optarg);
+                return -1;
+            }
+            break;
+        case OPT_HASH: a->s.hash = 1; break;
+        case OPT_ON_ERROR:
+            if (!strcmp(optarg, "fail"))
+                a->s.on_error = ES_ON_ERROR_FAIL;
+            else if (!strcmp(optarg, "skip"))
+                a->s.on_error = ES_ON_ERROR_SKIP;
+            else {
+                fprintf(stderr, "equishard measure: --on-error is fail or skip, got '%s'\n", optarg);
+                return -1;
+            }
+            break;
+        case OPT_ROOT: a->s.root = optarg; break;
+        case 'q': a->quiet = 1; break;
+        case 'h': fputs(usage_text, stdout); return 1;
+        default: fputs(usage_text, stderr); return -1;
+        }
+    }
+    if (optind >= argc) {
+        fprintf(stderr, "equishard measure: no LIST given\n%s", usage_text);
+        return -1;
+    }
+    return 0;
+}
+
+/* Tells what --on-error skip left out, and rows whose audio was not trusted. */
+static void print_summary(const es_cost_table *t)
+{
+    size_t skips = es_cost_table_skip_count(t);
+    if (skips) {
+        fprintf(stderr, "equishard: left out %zu problem(s):\n", skips);
+        for (size_t i = 0; i < skips; i++)
+            fprintf(stderr, "  %s\n", es_cost_table_skip(t, i));
+    }
+    size_t truncated = 0, unsupported = 0;
+    for (size_t i = 0; i < es_cost_table_size(t); i++) {
+        es_cost_row row;
+        es_cost_table_row(t, i, &row);
+        truncated += (row.flags & ES_FLAG_TRUNCATED) != 0;
+        unsupported += (row.flags & ES_FLAG_UNSUPPORTED) != 0;
+    }
+    if (truncated)
+        fprintf(stderr, "equishard: warning: %zu utterance(s) flagged 'truncated': the audio "
+                        "header claims more data than present\n", truncated);
+    if (unsupported)
+        fprintf(stderr, "equishard: warning: %zu utterance(s) flagged 'unsupported': audio "
+                        "format not probed, samples unknown\n", unsupported);
+}
+
+int cmd_measure(int argc, char **argv)
+{
+    measure_args a;
+    int rc = parse_args(argc, argv, &a);
+    if (rc)
+        return rc > 0 ? EXIT_OK : EXIT_BAD_INPUT;
+    cli_progress progress;
+    cli_progress_init(&progress, "measure", a.quiet);
+    a.s.progress = cli_progress_update;
+    a.s.progress_user = &progress;
+
+    es_context *ctx = es_context_new();
+    if (!ctx)
+        return cli_fail("out of memory", ES_ERR_NOMEM);
+    es_cost_table *table = NULL;
+    rc = es_measure(ctx, &a.s, (const char *const *)argv + optind, (size_t)(argc - optind), &table);
+    cli_progress_end(&progress);
+    if (rc == ES_OK)
+        rc = strcmp(a.output, "-") == 0 ? es_cost_table_write_fd(ctx, table, 1, 0)
+                                        : es_cost_table_write(ctx, table, a.output);
+    int exit_code = rc == ES_OK ? EXIT_OK : cli_fail(es_errmsg(ctx), rc);
+    if (table)
+        print_summary(table);
+    es_cost_table_free(table);
+    es_context_free(ctx);
+    return exit_code;
+}
