@@ -62,8 +62,11 @@ demo)
     build build
     cd data-samples
     ../build/tools/equishard/equishard measure -o ../costs.tsv shards/data.list
-    echo "wrote costs.tsv ($(($(wc -l <../costs.tsv) - 2)) utterances):"
-    column -t -s $'\t' ../costs.tsv | head -8
+    echo "wrote costs.tsv ($(($(wc -l <../costs.tsv) - 2)) utterances); the first rows:"
+    tail -n +2 ../costs.tsv | head -6 | column -t -s $'\t'
+    echo "seconds of audio per shard (the imbalance a positional split inherits):"
+    tail -n +3 ../costs.tsv | awk -F'\t' '{ s[$2] += $6 / $4; n[$2]++ }
+        END { for (k in s) printf "  %-30s %3d utterances %7.2f s\n", k, n[k], s[k] }' | sort
     ;;
 test)
     install_deps

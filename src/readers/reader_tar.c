@@ -7,27 +7,23 @@
  * uncompressed tar in a file). */
 #include <archive.h>
 #include <archive_entry.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "core/strbuf.h"
 #include "core/utf8.h"
 #include "readers/audio_object.h"
 #include "readers/member_group.h"
 #include "readers/reader.h"
+#include "readers/shard_file.h"
 
 /* A text or speaker member larger than this is not a transcript. */
 #define MAX_TEXT_MEMBER (1u << 20)
 
 struct es_shard_reader {
     struct archive *a;
-    void *map;        /* the shard mapped into memory, or NULL */
-    size_t map_len;
+    es_shard_file file;
     const char *path, *shard;
     es_reader_opts opts;
     int pending;      /* a header was read whose member is not yet consumed */
@@ -63,30 +59,6 @@ static int bid_tar(const uint8_t *h, size_t n)
     return (sum == stored && sum != 8 * ' ') ? 40 : 0;
 }
 
-static void tar_close(es_shard_reader *r);
-
-/* Opens the archive over a read-only mapping of the shard: libarchive then skips
- * members by moving a pointer, and we touch only the pages of the headers we
- * parse — no read or lseek per member, which dominated on page-cached shards.
- * Falls back to reading the file when it cannot be mapped (a pipe, an empty file). */
-static int open_archive(es_shard_reader *r)
-{
-    int fd = open(r->path, O_RDONLY | O_CLOEXEC);
-    struct stat st;
-    if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
-        void *p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-        if (p != MAP_FAILED) {
-            r->map = p;
-            r->map_len = (size_t)st.st_size;
-        }
-    }
-    if (fd >= 0)
-        close(fd);
-    if (r->map)
-        return archive_read_open_memory(r->a, r->map, r->map_len);
-    return archive_read_open_filename(r->a, r->path, 65536);
-}
-
 static int tar_open(es_context *ctx, const char *path, const char *shard,
                     const es_reader_opts *opts, es_shard_reader **out)
 {
@@ -104,9 +76,10 @@ static int tar_open(es_context *ctx, const char *path, const char *shard,
     }
     archive_read_support_filter_all(r->a);
     archive_read_support_format_tar(r->a);
-    if (open_archive(r) != ARCHIVE_OK) {
+    if (es_shard_file_open(r->a, &r->file, path) != ARCHIVE_OK) {
         int rc = es_fail(ctx, ES_ERR_FORMAT, "%s: %s", path, archive_error_string(r->a));
-        tar_close(r);
+        archive_read_free(r->a);
+        free(r);
         return rc;
     }
     *out = r;
@@ -292,8 +265,6 @@ static void tar_close(es_shard_reader *r)
     if (!r)
         return;
     archive_read_free(r->a);
-    if (r->map)
-        munmap(r->map, r->map_len);
     es_strbuf_release(&r->name);
     es_strbuf_release(&r->key);
     es_strbuf_release(&r->spk);

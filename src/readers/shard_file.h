@@ -1,0 +1,24 @@
+/* The byte source under libarchive for a shard on disk: positional reads
+ * (pread) with skips that only move an offset. libarchive's own file source
+ * pays an lseek for every member it skips; on page-cached shards those system
+ * calls were half the cost of measuring (docs/PERFORMANCE.md). */
+#ifndef ES_SHARD_FILE_H
+#define ES_SHARD_FILE_H
+
+#include <archive.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct es_shard_file {
+    int fd;
+    uint64_t offset, size;
+    size_t want;  /* bytes the next read asks for */
+    void *block;
+} es_shard_file;
+
+/* Opens path and attaches it to `a` as its data source (archive_read_open1).
+ * Returns an ARCHIVE_* code; on failure the archive's error string says why.
+ * The file is closed by archive_read_close/free through the close callback. */
+int es_shard_file_open(struct archive *a, es_shard_file *f, const char *path);
+
+#endif
