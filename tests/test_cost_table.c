@@ -11,7 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define ALL_FLAGS 0x1ffu
+#define ALL_FLAGS 0x3ffu
 
 /* ---- helpers ------------------------------------------------------------------ */
 
@@ -185,10 +185,10 @@ static void expect_bad(const char *dir, const char *name, const char *text, int 
 START_TEST(test_flag_names)
 {
     static const char *names[] = {"audio", "text", "utt_emb", "spk_emb", "hashed",
-                                  "truncated", "estimated", "unsupported", "segment"};
-    for (unsigned b = 0; b < 9; b++)
+                                  "truncated", "estimated", "unsupported", "segment", "item"};
+    for (unsigned b = 0; b < 10; b++)
         ck_assert_str_eq(es_flag_name(b), names[b]);
-    ck_assert_ptr_null(es_flag_name(9));
+    ck_assert_ptr_null(es_flag_name(10));
     ck_assert_ptr_null(es_flag_name(31));
     ck_assert_ptr_null(es_flag_name(1000));
     ck_assert_uint_eq(ES_FLAG_SEGMENT, 1u << 8);
@@ -204,7 +204,7 @@ START_TEST(test_flags_format_parse)
     ck_assert_str_eq(buf, "audio,hashed,segment");
     size_t n = es_flags_format(ALL_FLAGS, buf, sizeof buf);
     ck_assert_str_eq(buf,
-                     "audio,text,utt_emb,spk_emb,hashed,truncated,estimated,unsupported,segment");
+                     "audio,text,utt_emb,spk_emb,hashed,truncated,estimated,unsupported,segment,item");
     ck_assert_uint_eq(n, strlen(buf));
     /* Unknown bits are not written (they have no name). */
     es_flags_format(ES_FLAG_TEXT | (1u << 20), buf, sizeof buf);

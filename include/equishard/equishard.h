@@ -72,12 +72,15 @@ enum {
     ES_FLAG_ESTIMATED = 1u << 6,   /* samples are an estimate (mp3, unknown size) */
     ES_FLAG_UNSUPPORTED = 1u << 7, /* audio present but of a format we cannot probe */
     ES_FLAG_SEGMENT = 1u << 8,     /* samples come from a segment (start/end) */
+    ES_FLAG_ITEM = 1u << 9,        /* the row is a list entry of its own (raw-list line,
+                                      Kaldi entry): loaders partition such lists by row,
+                                      not by shard */
 };
 
 /* Name of flag bit number `bit` (0 = ES_FLAG_AUDIO, 1 = ES_FLAG_TEXT, …; not the
  * mask value) as the table's `flags` column spells it, or NULL past the last.
  * In bit order: audio, text, utt_emb, spk_emb, hashed, truncated, estimated,
- * unsupported, segment. The column holds them joined by ',', or '-' for none. */
+ * unsupported, segment, item. The column holds them joined by ',', or '-' for none. */
 ES_API const char *es_flag_name(unsigned bit);
 
 /* One row. Strings are owned by the table the row was read from. */
@@ -157,6 +160,43 @@ ES_API void es_measure_defaults(es_measure_settings *s);
  * which file, member and problem. */
 ES_API int es_measure(es_context *ctx, const es_measure_settings *s,
                       const char *const *inputs, size_t n_inputs, es_cost_table **out);
+
+/* 1 when the file at path is a cost table (plain or zstd; by content), else 0. */
+ES_API int es_is_cost_table(const char *path);
+
+/* What commands that take "COSTS | LIST..." do: inputs that are cost tables are
+ * read, the others are measured with settings s (see es_measure); the rows are
+ * joined in argument order. On failure *out is NULL. */
+ES_API int es_load_inputs(es_context *ctx, const es_measure_settings *s,
+                          const char *const *inputs, size_t n, es_cost_table **out);
+
+/* ---- cost model and the loader's filter (DESIGN.md §6) ------------------------- */
+
+/* cost(utt) = w_frames·frames + w_text·text_len + w_speech_tokens·speech_tokens
+ *           + w_frames_sq·frames² + w_missing_emb·[utt or spk embedding missing]·frames
+ *           + w_overhead
+ * with frames = floor(samples × frame_rate / sample_rate), the feature frames the
+ * loader's dynamic batcher counts. The filter fields are CosyVoice's
+ * `processor.filter` in its units: lengths in 10 ms frames (100 per second) of the
+ * original audio; token limits apply to text_len (a stand-in for the tokenizer). */
+typedef struct es_cost_model {
+    double frame_rate;       /* feature frames per second; default 50 (CosyVoice 2) */
+    double w_frames;         /* default 1 */
+    double w_text;           /* default 0 */
+    double w_speech_tokens;  /* default 0 */
+    double w_frames_sq;      /* default 0: attention's quadratic term */
+    double w_missing_emb;    /* default 0: online embedding extraction, per frame */
+    double w_overhead;       /* default 0: per utterance */
+    double min_length;       /* default 100 (CosyVoice 2 recipe) */
+    double max_length;       /* default 40960 */
+    uint32_t token_min_length;      /* default 1 */
+    uint32_t token_max_length;      /* default 200 */
+    double min_output_input_ratio;  /* default 0.0005: text_len / num_frames */
+    double max_output_input_ratio;  /* default 1 */
+    int require_speech_token;       /* default 0: drop rows with speech_tokens == 0 */
+} es_cost_model;
+
+ES_API void es_cost_model_defaults(es_cost_model *m);
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,60 @@
+/* es_load_inputs: the "COSTS | LIST…" argument of plan, simulate and validate.
+ * Each input that is a cost table is read; the others are measured together
+ * (one es_measure call, so they share its threads); the parts are joined in
+ * argument order, as concatenating their tables would. */
+#include <stdlib.h>
+
+#include "costs/cost_table.h"
+
+static int append_table(es_context *ctx, es_cost_table *all, es_cost_table *part)
+{
+    int rc = es_cost_table_move_into(all, part);
+    es_cost_table_free(part);
+    return rc == ES_OK ? ES_OK : es_fail(ctx, ES_ERR_NOMEM, "out of memory");
+}
+
+/* Measures the run of non-table inputs [begin, end) and appends the result. */
+static int measure_run(es_context *ctx, const es_measure_settings *s, const char *const *inputs,
+                       size_t begin, size_t end, es_cost_table *all)
+{
+    if (begin == end)
+        return ES_OK;
+    es_cost_table *part = NULL;
+    int rc = es_measure(ctx, s, inputs + begin, end - begin, &part);
+    return rc == ES_OK ? append_table(ctx, all, part) : rc;
+}
+
+ES_API int es_load_inputs(es_context *ctx, const es_measure_settings *s,
+                          const char *const *inputs, size_t n, es_cost_table **out)
+{
+    es_clear_error(ctx);
+    if (!out || !s || (!inputs && n))
+        return es_fail(ctx, ES_ERR_USAGE, "es_load_inputs: invalid arguments");
+    *out = NULL;
+    if (n == 0)
+        return es_fail(ctx, ES_ERR_USAGE, "no inputs: give a cost table or shard lists");
+    es_cost_table *all = es_cost_table_new();
+    if (!all)
+        return es_fail(ctx, ES_ERR_NOMEM, "out of memory");
+    int rc = ES_OK;
+    size_t run = 0;
+    for (size_t i = 0; i < n && rc == ES_OK; i++) {
+        if (!es_is_cost_table(inputs[i]))
+            continue;
+        rc = measure_run(ctx, s, inputs, run, i, all);
+        es_cost_table *part = NULL;
+        if (rc == ES_OK)
+            rc = es_cost_table_read(ctx, inputs[i], &part);
+        if (rc == ES_OK)
+            rc = append_table(ctx, all, part);
+        run = i + 1;
+    }
+    if (rc == ES_OK)
+        rc = measure_run(ctx, s, inputs, run, n, all);
+    if (rc != ES_OK) {
+        es_cost_table_free(all);
+        return rc;
+    }
+    *out = all;
+    return ES_OK;
+}

@@ -1,0 +1,73 @@
+#include "plan/cost_model.h"
+
+#include <string.h>
+
+const char *es_filter_reason_name(es_filter_reason r)
+{
+    static const char *const names[ES_DROP_REASONS] = {
+        "kept", "no_audio", "too_short", "too_long", "too_few_tokens",
+        "too_many_tokens", "no_speech_token", "ratio_low", "ratio_high",
+    };
+    return (unsigned)r < ES_DROP_REASONS ? names[r] : "unknown";
+}
+
+ES_API void es_cost_model_defaults(es_cost_model *m)
+{
+    memset(m, 0, sizeof *m);
+    m->frame_rate = 50;
+    m->w_frames = 1;
+    m->min_length = 100;
+    m->max_length = 40960;
+    m->token_min_length = 1;
+    m->token_max_length = 200;
+    m->min_output_input_ratio = 0.0005;
+    m->max_output_input_ratio = 1;
+}
+
+/* The filter's num_frames: samples / sample_rate × 100, as a float like Python's. */
+static double num_frames_100hz(const es_cost_row *row)
+{
+    return (double)row->samples / (double)row->sample_rate * 100.0;
+}
+
+es_filter_reason es_filter_row(const es_cost_model *m, const es_cost_row *row)
+{
+    if (!(row->flags & ES_FLAG_AUDIO) || row->sample_rate == 0 || row->samples == 0)
+        return ES_DROP_NO_AUDIO;
+    double frames = num_frames_100hz(row);
+    if (frames < m->min_length)
+        return ES_DROP_TOO_SHORT;
+    if (frames > m->max_length)
+        return ES_DROP_TOO_LONG;
+    if (row->text_len < m->token_min_length)
+        return ES_DROP_FEW_TOKENS;
+    if (row->text_len > m->token_max_length)
+        return ES_DROP_MANY_TOKENS;
+    if (m->require_speech_token && row->speech_tokens == 0)
+        return ES_DROP_NO_SPEECH_TOKEN;
+    double ratio = (double)row->text_len / frames;
+    if (ratio < m->min_output_input_ratio)
+        return ES_DROP_RATIO_LOW;
+    if (ratio > m->max_output_input_ratio)
+        return ES_DROP_RATIO_HIGH;
+    return ES_KEEP;
+}
+
+uint32_t es_row_frames(const es_cost_model *m, const es_cost_row *row)
+{
+    if (row->sample_rate == 0)
+        return 0;
+    double f = (double)row->samples * m->frame_rate / (double)row->sample_rate;
+    return f >= 4294967295.0 ? UINT32_MAX : (uint32_t)f;
+}
+
+double es_row_cost(const es_cost_model *m, const es_cost_row *row)
+{
+    double frames = es_row_frames(m, row);
+    int missing = (row->flags & (ES_FLAG_UTT_EMB | ES_FLAG_SPK_EMB)) !=
+                  (ES_FLAG_UTT_EMB | ES_FLAG_SPK_EMB);
+    double c = m->w_frames * frames + m->w_text * row->text_len +
+               m->w_speech_tokens * row->speech_tokens + m->w_frames_sq * frames * frames +
+               (missing ? m->w_missing_emb * frames : 0) + m->w_overhead;
+    return c > 0 ? c : 0;
+}

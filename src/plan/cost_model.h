@@ -1,0 +1,46 @@
+/* What an utterance costs a GPU, and whether the loader keeps it at all
+ * (DESIGN.md §6, §7). Shared by plan and simulate so both see the same data.
+ *
+ * cost = a·frames + b·text + c·speech_tokens + q·frames² + e·[emb missing]·frames + u
+ * with frames = samples / sample_rate × frame_rate (feature frames; CosyVoice 2
+ * extracts 50 per second). The filters are CosyVoice's `processor.filter`,
+ * in its units: lengths in 10 ms frames (100 per second) of the original audio,
+ * token limits on the transcript length (text_len stands in for the tokenizer). */
+#ifndef ES_COST_MODEL_H
+#define ES_COST_MODEL_H
+
+#include <stdint.h>
+
+#include "equishard/equishard.h"
+
+/* Why the loader's filter drops an utterance (ES_KEEP = it does not). */
+typedef enum es_filter_reason {
+    ES_KEEP = 0,
+    ES_DROP_NO_AUDIO,        /* no probed audio (unsupported format, 0 samples) */
+    ES_DROP_TOO_SHORT,       /* num_frames < min_length */
+    ES_DROP_TOO_LONG,        /* num_frames > max_length */
+    ES_DROP_FEW_TOKENS,      /* text < token_min_length */
+    ES_DROP_MANY_TOKENS,     /* text > token_max_length */
+    ES_DROP_NO_SPEECH_TOKEN, /* speech_tokens == 0 while required */
+    ES_DROP_RATIO_LOW,       /* text / num_frames < min_output_input_ratio */
+    ES_DROP_RATIO_HIGH,      /* text / num_frames > max_output_input_ratio */
+    ES_DROP_REASONS
+} es_filter_reason;
+
+/* Stable names for reports and plan.json ("too_short", …). */
+const char *es_filter_reason_name(es_filter_reason r);
+
+/* Defaults: CosyVoice 2's recipe (frame_rate 50, filter min_length 100,
+ * max_length 40960, tokens 1..200, ratios 0.0005..1), weights a = 1, others 0. */
+void es_cost_model_defaults(es_cost_model *m);
+
+/* The loader's filter decision for one row. */
+es_filter_reason es_filter_row(const es_cost_model *m, const es_cost_row *row);
+
+/* Feature frames of a row: floor(samples × frame_rate / sample_rate). */
+uint32_t es_row_frames(const es_cost_model *m, const es_cost_row *row);
+
+/* The cost of a row under the model (>= 0). */
+double es_row_cost(const es_cost_model *m, const es_cost_row *row);
+
+#endif
