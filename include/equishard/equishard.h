@@ -198,6 +198,88 @@ typedef struct es_cost_model {
 
 ES_API void es_cost_model_defaults(es_cost_model *m);
 
+/* ---- plan: equal work and equal batch counts per rank (DESIGN.md §7) ----------- */
+
+typedef enum es_plan_mode {
+    ES_PLAN_SHARD = 0, /* whole shards (list entries) to ranks, then to workers */
+    ES_PLAN_BATCH = 1, /* utterances packed into batches, equal batch counts per rank */
+    ES_PLAN_RESHARD = 2, /* rewrite into equal-cost shards (count a multiple of K×W) */
+} es_plan_mode;
+
+/* What batch mode does with the batches left over when their count is not a
+ * multiple of world_size. Reported either way; nothing is dropped silently. */
+typedef enum es_remainder {
+    ES_REMAINDER_PAD = 0,   /* repeat the cheapest batches up to the next multiple */
+    ES_REMAINDER_DROP = 1,  /* leave the cheapest batches out of this epoch */
+    ES_REMAINDER_CARRY = 2, /* leave them out and list them for the next epoch */
+} es_remainder;
+
+typedef struct es_plan_settings {
+    uint32_t world_size;          /* K ranks; required (>= 1) */
+    uint32_t workers;             /* W data-loader workers per rank; default 1 */
+    es_plan_mode mode;            /* default ES_PLAN_SHARD */
+    es_cost_model model;          /* es_cost_model_defaults() */
+    uint64_t max_frames_in_batch; /* dynamic batching budget; default 2000 */
+    uint32_t batch_size;          /* > 0: static batches of this many utterances */
+    uint32_t sort_size;           /* loader's sort buffer, for batch predictions; default 500 */
+    es_remainder remainder;       /* batch mode; default ES_REMAINDER_PAD */
+    uint64_t seed;                /* step order in batch mode; default 0 */
+    int64_t epoch;                /* mixed into the seed; default 0 */
+    uint32_t shards_per_worker;   /* reshard: shards per rank and worker; 0 = choose */
+} es_plan_settings;
+
+typedef struct es_plan es_plan;
+
+ES_API void es_plan_defaults(es_plan_settings *s);
+
+/* Plans the table's utterances. Rows the loader's filter drops are counted per
+ * reason and left out. Same table and settings give the same plan. */
+ES_API int es_plan_build(es_context *ctx, const es_plan_settings *s, const es_cost_table *t,
+                         es_plan **out);
+ES_API void es_plan_free(es_plan *p);
+
+typedef struct es_plan_metrics {
+    double imbalance;        /* max/mean - 1 of rank cost */
+    double lower_bound;      /* shard mode: max(total/K, largest shard); else total/K */
+    double lower_bound_gap;  /* max rank cost / lower_bound - 1 */
+    double step_straggler;   /* batch mode: mean over steps of max/mean step cost; else 0 */
+    double retention;        /* K × min batches / total batches (under the join) */
+    uint64_t batch_spread;   /* max - min batches over ranks */
+    uint64_t total_batches;
+    uint64_t steps;          /* batch mode: batches per rank */
+    uint64_t kept;           /* utterances planned */
+    uint64_t filtered;       /* utterances the loader's filter drops (all reasons) */
+    uint64_t remainder_batches;    /* batch mode: batches padded, dropped or carried */
+    uint64_t remainder_utterances; /* … and the utterances in them */
+    const char *method;      /* partitioning method kept ("kk+swap", "lpt+swap", …) */
+} es_plan_metrics;
+
+ES_API void es_plan_get_metrics(const es_plan *p, es_plan_metrics *m);
+
+/* Utterances dropped by the filter for one reason; `reason` indexes the names
+ * es_filter_reason_name_at gives (1 .. es_filter_reason_count()-1). */
+ES_API size_t es_filter_reason_count(void);
+ES_API const char *es_filter_reason_name_at(size_t reason);
+ES_API uint64_t es_plan_filtered(const es_plan *p, size_t reason);
+
+typedef struct es_plan_load {
+    double cost;
+    uint64_t utterances, frames, batches;
+} es_plan_load;
+
+/* Load of a rank, or of one of its workers. ES_ERR_USAGE when out of range. */
+ES_API int es_plan_rank_load(const es_plan *p, uint32_t rank, es_plan_load *out);
+ES_API int es_plan_worker_load(const es_plan *p, uint32_t rank, uint32_t worker,
+                               es_plan_load *out);
+
+/* Writes OUTDIR: plan.json, and per mode rank-00000.list + rank-00000.worker-0.list
+ * (shard) or rank-00000.batches.jsonl (batch). `inputs` (may be NULL) are the
+ * files the table came from; plan.json records their xxh3-64. OUTDIR is built
+ * under a temporary name beside it and renamed into place when complete (an
+ * existing OUTDIR is swapped out atomically and removed). */
+ES_API int es_plan_write(es_context *ctx, const es_plan *p, const es_cost_table *t,
+                         const char *outdir, const char *const *inputs, size_t n_inputs);
+
 #ifdef __cplusplus
 }
 #endif

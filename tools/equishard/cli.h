@@ -32,5 +32,6 @@ void cli_progress_end(cli_progress *p);
 int cli_parse_int(const char *s, int *out);
 
 int cmd_measure(int argc, char **argv);
+int cmd_plan(int argc, char **argv);
 
 #endif

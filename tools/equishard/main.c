@@ -12,6 +12,7 @@ typedef struct command {
 
 static const command commands[] = {
     {"measure", cmd_measure, "measure every utterance of shard lists into a cost table"},
+    {"plan", cmd_plan, "partition utterances into equal work and batches per rank"},
 };
 
 static void usage(FILE *out)

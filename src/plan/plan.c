@@ -1,0 +1,211 @@
+/* es_plan_build: filter the table as the loader would, then hand over to the
+ * mode's builder; common metrics and accessors. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "costs/cost_table.h"
+#include "plan/batching.h"
+#include "plan/plan_internal.h"
+
+ES_API void es_plan_defaults(es_plan_settings *s)
+{
+    memset(s, 0, sizeof *s);
+    s->workers = 1;
+    s->mode = ES_PLAN_SHARD;
+    es_cost_model_defaults(&s->model);
+    s->max_frames_in_batch = 2000;
+    s->sort_size = 500;
+    s->remainder = ES_REMAINDER_PAD;
+}
+
+ES_API size_t es_filter_reason_count(void) { return ES_DROP_REASONS; }
+
+ES_API const char *es_filter_reason_name_at(size_t reason)
+{
+    return reason < ES_DROP_REASONS ? es_filter_reason_name((es_filter_reason)reason) : NULL;
+}
+
+ES_API void es_plan_free(es_plan *p)
+{
+    if (!p)
+        return;
+    free(p->kept);
+    free(p->frames);
+    free(p->cost);
+    free(p->elements);
+    free(p->element_of_row);
+    free(p->batches);
+    free(p->batch_rows);
+    free(p->carried);
+    free(p->loads);
+    free(p);
+}
+
+static int check_settings(es_context *ctx, const es_plan_settings *s)
+{
+    if (s->world_size == 0)
+        return es_fail(ctx, ES_ERR_USAGE, "plan: --world-size must be at least 1");
+    if (s->workers == 0)
+        return es_fail(ctx, ES_ERR_USAGE, "plan: --workers must be at least 1");
+    if ((uint64_t)s->world_size * s->workers > (1u << 24))
+        return es_fail(ctx, ES_ERR_USAGE, "plan: world size × workers is implausibly large");
+    if (s->mode != ES_PLAN_SHARD && s->mode != ES_PLAN_BATCH && s->mode != ES_PLAN_RESHARD)
+        return es_fail(ctx, ES_ERR_USAGE, "plan: unknown mode");
+    if (!(s->model.frame_rate > 0) || !isfinite(s->model.frame_rate))
+        return es_fail(ctx, ES_ERR_USAGE, "plan: --frame-rate must be positive");
+    if (s->batch_size == 0 && s->max_frames_in_batch == 0)
+        return es_fail(ctx, ES_ERR_USAGE, "plan: --max-frames-in-batch must be positive");
+    return ES_OK;
+}
+
+/* Frames, cost and the filter's verdict for every row. */
+static int filter_rows(es_context *ctx, es_plan *p)
+{
+    size_t n = p->table->n;
+    p->frames = malloc((n ? n : 1) * sizeof *p->frames);
+    p->cost = malloc((n ? n : 1) * sizeof *p->cost);
+    p->kept = malloc((n ? n : 1) * sizeof *p->kept);
+    if (!p->frames || !p->cost || !p->kept)
+        return es_fail(ctx, ES_ERR_NOMEM, "plan: out of memory");
+    for (size_t i = 0; i < n; i++) {
+        const es_cost_row *row = &p->table->rows[i];
+        es_filter_reason why = es_filter_row(&p->s.model, row);
+        p->frames[i] = es_row_frames(&p->s.model, row);
+        p->cost[i] = es_row_cost(&p->s.model, row);
+        if (why == ES_KEEP)
+            p->kept[p->n_kept++] = i;
+        else
+            p->filtered[why]++;
+    }
+    if (p->n_kept == 0)
+        return es_fail(ctx, ES_ERR_FORMAT, "plan: no utterances to plan (%zu rows, all filtered "
+                       "or empty input); see the filter flags", n);
+    return ES_OK;
+}
+
+ES_API int es_plan_build(es_context *ctx, const es_plan_settings *s, const es_cost_table *t,
+                         es_plan **out)
+{
+    es_clear_error(ctx);
+    if (!out || !s || !t)
+        return es_fail(ctx, ES_ERR_USAGE, "es_plan_build: settings, table and out are required");
+    *out = NULL;
+    int rc = check_settings(ctx, s);
+    if (rc != ES_OK)
+        return rc;
+    es_plan *p = calloc(1, sizeof *p);
+    if (!p)
+        return es_fail(ctx, ES_ERR_NOMEM, "plan: out of memory");
+    p->s = *s;
+    p->table = t;
+    p->K = s->world_size;
+    p->W = s->workers;
+    p->loads = calloc((size_t)p->K * p->W, sizeof *p->loads);
+    rc = p->loads ? filter_rows(ctx, p) : es_fail(ctx, ES_ERR_NOMEM, "plan: out of memory");
+    if (rc == ES_OK)
+        rc = s->mode == ES_PLAN_BATCH ? es_plan_build_batch(ctx, p) : es_plan_build_shard(ctx, p);
+    if (rc != ES_OK) {
+        es_plan_free(p);
+        return rc;
+    }
+    *out = p;
+    return ES_OK;
+}
+
+/* Frames, then stream position: Python's stable sort by frames. */
+static int cmp_frames_stable(const void *a, const void *b)
+{
+    const uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+uint64_t es_plan_predict_batches(const es_plan *p, const size_t *rows, size_t n)
+{
+    if (p->s.batch_size)
+        return es_static_batches(n, p->s.batch_size);
+    /* The sort buffer orders each chunk of sort_size rows by frames; the
+     * batcher's state carries across chunks, so the stream is batched as one
+     * sequence. Keys pack (frames, position) so a plain sort is stable. */
+    size_t chunk = p->s.sort_size ? p->s.sort_size : 1;
+    uint64_t *keys = malloc((n ? n : 1) * sizeof *keys);
+    uint32_t *stream = malloc((n ? n : 1) * sizeof *stream);
+    uint64_t batches = 0;
+    if (keys && stream) {
+        for (size_t i = 0; i < n; i++)
+            keys[i] = (uint64_t)p->frames[rows[i]] << 32 | (uint32_t)(i % chunk);
+        for (size_t at = 0; at < n; at += chunk)
+            qsort(keys + at, n - at < chunk ? n - at : chunk, sizeof *keys, cmp_frames_stable);
+        for (size_t i = 0; i < n; i++)
+            stream[i] = (uint32_t)(keys[i] >> 32);
+        batches = es_dynamic_batches(stream, n, p->s.max_frames_in_batch, NULL, NULL);
+    }
+    free(keys);
+    free(stream);
+    return batches;
+}
+
+void es_plan_finish_metrics(es_plan *p)
+{
+    es_plan_metrics *m = &p->metrics;
+    double total = 0, max = 0;
+    uint64_t min_b = UINT64_MAX, max_b = 0, all_b = 0;
+    for (uint32_t r = 0; r < p->K; r++) {
+        es_plan_load rank;
+        es_plan_rank_load(p, r, &rank);
+        total += rank.cost;
+        if (rank.cost > max)
+            max = rank.cost;
+        if (rank.batches < min_b)
+            min_b = rank.batches;
+        if (rank.batches > max_b)
+            max_b = rank.batches;
+        all_b += rank.batches;
+    }
+    double mean = total / p->K;
+    m->imbalance = mean > 0 ? max / mean - 1 : 0;
+    m->lower_bound_gap = m->lower_bound > 0 ? max / m->lower_bound - 1 : 0;
+    m->batch_spread = max_b - min_b;
+    m->total_batches = all_b;
+    m->retention = all_b ? (double)p->K * (double)min_b / (double)all_b : 1;
+    m->kept = 0;
+    for (uint32_t r = 0; r < p->K; r++) {
+        es_plan_load rank;
+        es_plan_rank_load(p, r, &rank);
+        m->kept += rank.utterances;
+    }
+    m->filtered = 0;
+    for (size_t i = 1; i < ES_DROP_REASONS; i++)
+        m->filtered += p->filtered[i];
+}
+
+ES_API void es_plan_get_metrics(const es_plan *p, es_plan_metrics *m) { *m = p->metrics; }
+
+ES_API uint64_t es_plan_filtered(const es_plan *p, size_t reason)
+{
+    return reason < ES_DROP_REASONS ? p->filtered[reason] : 0;
+}
+
+ES_API int es_plan_worker_load(const es_plan *p, uint32_t rank, uint32_t worker,
+                               es_plan_load *out)
+{
+    if (!p || rank >= p->K || worker >= p->W)
+        return ES_ERR_USAGE;
+    *out = p->loads[(size_t)rank * p->W + worker];
+    return ES_OK;
+}
+
+ES_API int es_plan_rank_load(const es_plan *p, uint32_t rank, es_plan_load *out)
+{
+    if (!p || rank >= p->K)
+        return ES_ERR_USAGE;
+    memset(out, 0, sizeof *out);
+    for (uint32_t w = 0; w < p->W; w++) {
+        const es_plan_load *l = &p->loads[(size_t)rank * p->W + w];
+        out->cost += l->cost;
+        out->utterances += l->utterances;
+        out->frames += l->frames;
+        out->batches += l->batches;
+    }
+    return ES_OK;
+}

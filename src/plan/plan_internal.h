@@ -1,0 +1,71 @@
+/* The plan in memory, shared by the mode builders (plan_shard.c, plan_batch.c)
+ * and the writer (plan_write.c).
+ *
+ * Invariants: `kept` lists the table rows the filter keeps, in table order;
+ * loads[r * W + w] is worker w of rank r; rank totals are the sums of their
+ * workers. In shard mode every kept row belongs to one element, and every
+ * element to one (rank, worker). In batch mode every batch lists its rows
+ * (indices into the table) in batch_rows[begin, end). */
+#ifndef ES_PLAN_INTERNAL_H
+#define ES_PLAN_INTERNAL_H
+
+#include "core/context.h"
+#include "costs/cost_table.h"
+#include "plan/cost_model.h"
+
+/* A list entry the loader hands out whole: a shard, or one row of a raw list. */
+typedef struct plan_element {
+    size_t first_row;   /* table row that names it (its shard string) */
+    int is_item;        /* a row-level entry (ES_FLAG_ITEM) */
+    double cost;        /* kept rows' total */
+    uint32_t rank, worker;
+} plan_element;
+
+typedef struct plan_batch {
+    size_t begin, end;  /* into batch_rows */
+    double cost;
+    uint32_t longest;   /* frames of the longest utterance */
+    uint64_t frames;    /* sum of frames */
+    uint32_t rank, worker;
+    uint64_t step;
+    int repeat;         /* a padding copy of another batch (ES_REMAINDER_PAD) */
+} plan_batch;
+
+struct es_plan {
+    es_plan_settings s;
+    const es_cost_table *table; /* borrowed; must outlive the plan */
+    uint32_t K, W;
+    /* filter */
+    size_t *kept;
+    size_t n_kept;
+    uint64_t filtered[ES_DROP_REASONS];
+    uint32_t *frames;   /* per table row (0 for dropped rows) */
+    double *cost;       /* per table row */
+    /* shard mode */
+    plan_element *elements;
+    size_t n_elements;
+    size_t *element_of_row; /* per table row; SIZE_MAX for dropped rows */
+    /* batch mode */
+    plan_batch *batches;
+    size_t n_batches;
+    size_t *batch_rows;
+    size_t n_batch_rows;
+    size_t *carried;    /* ES_REMAINDER_CARRY/DROP: rows left out of this epoch */
+    size_t n_carried;
+    /* results */
+    es_plan_load *loads; /* K × W */
+    es_plan_metrics metrics;
+};
+
+/* Mode builders: fill elements/batches, loads and the mode's metrics. */
+int es_plan_build_shard(es_context *ctx, es_plan *p);
+int es_plan_build_batch(es_context *ctx, es_plan *p);
+
+/* Common metrics from loads (imbalance, spread, retention); lower_bound must be set. */
+void es_plan_finish_metrics(es_plan *p);
+
+/* Predicted batches of one worker's stream of rows under the loader's sort
+ * buffer and batching rule (no shuffle: the expectation's deterministic core). */
+uint64_t es_plan_predict_batches(const es_plan *p, const size_t *rows, size_t n);
+
+#endif

@@ -1,0 +1,199 @@
+#include "plan/plan_json.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <jansson.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <xxhash.h>
+
+#include "config.h"
+#include "core/strbuf.h"
+
+void es_json_string(es_strbuf *sb, const char *s)
+{
+    es_strbuf_putc(sb, '"');
+    for (const unsigned char *c = (const unsigned char *)s; *c; c++) {
+        if (*c == '"' || *c == '\\') {
+            es_strbuf_putc(sb, '\\');
+            es_strbuf_putc(sb, (char)*c);
+        } else if (*c < 0x20) {
+            es_strbuf_printf(sb, "\\u%04x", *c);
+        } else {
+            es_strbuf_putc(sb, (char)*c);
+        }
+    }
+    es_strbuf_putc(sb, '"');
+}
+
+/* xxh3-64 of a file's bytes; a folder (Kaldi) hashes its files' names and bytes
+ * in name order. Returns 0 or an errno. */
+static int hash_file_into(XXH3_state_t *st, const char *path)
+{
+    FILE *fp = fopen(path, "rb");
+    if (!fp)
+        return errno;
+    char buf[65536];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, fp)) > 0)
+        XXH3_64bits_update(st, buf, n);
+    int bad = ferror(fp);
+    fclose(fp);
+    return bad ? EIO : 0;
+}
+
+static int cmp_names(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static int hash_dir_into(XXH3_state_t *st, const char *path)
+{
+    struct dirent **list = NULL;
+    DIR *dir = opendir(path);
+    if (!dir)
+        return errno;
+    char *names[256];
+    size_t n = 0;
+    struct dirent *e;
+    while ((e = readdir(dir)) && n < 256)
+        if (e->d_name[0] != '.')
+            names[n++] = strdup(e->d_name);
+    closedir(dir);
+    (void)list;
+    qsort(names, n, sizeof *names, cmp_names);
+    int rc = 0;
+    for (size_t i = 0; i < n; i++) {
+        char child[4096];
+        struct stat s;
+        snprintf(child, sizeof child, "%s/%s", path, names[i]);
+        if (!rc && stat(child, &s) == 0 && S_ISREG(s.st_mode)) {
+            XXH3_64bits_update(st, names[i], strlen(names[i]) + 1);
+            rc = hash_file_into(st, child);
+        }
+        free(names[i]);
+    }
+    return rc;
+}
+
+static json_t *input_digests(es_context *ctx, const char *const *inputs, size_t n, int *rc)
+{
+    json_t *arr = json_array();
+    for (size_t i = 0; i < n && *rc == ES_OK; i++) {
+        XXH3_state_t *st = XXH3_createState();
+        struct stat s;
+        int e = !st ? ENOMEM : stat(inputs[i], &s) != 0 ? errno : 0;
+        if (!e) {
+            XXH3_64bits_reset(st);
+            e = S_ISDIR(s.st_mode) ? hash_dir_into(st, inputs[i]) : hash_file_into(st, inputs[i]);
+        }
+        if (e) {
+            *rc = es_fail(ctx, ES_ERR_IO, "%s: cannot read for its digest: %s", inputs[i],
+                          strerror(e));
+        } else {
+            char hex[17];
+            snprintf(hex, sizeof hex, "%016llx", (unsigned long long)XXH3_64bits_digest(st));
+            json_array_append_new(arr, json_pack("{s:s, s:s}", "path", inputs[i], "xxh3", hex));
+        }
+        XXH3_freeState(st);
+    }
+    return arr;
+}
+
+static const char *mode_name(es_plan_mode m)
+{
+    return m == ES_PLAN_BATCH ? "batch" : m == ES_PLAN_RESHARD ? "reshard" : "shard";
+}
+
+static const char *remainder_name(es_remainder r)
+{
+    return r == ES_REMAINDER_DROP ? "drop" : r == ES_REMAINDER_CARRY ? "carry" : "pad";
+}
+
+static json_t *parameters(const es_plan_settings *s)
+{
+    const es_cost_model *m = &s->model;
+    json_t *model = json_pack(
+        "{s:f, s:f, s:f, s:f, s:f, s:f, s:f}", "frame_rate", m->frame_rate, "w_frames",
+        m->w_frames, "w_text", m->w_text, "w_speech_tokens", m->w_speech_tokens, "w_frames_sq",
+        m->w_frames_sq, "w_missing_emb", m->w_missing_emb, "w_overhead", m->w_overhead);
+    json_t *filter = json_pack("{s:f, s:f, s:I, s:I, s:f, s:f, s:b}", "min_length", m->min_length,
+                               "max_length", m->max_length, "token_min_length",
+                               (json_int_t)m->token_min_length, "token_max_length",
+                               (json_int_t)m->token_max_length, "min_output_input_ratio",
+                               m->min_output_input_ratio, "max_output_input_ratio",
+                               m->max_output_input_ratio, "require_speech_token",
+                               m->require_speech_token);
+    return json_pack("{s:s, s:I, s:I, s:o, s:o, s:I, s:I, s:I, s:s, s:I, s:I}", "mode",
+                     mode_name(s->mode), "world_size", (json_int_t)s->world_size, "workers",
+                     (json_int_t)s->workers, "cost_model", model, "filter", filter,
+                     "max_frames_in_batch", (json_int_t)s->max_frames_in_batch, "batch_size",
+                     (json_int_t)s->batch_size, "sort_size", (json_int_t)s->sort_size,
+                     "remainder", remainder_name(s->remainder), "seed", (json_int_t)s->seed,
+                     "epoch", (json_int_t)s->epoch);
+}
+
+static json_t *load_json(const char *id_name, uint32_t id, const es_plan_load *l)
+{
+    return json_pack("{s:I, s:f, s:I, s:I, s:I}", id_name, (json_int_t)id, "cost", l->cost,
+                     "utterances", (json_int_t)l->utterances, "frames", (json_int_t)l->frames,
+                     "batches", (json_int_t)l->batches);
+}
+
+static json_t *metrics(const es_plan *p)
+{
+    const es_plan_metrics *m = &p->metrics;
+    json_t *filtered = json_object();
+    for (size_t r = 1; r < ES_DROP_REASONS; r++)
+        json_object_set_new(filtered, es_filter_reason_name((es_filter_reason)r),
+                            json_integer((json_int_t)p->filtered[r]));
+    json_t *rem = json_pack("{s:s, s:I, s:I}", "policy", remainder_name(p->s.remainder),
+                            "batches", (json_int_t)m->remainder_batches, "utterances",
+                            (json_int_t)m->remainder_utterances);
+    return json_pack("{s:f, s:f, s:f, s:I, s:f, s:f, s:I, s:o, s:I, s:I, s:s, s:o}",
+                     "imbalance", m->imbalance, "lower_bound", m->lower_bound,
+                     "lower_bound_gap", m->lower_bound_gap, "batch_spread",
+                     (json_int_t)m->batch_spread, "step_straggler", m->step_straggler,
+                     "retention", m->retention, "kept", (json_int_t)m->kept, "filtered",
+                     filtered, "total_batches", (json_int_t)m->total_batches, "steps",
+                     (json_int_t)m->steps, "method", m->method ? m->method : "", "remainder",
+                     rem);
+}
+
+static json_t *ranks(const es_plan *p)
+{
+    json_t *arr = json_array();
+    for (uint32_t r = 0; r < p->K; r++) {
+        es_plan_load l;
+        es_plan_rank_load(p, r, &l);
+        json_t *rank = load_json("rank", r, &l);
+        json_t *workers = json_array();
+        for (uint32_t w = 0; w < p->W; w++) {
+            es_plan_worker_load(p, r, w, &l);
+            json_array_append_new(workers, load_json("worker", w, &l));
+        }
+        json_object_set_new(rank, "workers", workers);
+        json_array_append_new(arr, rank);
+    }
+    return arr;
+}
+
+int es_plan_json_write(es_context *ctx, const es_plan *p, FILE *fp, const char *const *inputs,
+                       size_t n_inputs)
+{
+    int rc = ES_OK;
+    json_t *digests = input_digests(ctx, inputs, n_inputs, &rc);
+    if (rc != ES_OK) {
+        json_decref(digests);
+        return rc;
+    }
+    json_t *root = json_pack("{s:s, s:i, s:o, s:o, s:o, s:o}", "equishard", ES_VERSION,
+                             "format", 1, "inputs", digests, "parameters", parameters(&p->s),
+                             "metrics", metrics(p), "ranks", ranks(p));
+    if (!root)
+        return es_fail(ctx, ES_ERR_NOMEM, "plan.json: out of memory");
+    int bad = json_dumpf(root, fp, JSON_INDENT(2) | JSON_REAL_PRECISION(12)) != 0 ||
+              fputc('\n', fp) == EOF;
+    json_decref(root);
+    return bad ? es_fail(ctx, ES_ERR_IO, "plan.json: write failed") : ES_OK;
+}

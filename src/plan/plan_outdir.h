@@ -1,0 +1,27 @@
+/* Writing a directory of outputs atomically: files go into a temporary folder
+ * beside OUTDIR, which replaces OUTDIR only when everything is written
+ * (renameat2 RENAME_EXCHANGE when OUTDIR exists, so readers see the old or the
+ * new folder, never a mix). An interrupted run leaves the old OUTDIR intact and
+ * at most a stray "OUTDIR.tmp.*" folder. Output folders hold plain files only. */
+#ifndef ES_PLAN_OUTDIR_H
+#define ES_PLAN_OUTDIR_H
+
+#include <stdio.h>
+
+#include "core/context.h"
+
+typedef struct es_outdir {
+    char *final_path;
+    char *temp_path;
+} es_outdir;
+
+int es_outdir_begin(es_context *ctx, es_outdir *d, const char *path);
+/* Opens a new file `name` inside the temporary folder for writing. */
+FILE *es_outdir_create(es_context *ctx, es_outdir *d, const char *name);
+/* Closes fp, reporting write errors against `name`. */
+int es_outdir_close(es_context *ctx, es_outdir *d, FILE *fp, const char *name);
+/* Puts the folder in place; on failure everything temporary is removed. */
+int es_outdir_commit(es_context *ctx, es_outdir *d);
+void es_outdir_abort(es_outdir *d);
+
+#endif

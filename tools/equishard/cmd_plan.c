@@ -1,0 +1,249 @@
+/* equishard plan --world-size K [--workers W] [--mode shard|batch] [cost/filter
+ *                flags] [--seed S] [--epoch E] -o OUTDIR  COSTS.tsv[.zst] | LIST... */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli_model.h"
+
+static const char usage_text[] =
+    "usage: equishard plan --world-size K -o OUTDIR [OPTIONS] COSTS | LIST...\n"
+    "\n"
+    "Partitions the utterances so that every rank gets the same work and the same\n"
+    "number of batches. Inputs are cost tables (equishard measure) or lists, which\n"
+    "are measured on the fly. Writes OUTDIR/plan.json and the per-rank files.\n"
+    "\n"
+    "  -k, --world-size K        ranks (GPUs); required\n"
+    "  -w, --workers W           data-loader workers per rank (default 1)\n"
+    "  -m, --mode MODE           shard: whole shards to ranks and workers (default)\n"
+    "                            batch: utterances into batches, equal counts per rank\n"
+    "  -o, --output OUTDIR       where to write the plan (replaced atomically)\n"
+    "      --max-frames-in-batch N  dynamic batching budget (default 2000)\n"
+    "      --batch-size N        static batches of N instead\n"
+    "      --sort-size N         the loader's sort buffer (default 500)\n"
+    "      --remainder POLICY    batch mode: pad (default), drop or carry the batches\n"
+    "                            beyond a multiple of K\n"
+    "      --seed S  --epoch E   step order in batch mode (default 0 0)\n"
+    "      --max-imbalance X     exit 1 when the plan's imbalance exceeds X (e.g. 0.01)\n"
+    "  -h, --help\n";
+
+enum { OPT_MAX_FRAMES = 1, OPT_BATCH_SIZE, OPT_SORT_SIZE, OPT_REMAINDER, OPT_SEED, OPT_EPOCH,
+       OPT_MAX_IMBALANCE };
+
+typedef struct plan_args {
+    es_plan_settings plan;
+    es_measure_settings measure;
+    const char *outdir;
+    double max_imbalance; /* < 0: none */
+    int quiet;
+} plan_args;
+
+static int parse_mode(const char *arg, es_plan_mode *mode)
+{
+    if (!strcmp(arg, "shard"))
+        *mode = ES_PLAN_SHARD;
+    else if (!strcmp(arg, "batch"))
+        *mode = ES_PLAN_BATCH;
+    else if (!strcmp(arg, "reshard"))
+        *mode = ES_PLAN_RESHARD;
+    else
+        return -1;
+    return 0;
+}
+
+static int parse_remainder(const char *arg, es_remainder *r)
+{
+    if (!strcmp(arg, "pad"))
+        *r = ES_REMAINDER_PAD;
+    else if (!strcmp(arg, "drop"))
+        *r = ES_REMAINDER_DROP;
+    else if (!strcmp(arg, "carry"))
+        *r = ES_REMAINDER_CARRY;
+    else
+        return -1;
+    return 0;
+}
+
+/* The plan's own options; returns 0, or -1 after printing why. */
+static int own_option(int c, const char *arg, plan_args *a)
+{
+    unsigned long long v;
+    long long e;
+    char *end;
+    switch (c) {
+    case 'k':
+        if (cli_parse_u64(arg, &v) || v == 0 || v > UINT32_MAX)
+            break;
+        a->plan.world_size = (uint32_t)v;
+        return 0;
+    case 'w':
+        if (cli_parse_u64(arg, &v) || v == 0 || v > UINT32_MAX)
+            break;
+        a->plan.workers = (uint32_t)v;
+        return 0;
+    case 'm':
+        if (parse_mode(arg, &a->plan.mode))
+            break;
+        return 0;
+    case 'o': a->outdir = arg; return 0;
+    case OPT_MAX_FRAMES:
+        if (cli_parse_u64(arg, &v) || v == 0)
+            break;
+        a->plan.max_frames_in_batch = v;
+        return 0;
+    case OPT_BATCH_SIZE:
+        if (cli_parse_u64(arg, &v) || v == 0 || v > UINT32_MAX)
+            break;
+        a->plan.batch_size = (uint32_t)v;
+        return 0;
+    case OPT_SORT_SIZE:
+        if (cli_parse_u64(arg, &v) || v == 0 || v > UINT32_MAX)
+            break;
+        a->plan.sort_size = (uint32_t)v;
+        return 0;
+    case OPT_REMAINDER:
+        if (parse_remainder(arg, &a->plan.remainder))
+            break;
+        return 0;
+    case OPT_SEED:
+        if (cli_parse_u64(arg, &v))
+            break;
+        a->plan.seed = v;
+        return 0;
+    case OPT_EPOCH:
+        e = strtoll(arg, &end, 10);
+        if (end == arg || *end)
+            break;
+        a->plan.epoch = e;
+        return 0;
+    case OPT_MAX_IMBALANCE:
+        if (cli_parse_double(arg, &a->max_imbalance) || a->max_imbalance < 0)
+            break;
+        return 0;
+    default:
+        fputs(usage_text, stderr);
+        return -1;
+    }
+    fprintf(stderr, "equishard plan: bad value '%s' for -%c/--%s\n", arg, c < 256 ? c : '-',
+            c == 'k' ? "world-size" : c == 'w' ? "workers" : c == 'm' ? "mode (shard|batch)" : "option");
+    return -1;
+}
+
+static int parse_args(int argc, char **argv, plan_args *a)
+{
+    static const struct option own[] = {
+        {"world-size", required_argument, NULL, 'k'}, {"workers", required_argument, NULL, 'w'},
+        {"mode", required_argument, NULL, 'm'},       {"output", required_argument, NULL, 'o'},
+        {"max-frames-in-batch", required_argument, NULL, OPT_MAX_FRAMES},
+        {"batch-size", required_argument, NULL, OPT_BATCH_SIZE},
+        {"sort-size", required_argument, NULL, OPT_SORT_SIZE},
+        {"remainder", required_argument, NULL, OPT_REMAINDER},
+        {"seed", required_argument, NULL, OPT_SEED}, {"epoch", required_argument, NULL, OPT_EPOCH},
+        {"max-imbalance", required_argument, NULL, OPT_MAX_IMBALANCE},
+        {"help", no_argument, NULL, 'h'},
+    };
+    struct option *opts = cli_join_options(own, sizeof own / sizeof own[0], 1, 1);
+    if (!opts)
+        return -1;
+    es_plan_defaults(&a->plan);
+    es_measure_defaults(&a->measure);
+    a->outdir = NULL;
+    a->max_imbalance = -1;
+    a->quiet = 0;
+    int c, rc = 0;
+    optind = 1;
+    while (rc == 0 && (c = getopt_long(argc, argv, "k:w:m:o:h", opts, NULL)) != -1) {
+        if (c == 'h') {
+            printf("%s\n%s%s", usage_text, cli_model_usage, cli_measure_usage);
+            rc = 1;
+            break;
+        }
+        int used = cli_model_option(c, optarg, &a->plan.model, "plan");
+        if (!used)
+            used = cli_measure_option(c, optarg, &a->measure, &a->quiet, "plan");
+        if (used < 0 || (!used && own_option(c, optarg, a)))
+            rc = -1;
+    }
+    free(opts);
+    if (rc)
+        return rc;
+    if (!a->plan.world_size || !a->outdir || optind >= argc) {
+        fprintf(stderr, "equishard plan: --world-size, -o OUTDIR and at least one input are "
+                        "required\n%s", usage_text);
+        return -1;
+    }
+    if (a->plan.mode == ES_PLAN_RESHARD) {
+        fprintf(stderr, "equishard plan: --mode reshard is not available in this build yet; "
+                        "use shard or batch\n");
+        return -1;
+    }
+    return 0;
+}
+
+static void print_summary(const es_plan *p, const es_plan_settings *s, const char *outdir)
+{
+    es_plan_metrics m;
+    es_plan_get_metrics(p, &m);
+    printf("%s mode: %u ranks x %u workers, %llu utterances planned, %llu filtered\n",
+           s->mode == ES_PLAN_BATCH ? "batch" : "shard", s->world_size, s->workers,
+           (unsigned long long)m.kept, (unsigned long long)m.filtered);
+    printf("%6s %14s %11s %12s %8s\n", "rank", "cost", "utterances", "frames", "batches");
+    uint32_t shown = s->world_size <= 16 ? s->world_size : 16;
+    for (uint32_t r = 0; r < shown; r++) {
+        es_plan_load l;
+        es_plan_rank_load(p, r, &l);
+        printf("%6u %14.1f %11llu %12llu %8llu\n", r, l.cost, (unsigned long long)l.utterances,
+               (unsigned long long)l.frames, (unsigned long long)l.batches);
+    }
+    if (shown < s->world_size)
+        printf("   ... %u more ranks in %s/plan.json\n", s->world_size - shown, outdir);
+    printf("imbalance %.4f%%, gap to lower bound %.4f%%, batch spread %llu, retention %.2f%%",
+           100 * m.imbalance, 100 * m.lower_bound_gap, (unsigned long long)m.batch_spread,
+           100 * m.retention);
+    if (s->mode == ES_PLAN_BATCH)
+        printf(", step straggler %.4f, %llu %s remainder batch(es)", m.step_straggler,
+               (unsigned long long)m.remainder_batches,
+               s->remainder == ES_REMAINDER_PAD ? "padded" : s->remainder == ES_REMAINDER_DROP ? "dropped" : "carried");
+    printf(" [%s]\nwrote %s\n", m.method, outdir);
+}
+
+int cmd_plan(int argc, char **argv)
+{
+    plan_args a;
+    int rc = parse_args(argc, argv, &a);
+    if (rc)
+        return rc > 0 ? EXIT_OK : EXIT_BAD_INPUT;
+    cli_progress progress;
+    cli_progress_init(&progress, "measure", a.quiet);
+    a.measure.progress = cli_progress_update;
+    a.measure.progress_user = &progress;
+    es_context *ctx = es_context_new();
+    if (!ctx)
+        return cli_fail("out of memory", ES_ERR_NOMEM);
+    const char *const *inputs = (const char *const *)argv + optind;
+    size_t n_inputs = (size_t)(argc - optind);
+    es_cost_table *table = NULL;
+    es_plan *plan = NULL;
+    rc = es_load_inputs(ctx, &a.measure, inputs, n_inputs, &table);
+    cli_progress_end(&progress);
+    if (rc == ES_OK)
+        rc = es_plan_build(ctx, &a.plan, table, &plan);
+    if (rc == ES_OK)
+        rc = es_plan_write(ctx, plan, table, a.outdir, inputs, n_inputs);
+    int exit_code = rc == ES_OK ? EXIT_OK : cli_fail(es_errmsg(ctx), rc);
+    if (rc == ES_OK) {
+        print_summary(plan, &a.plan, a.outdir);
+        es_plan_metrics m;
+        es_plan_get_metrics(plan, &m);
+        if (a.max_imbalance >= 0 && m.imbalance > a.max_imbalance) {
+            fprintf(stderr, "equishard: plan imbalance %.4f%% exceeds --max-imbalance %.4f%%\n",
+                    100 * m.imbalance, 100 * a.max_imbalance);
+            exit_code = EXIT_PROBLEMS;
+        }
+    }
+    es_plan_free(plan);
+    es_cost_table_free(table);
+    es_context_free(ctx);
+    return exit_code;
+}
