@@ -247,7 +247,8 @@ typedef struct es_plan_metrics {
     uint64_t batch_spread;   /* max - min batches over ranks */
     uint64_t total_batches;
     uint64_t steps;          /* batch mode: batches per rank */
-    uint64_t kept;           /* utterances planned */
+    uint64_t kept;           /* distinct utterances planned (pad repeats not counted
+                                again; dropped/carried remainder not included) */
     uint64_t filtered;       /* utterances the loader's filter drops (all reasons) */
     uint64_t remainder_batches;    /* batch mode: batches padded, dropped or carried */
     uint64_t remainder_utterances; /* … and the utterances in them */

@@ -168,12 +168,9 @@ void es_plan_finish_metrics(es_plan *p)
     m->batch_spread = max_b - min_b;
     m->total_batches = all_b;
     m->retention = all_b ? (double)p->K * (double)min_b / (double)all_b : 1;
-    m->kept = 0;
-    for (uint32_t r = 0; r < p->K; r++) {
-        es_plan_load rank;
-        es_plan_rank_load(p, r, &rank);
-        m->kept += rank.utterances;
-    }
+    /* distinct utterances planned: padding repeats are not counted again, and
+     * dropped or carried ones are not planned this epoch */
+    m->kept = p->n_kept - p->n_carried;
     m->filtered = 0;
     for (size_t i = 1; i < ES_DROP_REASONS; i++)
         m->filtered += p->filtered[i];

@@ -14,6 +14,9 @@
 enum {
     CLI_MODEL_FIRST = 1000,
     CLI_MEASURE_FIRST = 1100,
+    /* measure settings, by id, so commands can map short options (-j, -q) */
+    CLI_OPT_THREADS = CLI_MEASURE_FIRST, CLI_OPT_ROOT, CLI_OPT_ON_ERROR, CLI_OPT_HASH,
+    CLI_OPT_QUIET,
 };
 
 /* getopt_long entries; copy them into the command's table before its {0}. */

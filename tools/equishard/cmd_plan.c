@@ -26,6 +26,7 @@ static const char usage_text[] =
     "                            beyond a multiple of K\n"
     "      --seed S  --epoch E   step order in batch mode (default 0 0)\n"
     "      --max-imbalance X     exit 1 when the plan's imbalance exceeds X (e.g. 0.01)\n"
+    "  -j, --threads N  -q, --quiet  (measuring list inputs; see below)\n"
     "  -h, --help\n";
 
 enum { OPT_MAX_FRAMES = 1, OPT_BATCH_SIZE, OPT_SORT_SIZE, OPT_REMAINDER, OPT_SEED, OPT_EPOCH,
@@ -153,7 +154,8 @@ static int parse_args(int argc, char **argv, plan_args *a)
     a->quiet = 0;
     int c, rc = 0;
     optind = 1;
-    while (rc == 0 && (c = getopt_long(argc, argv, "k:w:m:o:h", opts, NULL)) != -1) {
+    while (rc == 0 && (c = getopt_long(argc, argv, "k:w:m:o:hj:q", opts, NULL)) != -1) {
+        c = c == 'j' ? CLI_OPT_THREADS : c == 'q' ? CLI_OPT_QUIET : c;
         if (c == 'h') {
             printf("%s\n%s%s", usage_text, cli_model_usage, cli_measure_usage);
             rc = 1;

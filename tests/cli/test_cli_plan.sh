@@ -1,0 +1,107 @@
+#!/usr/bin/env bash
+# CLI tests for `equishard plan`: plan.json's contract keys (checked with
+# Python's json module), the rank/worker lists against the loader's slicing,
+# exit codes, determinism across -j and repeat runs, atomic OUTDIR.
+set -u
+BIN=$1
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/es-cli-plan.XXXXXX")
+trap 'rm -rf "$WORK"' EXIT
+failures=0
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+expect_exit() { # expected command...
+    local want=$1; shift
+    "$@" >"$WORK/out" 2>"$WORK/err"
+    local got=$?
+    [[ $got == "$want" ]] || fail "exit $got, expected $want: $* ($(head -c 300 "$WORK/err"))"
+}
+
+cd "$ES_FIXTURES/corpus_a" || exit 1
+
+# 1. shard mode over 4 shards, 2 ranks x 2 workers: every shard exactly once; the
+#    rank list sliced [w::W] (CosyVoice/WeNet worker split) equals worker w's list
+expect_exit 0 "$BIN" plan -q -k 2 -w 2 -o "$WORK/p" shards/shards.list
+python3 - "$WORK/p" <<'PY' || fail "shard-mode outputs"
+import json, sys, os
+d = sys.argv[1]
+plan = json.load(open(os.path.join(d, "plan.json")))
+m = plan["metrics"]
+for key in ("imbalance", "lower_bound_gap", "batch_spread", "step_straggler", "retention", "kept", "filtered"):
+    assert key in m, key
+assert m["kept"] + sum(m["filtered"].values()) == 60, m
+ranks = plan["ranks"]
+assert [r["rank"] for r in ranks] == [0, 1]
+for r in ranks:
+    for key in ("cost", "utterances", "frames", "batches", "workers"):
+        assert key in r, key
+    assert len(r["workers"]) == 2
+    assert abs(sum(w["cost"] for w in r["workers"]) - r["cost"]) < 1e-6
+seen = []
+for k in range(2):
+    lines = open(os.path.join(d, "rank-%05d.list" % k)).read().split()
+    for w in range(2):
+        mine = open(os.path.join(d, "rank-%05d.worker-%d.list" % (k, w))).read().split()
+        assert lines[w::2] == mine, (k, w, lines, mine)
+    seen += lines
+assert sorted(seen) == ["shards/shards_%09d.tar" % i for i in range(4)], seen
+assert plan["inputs"][0]["path"] == "shards/shards.list" and len(plan["inputs"][0]["xxh3"]) == 16
+assert plan["parameters"]["world_size"] == 2 and plan["parameters"]["mode"] == "shard"
+PY
+
+# 2. batch mode: equal batch counts, every kept key exactly once (pad repeats aside)
+expect_exit 0 "$BIN" plan -q -k 3 -w 2 --mode batch --max-frames-in-batch 1200 -o "$WORK/b" raw.list
+python3 - "$WORK/b" <<'PY' || fail "batch-mode outputs"
+import json, sys, os
+d = sys.argv[1]
+plan = json.load(open(os.path.join(d, "plan.json")))
+m = plan["metrics"]
+assert m["batch_spread"] == 0 and m["retention"] == 1.0, m
+keys, counts = [], []
+for k in range(3):
+    batches = [json.loads(l) for l in open(os.path.join(d, "rank-%05d.batches.jsonl" % k))]
+    counts.append(len(batches))
+    steps = [b["step"] for b in batches]
+    assert steps == sorted(steps) and len(set(steps)) == len(steps)
+    for b in batches:
+        assert len(b["keys"]) == len(b["items"])
+        assert b["worker"] == b["step"] % 2
+        keys += b["keys"]
+assert len(set(counts)) == 1, counts
+assert len(set(keys)) == m["kept"], (len(set(keys)), m["kept"])
+assert len(keys) == m["kept"] + m["remainder"]["utterances"]
+PY
+
+# 3. same inputs: byte-identical OUTDIR for -j 1 / -j 2 and a repeat run
+expect_exit 0 "$BIN" plan -q -k 2 -w 2 --threads 1 -o "$WORK/j1" shards/shards.list
+expect_exit 0 "$BIN" plan -q -k 2 -w 2 --threads 2 -o "$WORK/j2" shards/shards.list
+diff -r "$WORK/j1" "$WORK/j2" >/dev/null || fail "-j 1 and -j 2 plans differ"
+diff -r "$WORK/j1" "$WORK/p" >/dev/null || fail "repeat run differs"
+
+# 4. a cost table input gives the same plan as the list it came from
+expect_exit 0 "$BIN" measure -q -o "$WORK/costs.tsv.zst" shards/shards.list
+expect_exit 0 "$BIN" plan -q -k 2 -w 2 -o "$WORK/t" "$WORK/costs.tsv.zst"
+diff "$WORK/t/rank-00000.list" "$WORK/p/rank-00000.list" >/dev/null || fail "table input plans differently"
+
+# 5. exit codes: a bound the plan cannot meet is 1; bad usage/input is 2
+expect_exit 1 "$BIN" plan -q -k 3 --max-imbalance 0 -o "$WORK/x" shards/shards.list
+expect_exit 2 "$BIN" plan -q -o "$WORK/x" shards/shards.list
+expect_exit 2 "$BIN" plan -q -k 2 shards/shards.list
+expect_exit 2 "$BIN" plan -q -k 2 --mode nope -o "$WORK/x" shards/shards.list
+expect_exit 2 "$BIN" plan -q -k 2 -o "$WORK/x" missing.list
+[[ $(wc -l <"$WORK/err") == 1 ]] || fail "error is not one line"
+expect_exit 2 "$BIN" plan -q -k 2 --min-length 1e9 -o "$WORK/x" shards/shards.list
+grep -q "no utterances" "$WORK/err" || fail "all-filtered error: $(cat "$WORK/err")"
+
+# 6. a failed run leaves the previous OUTDIR as it was, and no temporary folder
+cp -r "$WORK/p" "$WORK/keep"
+expect_exit 2 "$BIN" plan -q -k 2 -o "$WORK/p" missing.list
+diff -r "$WORK/p" "$WORK/keep" >/dev/null || fail "failed run changed OUTDIR"
+ls "$WORK" | grep -q '\.tmp\.' && fail "temporary folder left behind"
+mkdir "$WORK/data" && touch "$WORK/data/precious"
+expect_exit 2 "$BIN" plan -q -k 2 -o "$WORK/data" shards/shards.list
+[[ -f $WORK/data/precious ]] || fail "a foreign folder was replaced"
+
+if ((failures)); then
+    echo "$failures failure(s)"
+    exit 1
+fi
+echo "all CLI plan tests passed"

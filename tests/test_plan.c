@@ -1,0 +1,376 @@
+/* The planner: partitioning on adversarial inputs, the loader's batching rule
+ * (expected values worked by hand from CosyVoice's dynamic_batch, shown in the
+ * comments), batch-mode guarantees, and byte-identical repeat runs. */
+#include <dirent.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "check_helpers.h"
+#include "costs/cost_table.h"
+#include "plan/batching.h"
+#include "plan/partition.h"
+
+static double max_of(const double *cost, size_t n, uint32_t k, const uint32_t *bin)
+{
+    return es_partition_max_load(cost, n, k, bin);
+}
+
+START_TEST(one_huge_item)
+{
+    double cost[] = {100, 1, 1, 1, 1};
+    uint32_t bin[5];
+    es_partition_result res;
+    ck_assert_int_eq(es_partition(cost, 5, 2, 0, bin, &res), 0);
+    ck_assert_double_eq(res.max_load, 100);
+    for (int i = 1; i < 5; i++)
+        ck_assert_uint_ne(bin[i], bin[0]); /* the small ones all go beside it */
+}
+END_TEST
+
+START_TEST(all_equal)
+{
+    double cost[12];
+    uint32_t bin[12];
+    for (int i = 0; i < 12; i++)
+        cost[i] = 5;
+    es_partition_result res;
+    ck_assert_int_eq(es_partition(cost, 12, 4, 0, bin, &res), 0);
+    ck_assert_double_eq(res.max_load, 15);
+    ck_assert_int_eq(es_partition(cost, 12, 4, 1, bin, &res), 0);
+    ck_assert_double_eq(res.max_load, 15);
+}
+END_TEST
+
+START_TEST(fewer_items_than_bins)
+{
+    double cost[] = {3, 7};
+    uint32_t bin[2];
+    es_partition_result res;
+    ck_assert_int_eq(es_partition(cost, 2, 4, 0, bin, &res), 0);
+    ck_assert_double_eq(res.max_load, 7);
+    ck_assert_uint_ne(bin[0], bin[1]);
+    ck_assert_int_eq(es_partition(cost, 0, 4, 0, bin, &res), 0);
+    ck_assert_double_eq(res.max_load, 0);
+}
+END_TEST
+
+START_TEST(one_bin)
+{
+    double cost[] = {3, 7, 2};
+    uint32_t bin[3];
+    es_partition_result res;
+    ck_assert_int_eq(es_partition(cost, 3, 1, 0, bin, &res), 0);
+    ck_assert_double_eq(res.max_load, 12);
+    ck_assert_uint_eq(bin[0] + bin[1] + bin[2], 0);
+}
+END_TEST
+
+/* {8,7,6,5,4} into 2: LPT gives 8+5+4=17 vs 7+6=13 (max 17); KK gives 16/14;
+ * the optimum is 15/15 (8+7 | 6+5+4), which the refinement reaches. */
+START_TEST(classic_instance_reaches_optimum)
+{
+    double cost[] = {8, 7, 6, 5, 4};
+    uint32_t bin[5];
+    ck_assert_int_eq(es_partition_lpt(cost, 5, 2, 0, bin), 0);
+    ck_assert_double_eq(max_of(cost, 5, 2, bin), 17);
+    ck_assert_int_eq(es_partition_kk(cost, 5, 2, bin), 0);
+    ck_assert_double_eq(max_of(cost, 5, 2, bin), 16);
+    es_partition_result res;
+    ck_assert_int_eq(es_partition(cost, 5, 2, 0, bin, &res), 0);
+    ck_assert_double_eq(res.max_load, 15);
+}
+END_TEST
+
+/* Balanced counts: 7 items into 3 bins hold 3, 2, 2 items, the larger count on bin 0. */
+START_TEST(balanced_counts)
+{
+    double cost[] = {50, 1, 1, 1, 1, 1, 1};
+    uint32_t bin[7];
+    es_partition_result res;
+    ck_assert_int_eq(es_partition(cost, 7, 3, 1, bin, &res), 0);
+    size_t count[3] = {0};
+    for (int i = 0; i < 7; i++)
+        count[bin[i]]++;
+    ck_assert_uint_eq(count[0], 3);
+    ck_assert_uint_eq(count[1], 2);
+    ck_assert_uint_eq(count[2], 2);
+    /* optimum: the huge item in a two-item bin (50 + 1), the three-item bin of ones */
+    ck_assert_double_eq(res.max_load, 51);
+    ck_assert_uint_ne(bin[0], 0);
+}
+END_TEST
+
+/* Random instances: never worse than plain LPT, never below the lower bound,
+ * and exactly optimal on small ones (checked by brute force). */
+START_TEST(random_against_brute_force)
+{
+    unsigned seed = 12345;
+    for (int trial = 0; trial < 200; trial++) {
+        size_t n = 2 + (size_t)(rand_r(&seed) % 9);
+        uint32_t k = 2 + (uint32_t)(rand_r(&seed) % 2);
+        double cost[10], lower = 0, total = 0;
+        for (size_t i = 0; i < n; i++) {
+            cost[i] = 1 + rand_r(&seed) % 1000;
+            total += cost[i];
+            if (cost[i] > lower)
+                lower = cost[i];
+        }
+        if (total / k > lower)
+            lower = total / k;
+        uint32_t bin[10], lpt[10];
+        es_partition_result res;
+        ck_assert_int_eq(es_partition(cost, n, k, 0, bin, &res), 0);
+        ck_assert_int_eq(es_partition_lpt(cost, n, k, 0, lpt), 0);
+        ck_assert(res.max_load <= max_of(cost, n, k, lpt));
+        ck_assert(res.max_load >= lower - 1e-9);
+        double best = INFINITY;
+        size_t combos = 1;
+        for (size_t i = 0; i < n; i++)
+            combos *= k;
+        for (size_t c = 0; c < combos; c++) {
+            uint32_t b[10];
+            size_t v = c;
+            for (size_t i = 0; i < n; i++, v /= k)
+                b[i] = (uint32_t)(v % k);
+            double m = max_of(cost, n, k, b);
+            if (m < best)
+                best = m;
+        }
+        /* LPT+KK+swaps is a heuristic; on these sizes it must stay within 5 %. */
+        ck_assert_msg(res.max_load <= best * 1.05, "trial %d: %g vs optimum %g", trial,
+                      res.max_load, best);
+    }
+}
+END_TEST
+
+/* CosyVoice dynamic_batch, max 2000, frames 500 600 700 2500 100:
+ * 500 → [500]; 600: 600·2 = 1200 ≤ 2000 → [500 600]; 700: 700·3 > 2000 → yield,
+ * [700]; 2500: 2500·2 > 2000 → yield, [2500]; 100: longest stays 2500, 2500·2 >
+ * 2000 → yield, [100]; end → yield. Batches end at 2, 3, 4, 5. */
+START_TEST(dynamic_batch_rule)
+{
+    uint32_t frames[] = {500, 600, 700, 2500, 100};
+    size_t ends[5];
+    int empty;
+    ck_assert_uint_eq(es_dynamic_batches(frames, 5, 2000, ends, &empty), 4);
+    ck_assert_uint_eq(ends[0], 2);
+    ck_assert_uint_eq(ends[1], 3);
+    ck_assert_uint_eq(ends[2], 4);
+    ck_assert_uint_eq(ends[3], 5);
+    ck_assert_int_eq(empty, 0);
+    /* first sample alone over budget: the loader yields [] first (a crash in
+     * padding()), then [2500], then [10] */
+    uint32_t big_first[] = {2500, 10};
+    ck_assert_uint_eq(es_dynamic_batches(big_first, 2, 2000, ends, &empty), 2);
+    ck_assert_int_eq(empty, 1);
+    ck_assert_uint_eq(es_static_batches(10, 4), 3);
+}
+END_TEST
+
+/* A table of n utterances at 16 kHz with the given durations in seconds. */
+static es_cost_table *make_table(const double *seconds, size_t n, size_t per_shard)
+{
+    es_cost_table *t = es_cost_table_new();
+    for (size_t i = 0; i < n; i++) {
+        char key[32], shard[32];
+        snprintf(key, sizeof key, "u%05zu", i);
+        snprintf(shard, sizeof shard, "s%03zu.tar", i / per_shard);
+        es_cost_row r = {key, shard, i % per_shard, 16000, 1,
+                         (uint64_t)(seconds[i] * 16000), 100, 20, 0, "spk",
+                         ES_FLAG_AUDIO | ES_FLAG_TEXT, 0};
+        ck_assert_int_eq(es_cost_table_append(t, &r), ES_OK);
+    }
+    return t;
+}
+
+static double *lognormal_seconds(size_t n, unsigned seed)
+{
+    double *s = malloc(n * sizeof *s);
+    for (size_t i = 0; i < n; i++) {
+        double u1 = (rand_r(&seed) + 1.0) / (RAND_MAX + 2.0), u2 = (rand_r(&seed) + 1.0) / (RAND_MAX + 2.0);
+        double z = sqrt(-2 * log(u1)) * cos(2 * M_PI * u2);
+        double v = exp(log(5.0) + 0.6 * z);
+        s[i] = v < 1.2 ? 1.2 : v > 30 ? 30 : v;
+    }
+    return s;
+}
+
+START_TEST(empty_input_is_an_error)
+{
+    es_cost_table *t = es_cost_table_new();
+    es_context *ctx = es_context_new();
+    es_plan_settings s;
+    es_plan_defaults(&s);
+    s.world_size = 2;
+    es_plan *p = NULL;
+    ck_assert_int_eq(es_plan_build(ctx, &s, t, &p), ES_ERR_FORMAT);
+    ck_assert_ptr_null(p);
+    ck_assert_ptr_nonnull(strstr(es_errmsg(ctx), "no utterances"));
+    s.world_size = 0;
+    ck_assert_int_eq(es_plan_build(ctx, &s, t, &p), ES_ERR_USAGE);
+    es_context_free(ctx);
+    es_cost_table_free(t);
+}
+END_TEST
+
+/* Batch mode: equal batch counts for every rank, full retention, steps nearly
+ * even; every kept utterance in exactly one batch (pad repeats are marked). */
+START_TEST(batch_mode_guarantees)
+{
+    size_t n = 3000;
+    double *sec = lognormal_seconds(n, 7);
+    es_cost_table *t = make_table(sec, n, 100);
+    es_context *ctx = es_context_new();
+    es_plan_settings s;
+    es_plan_defaults(&s);
+    s.world_size = 8;
+    s.workers = 2;
+    s.mode = ES_PLAN_BATCH;
+    es_plan *p = NULL;
+    ck_assert_int_eq(es_plan_build(ctx, &s, t, &p), ES_OK);
+    es_plan_metrics m;
+    es_plan_get_metrics(p, &m);
+    ck_assert_uint_eq(m.batch_spread, 0);
+    ck_assert_double_eq(m.retention, 1);
+    ck_assert_msg(m.step_straggler <= 1.03, "straggler %f", m.step_straggler);
+    ck_assert_uint_eq(m.kept, n);
+    uint64_t in_batches = 0;
+    for (uint32_t r = 0; r < 8; r++) {
+        es_plan_load l;
+        es_plan_rank_load(p, r, &l);
+        in_batches += l.utterances;
+    }
+    ck_assert_uint_eq(in_batches, n + m.remainder_utterances); /* pad repeats counted */
+    ck_assert_uint_eq(m.total_batches % 8, 0);
+    es_plan_free(p);
+
+    s.remainder = ES_REMAINDER_DROP;
+    ck_assert_int_eq(es_plan_build(ctx, &s, t, &p), ES_OK);
+    es_plan_get_metrics(p, &m);
+    ck_assert_uint_eq(m.kept + m.remainder_utterances, n);
+    ck_assert_uint_eq(m.batch_spread, 0);
+    es_plan_free(p);
+    es_context_free(ctx);
+    es_cost_table_free(t);
+    free(sec);
+}
+END_TEST
+
+/* Shard mode on >= 8 shards a rank: imbalance within 0.5 % (issue 3's bar). */
+START_TEST(shard_mode_quality)
+{
+    size_t n = 64 * 150;
+    double *sec = lognormal_seconds(n, 99);
+    es_cost_table *t = make_table(sec, n, 150);
+    es_context *ctx = es_context_new();
+    es_plan_settings s;
+    es_plan_defaults(&s);
+    s.world_size = 8;
+    s.workers = 2;
+    es_plan *p = NULL;
+    ck_assert_int_eq(es_plan_build(ctx, &s, t, &p), ES_OK);
+    es_plan_metrics m;
+    es_plan_get_metrics(p, &m);
+    ck_assert_msg(m.imbalance <= 0.005, "imbalance %f", m.imbalance);
+    ck_assert_msg(m.lower_bound_gap <= 0.005, "gap %f", m.lower_bound_gap);
+    ck_assert_uint_eq(m.kept, n);
+    es_plan_free(p);
+    es_context_free(ctx);
+    es_cost_table_free(t);
+    free(sec);
+}
+END_TEST
+
+static int same_dirs(const char *a, const char *b)
+{
+    DIR *d = opendir(a);
+    struct dirent *e;
+    int same = d != NULL, files = 0;
+    while (same && (e = readdir(d))) {
+        if (e->d_name[0] == '.')
+            continue;
+        char pa[8192], pb[8192];
+        snprintf(pa, sizeof pa, "%s/%s", a, e->d_name);
+        snprintf(pb, sizeof pb, "%s/%s", b, e->d_name);
+        size_t la, lb;
+        unsigned char *x = read_whole_file(pa, &la), *y = read_whole_file(pb, &lb);
+        same = x && y && la == lb && memcmp(x, y, la) == 0;
+        files++;
+        free(x), free(y);
+    }
+    if (d)
+        closedir(d);
+    return same && files > 2;
+}
+
+START_TEST(repeat_runs_are_byte_identical)
+{
+    size_t n = 1200;
+    double *sec = lognormal_seconds(n, 3);
+    es_cost_table *t = make_table(sec, n, 50);
+    es_context *ctx = es_context_new();
+    char *dir = make_temp_dir();
+    for (int mode = 0; mode < 2; mode++) {
+        char out[2][4200];
+        for (int run = 0; run < 2; run++) {
+            es_plan_settings s;
+            es_plan_defaults(&s);
+            s.world_size = 4;
+            s.workers = 3;
+            s.mode = mode ? ES_PLAN_BATCH : ES_PLAN_SHARD;
+            s.seed = 42;
+            es_plan *p = NULL;
+            ck_assert_int_eq(es_plan_build(ctx, &s, t, &p), ES_OK);
+            snprintf(out[run], sizeof out[run], "%s/plan-%d-%d", dir, mode, run);
+            ck_assert_int_eq(es_plan_write(ctx, p, t, out[run], NULL, 0), ES_OK);
+            es_plan_free(p);
+        }
+        ck_assert(same_dirs(out[0], out[1]));
+    }
+    /* OUTDIR that is not ours is refused, untouched */
+    char notours[4200];
+    snprintf(notours, sizeof notours, "%s/data", dir);
+    mkdir(notours, 0700);
+    char keep[4300];
+    snprintf(keep, sizeof keep, "%s/keep.txt", notours);
+    fclose(fopen(keep, "w"));
+    es_plan_settings s;
+    es_plan_defaults(&s);
+    s.world_size = 2;
+    es_plan *p = NULL;
+    ck_assert_int_eq(es_plan_build(ctx, &s, t, &p), ES_OK);
+    ck_assert_int_eq(es_plan_write(ctx, p, t, notours, NULL, 0), ES_ERR_USAGE);
+    ck_assert_int_eq(access(keep, F_OK), 0);
+    es_plan_free(p);
+    es_context_free(ctx);
+    es_cost_table_free(t);
+    free(sec);
+    free(dir);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("plan");
+    TCase *part = tcase_create("partition");
+    tcase_add_test(part, one_huge_item);
+    tcase_add_test(part, all_equal);
+    tcase_add_test(part, fewer_items_than_bins);
+    tcase_add_test(part, one_bin);
+    tcase_add_test(part, classic_instance_reaches_optimum);
+    tcase_add_test(part, balanced_counts);
+    tcase_add_test(part, random_against_brute_force);
+    tcase_add_test(part, dynamic_batch_rule);
+    suite_add_tcase(s, part);
+    TCase *plan = tcase_create("plan");
+    tcase_add_test(plan, empty_input_is_an_error);
+    tcase_add_test(plan, batch_mode_guarantees);
+    tcase_add_test(plan, shard_mode_quality);
+    tcase_add_test(plan, repeat_runs_are_byte_identical);
+    suite_add_tcase(s, plan);
+    return run_suite(s);
+}
