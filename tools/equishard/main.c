@@ -13,6 +13,7 @@ typedef struct command {
 static const command commands[] = {
     {"measure", cmd_measure, "measure every utterance of shard lists into a cost table"},
     {"plan", cmd_plan, "partition utterances into equal work and batches per rank"},
+    {"report", cmd_report, "print a plan's metrics and per-rank load (and an SVG chart)"},
 };
 
 static void usage(FILE *out)
