@@ -1,0 +1,173 @@
+/* Planner benchmark (issue 3's quality and speed bars), on generated data:
+ * log-normal durations like LibriTTS (median ~5 s), speakers sorted into shards
+ * the way make_parquet_list.py fills them (utterances in speaker order, fixed
+ * count per shard, a shorter last shard).
+ *
+ *   bench_plan [N_UTTS] [WORLD_SIZE] [WORKERS] [UTTS_PER_SHARD] [shard|batch|both]
+ *
+ * Memory is the growth of peak RSS during the plan, so run one mode per process
+ * to read it (the first mode's peak hides the second's).
+ *
+ * Prints, for shard and batch mode: time, peak memory growth per utterance,
+ * imbalance, gap to the lower bound, batch spread, step straggler, retention;
+ * and LPT alone vs the kept method (LPT/KK + swaps) on the shard costs. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+
+#include "costs/cost_table.h"
+#include "plan/partition.h"
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static long peak_rss_kib(void)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return ru.ru_maxrss;
+}
+
+/* xorshift64*: fast, seeded, good enough for synthetic durations */
+static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
+static double uniform(void)
+{
+    rng_state ^= rng_state >> 12;
+    rng_state ^= rng_state << 25;
+    rng_state ^= rng_state >> 27;
+    return ((rng_state * 0x2545f4914f6cdd1dull) >> 11) * 0x1.0p-53;
+}
+
+static double lognormal_seconds(void)
+{
+    double u1 = uniform() + 1e-12, u2 = uniform();
+    double z = sqrt(-2 * log(u1)) * cos(2 * M_PI * u2);
+    double s = exp(log(5.0) + 0.75 * z);
+    return s < 1.1 ? 1.1 : s > 35 ? 35 : s;
+}
+
+static es_cost_table *generate(size_t n, size_t per_shard)
+{
+    es_cost_table *t = es_cost_table_new();
+    char key[32], shard[48], spk[16];
+    size_t speaker = 0, left_in_speaker = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (left_in_speaker == 0) {
+            speaker++;
+            left_in_speaker = 20 + (size_t)(uniform() * 400);
+        }
+        left_in_speaker--;
+        snprintf(key, sizeof key, "%zu_%zu", speaker, i);
+        snprintf(shard, sizeof shard, "parquet/parquet_%09zu.tar", i / per_shard);
+        snprintf(spk, sizeof spk, "%zu", speaker);
+        double sec = lognormal_seconds();
+        es_cost_row r = {key, shard, i % per_shard, 24000, 1, (uint64_t)(sec * 24000),
+                         (uint64_t)(sec * 48000), (uint32_t)(sec * 14), 0, spk,
+                         ES_FLAG_AUDIO | ES_FLAG_TEXT, 0};
+        if (es_cost_table_append(t, &r) != ES_OK) {
+            fprintf(stderr, "out of memory\n");
+            exit(3);
+        }
+    }
+    return t;
+}
+
+static void run_plan(const es_cost_table *t, es_plan_mode mode, uint32_t k, uint32_t w)
+{
+    es_context *ctx = es_context_new();
+    es_plan_settings s;
+    es_plan_defaults(&s);
+    s.world_size = k;
+    s.workers = w;
+    s.mode = mode;
+    long before = peak_rss_kib();
+    double t0 = now();
+    es_plan *p = NULL;
+    if (es_plan_build(ctx, &s, t, &p) != ES_OK) {
+        fprintf(stderr, "plan: %s\n", es_errmsg(ctx));
+        exit(2);
+    }
+    double secs = now() - t0;
+    long after = peak_rss_kib();
+    es_plan_metrics m;
+    es_plan_get_metrics(p, &m);
+    size_t n = es_cost_table_size(t);
+    printf("%-6s %8.2f s %8.1f B/utt  imbalance %.4f%%  gap %.4f%%  spread %llu  straggler %.4f  "
+           "retention %.2f%%  batches %llu  [%s]\n",
+           mode == ES_PLAN_BATCH ? "batch" : "shard", secs, (after - before) * 1024.0 / n,
+           100 * m.imbalance, 100 * m.lower_bound_gap, (unsigned long long)m.batch_spread,
+           m.step_straggler, 100 * m.retention, (unsigned long long)m.total_batches, m.method);
+    es_plan_free(p);
+    es_context_free(ctx);
+}
+
+/* LPT alone against the kept method, on the shard costs (frames). */
+static void compare_partitioners(const es_cost_table *t, uint32_t k)
+{
+    size_t n = es_cost_table_size(t), shards = 0;
+    double *cost = calloc(n, sizeof *cost);
+    const char *last = NULL;
+    for (size_t i = 0; i < n; i++) {
+        es_cost_row r;
+        es_cost_table_row(t, i, &r);
+        if (!last || strcmp(last, r.shard) != 0) {
+            shards++;
+            last = r.shard;
+        }
+        cost[shards - 1] += (double)r.samples * 50.0 / r.sample_rate;
+    }
+    double total = 0, largest = 0;
+    for (size_t s = 0; s < shards; s++) {
+        total += cost[s];
+        largest = cost[s] > largest ? cost[s] : largest;
+    }
+    double bound = total / k > largest ? total / k : largest;
+    uint32_t *bin = malloc(shards * sizeof *bin);
+    double t0 = now();
+    es_partition_lpt(cost, shards, k, 0, bin);
+    double lpt_time = now() - t0, lpt = es_partition_max_load(cost, shards, k, bin);
+    t0 = now();
+    es_partition_kk(cost, shards, k, bin);
+    double kk_time = now() - t0, kk = es_partition_max_load(cost, shards, k, bin);
+    es_partition_result res;
+    t0 = now();
+    es_partition(cost, shards, k, 0, bin, &res);
+    double best_time = now() - t0;
+    printf("partitioners, %zu shards into %u ranks (lower bound %.0f):\n", shards, k, bound);
+    printf("  LPT            gap %.4f%%  %.3f s\n", 100 * (lpt / bound - 1), lpt_time);
+    printf("  KK             gap %.4f%%  %.3f s\n", 100 * (kk / bound - 1), kk_time);
+    printf("  kept (%s) gap %.4f%%  %.3f s\n", res.method, 100 * (res.max_load / bound - 1),
+           best_time);
+    free(cost);
+    free(bin);
+}
+
+int main(int argc, char **argv)
+{
+    size_t n = argc > 1 ? strtoull(argv[1], NULL, 10) : 1000000;
+    uint32_t k = argc > 2 ? (uint32_t)atoi(argv[2]) : 64;
+    uint32_t w = argc > 3 ? (uint32_t)atoi(argv[3]) : 4;
+    size_t per_shard = argc > 4 ? strtoull(argv[4], NULL, 10) : 1000;
+    const char *modes = argc > 5 ? argv[5] : "both";
+    printf("%zu utterances, %u ranks x %u workers, %zu utterances a shard\n", n, k, w, per_shard);
+    long base = peak_rss_kib();
+    double t0 = now();
+    es_cost_table *t = generate(n, per_shard);
+    printf("table: %.2f s to generate, %.1f B/utt (rows + keys)\n", now() - t0,
+           (peak_rss_kib() - base) * 1024.0 / n);
+    if (strcmp(modes, "batch") != 0) {
+        compare_partitioners(t, k);
+        run_plan(t, ES_PLAN_SHARD, k, w);
+    }
+    if (strcmp(modes, "shard") != 0)
+        run_plan(t, ES_PLAN_BATCH, k, w);
+    es_cost_table_free(t);
+    return 0;
+}
