@@ -341,8 +341,7 @@ static int find_exchange(bins *B, const double *cost, uint32_t m, uint32_t b,
     return found && best->d > gap * 1e-12;
 }
 
-static int apply_exchange(bins *B, const double *cost, uint32_t m, uint32_t b,
-                          const exchange *x, uint32_t *bin_of)
+static int apply_exchange(bins *B, uint32_t m, uint32_t b, const exchange *x, uint32_t *bin_of)
 {
     size_t im = B->items[m][x->pos_m];
     if (x->pos_b == SIZE_MAX) {
@@ -358,7 +357,6 @@ static int apply_exchange(bins *B, const double *cost, uint32_t m, uint32_t b,
     bin_of[im] = b;
     B->load[m] -= x->d;
     B->load[b] += x->d;
-    (void)cost;
     return 0;
 }
 
@@ -402,7 +400,7 @@ int es_partition_refine(const double *cost, size_t n, uint32_t k, int balanced_c
             if (b == m || (t >= 0 && b == light) ||
                 !find_exchange(&B, cost, m, b, !balanced_counts, &x))
                 continue;
-            if (apply_exchange(&B, cost, m, b, &x, bin_of)) {
+            if (apply_exchange(&B, m, b, &x, bin_of)) {
                 bins_free(&B);
                 return -1;
             }

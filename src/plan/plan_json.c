@@ -49,18 +49,17 @@ static int cmp_names(const void *a, const void *b)
 
 static int hash_dir_into(XXH3_state_t *st, const char *path)
 {
-    struct dirent **list = NULL;
     DIR *dir = opendir(path);
     if (!dir)
         return errno;
+    /* a Kaldi directory holds a handful of files; 256 is far beyond it */
     char *names[256];
     size_t n = 0;
     struct dirent *e;
     while ((e = readdir(dir)) && n < 256)
-        if (e->d_name[0] != '.')
-            names[n++] = strdup(e->d_name);
+        if (e->d_name[0] != '.' && (names[n] = strdup(e->d_name)))
+            n++;
     closedir(dir);
-    (void)list;
     qsort(names, n, sizeof *names, cmp_names);
     int rc = 0;
     for (size_t i = 0; i < n; i++) {

@@ -81,7 +81,7 @@ static int assign_ranks(es_context *ctx, es_plan *p)
 }
 
 /* One rank's elements to its workers, counts balanced (see the file comment). */
-static int assign_workers(es_plan *p, uint32_t rank, const size_t *members, size_t m)
+static int assign_workers(es_plan *p, const size_t *members, size_t m)
 {
     double *cost = malloc((m ? m : 1) * sizeof *cost);
     uint32_t *bin = malloc((m ? m : 1) * sizeof *bin);
@@ -93,14 +93,13 @@ static int assign_workers(es_plan *p, uint32_t rank, const size_t *members, size
         failed = es_partition(cost, m, p->W, 1, bin, &res) != 0;
     for (size_t j = 0; !failed && j < m; j++)
         p->elements[members[j]].worker = bin[j];
-    (void)rank;
     free(cost);
     free(bin);
     return failed ? -1 : 0;
 }
 
 /* Rows of worker (r, w) in the order its stream yields them. */
-static size_t worker_rows(const es_plan *p, uint32_t r, uint32_t w, const size_t *rank_members,
+static size_t worker_rows(const es_plan *p, uint32_t w, const size_t *rank_members,
                           size_t m, const size_t *rows_by_element, const size_t *element_start,
                           size_t *out)
 {
@@ -112,7 +111,6 @@ static size_t worker_rows(const es_plan *p, uint32_t r, uint32_t w, const size_t
         for (size_t k = element_start[e]; k < element_start[e + 1]; k++)
             out[n++] = rows_by_element[k];
     }
-    (void)r;
     return n;
 }
 
@@ -175,9 +173,9 @@ static int assign_all_workers(es_context *ctx, es_plan *p)
     for (uint32_t r = 0; !failed && r < p->K; r++) {
         const size_t *mine = members + rank_start[r];
         size_t m = rank_start[r + 1] - rank_start[r];
-        failed = assign_workers(p, r, mine, m) != 0;
+        failed = assign_workers(p, mine, m) != 0;
         for (uint32_t w = 0; !failed && w < p->W; w++) {
-            size_t n = worker_rows(p, r, w, mine, m, rows_by_element, element_start, rows);
+            size_t n = worker_rows(p, w, mine, m, rows_by_element, element_start, rows);
             add_loads(p, r, w, rows, n);
         }
     }
