@@ -315,7 +315,8 @@ static int find_exchange(bins *B, const double *cost, uint32_t m, uint32_t b,
     double gap = B->load[m] - B->load[b], best_err = INFINITY;
     int found = 0;
     size_t *items = B->items[b], nb = B->count[b];
-    qsort_r(items, nb, sizeof *items, cmp_asc, (void *)cost);
+    if (nb > 1) /* an empty bin has no array at all */
+        qsort_r(items, nb, sizeof *items, cmp_asc, (void *)cost);
     for (size_t i = 0; i < B->count[m]; i++) {
         double ci = cost[B->items[m][i]];
         if (allow_moves)
