@@ -12,7 +12,7 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 DEPS=(build-essential clang meson ninja-build pkg-config python3
-      libarchive-dev libzstd-dev zstd libxxhash-dev libjansson-dev libsndfile1-dev
+      libarchive-dev libzstd-dev zstd libsnappy-dev zlib1g-dev libxxhash-dev libjansson-dev libsndfile1-dev
       check libomp-dev sox)
 export PATH="/usr/local/cuda/bin:$PATH"
 

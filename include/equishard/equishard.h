@@ -214,6 +214,13 @@ typedef enum es_remainder {
     ES_REMAINDER_CARRY = 2, /* leave them out and list them for the next epoch */
 } es_remainder;
 
+/* Filter of the tar shards reshard writes. */
+typedef enum es_compress {
+    ES_COMPRESS_NONE = 0, /* plain tar: shards_000000000.tar */
+    ES_COMPRESS_GZIP = 1, /* .tar.gz, level 6, no timestamp (deterministic) */
+    ES_COMPRESS_ZSTD = 2, /* .tar.zst, level 3 */
+} es_compress;
+
 typedef struct es_plan_settings {
     uint32_t world_size;          /* K ranks; required (>= 1) */
     uint32_t workers;             /* W data-loader workers per rank; default 1 */
@@ -225,7 +232,14 @@ typedef struct es_plan_settings {
     es_remainder remainder;       /* batch mode; default ES_REMAINDER_PAD */
     uint64_t seed;                /* step order in batch mode; default 0 */
     int64_t epoch;                /* mixed into the seed; default 0 */
-    uint32_t shards_per_worker;   /* reshard: shards per rank and worker; 0 = choose */
+    uint32_t shards_per_worker;   /* reshard: M, shards per rank and worker; 0 = choose
+                                     M = max(1, round(kept / (K·W·1000))), i.e. about
+                                     1000 utterances a shard (WeNet's and CosyVoice's
+                                     default shard size) */
+    const char *root;             /* reshard: resolve the table's relative `shard` paths
+                                     against this folder; NULL = the current directory
+                                     (as measure's root; borrowed, must outlive the plan) */
+    es_compress compress;         /* reshard: filter of the written shards; default none */
 } es_plan_settings;
 
 typedef struct es_plan es_plan;
@@ -273,13 +287,351 @@ ES_API int es_plan_rank_load(const es_plan *p, uint32_t rank, es_plan_load *out)
 ES_API int es_plan_worker_load(const es_plan *p, uint32_t rank, uint32_t worker,
                                es_plan_load *out);
 
+/* Reshard mode (ES_PLAN_RESHARD): N = K × W × M new shards, each kept utterance
+ * in exactly one, shard costs as equal as es_partition makes them. Rank and
+ * worker loads (es_plan_rank_load) are those of the loaders' un-permuted split
+ * of the written data.list (shard j → rank j % K, worker (j / K) % W: CosyVoice's
+ * [rank::K][worker::W] and WeNet's i % (K·W) rule agree on it). es_plan_build
+ * accepts only rows that name shards (no ES_FLAG_ITEM: ES_ERR_UNSUPPORTED);
+ * es_plan_write then requires every source to be a tar shard. */
+typedef struct es_plan_reshard_info {
+    uint32_t shards;             /* N */
+    uint32_t shards_per_worker;  /* M */
+    double shard_cost_min, shard_cost_max, shard_cost_mean;
+    double shard_max_deviation;  /* max over shards of |cost / mean - 1| */
+    uint32_t permutations;       /* loader permutations checked: CosyVoice's
+                                    random.Random(epoch).shuffle for epochs 0..19 */
+    double permutation_max_deviation; /* worst |load / mean - 1| of any rank or
+                                         worker under those permutations */
+} es_plan_reshard_info;
+
+/* ES_ERR_USAGE unless p is a reshard plan. */
+ES_API int es_plan_reshard_info_get(const es_plan *p, es_plan_reshard_info *out);
+
 /* Writes OUTDIR: plan.json, and per mode rank-00000.list + rank-00000.worker-0.list
  * (shard) or rank-00000.batches.jsonl (batch). `inputs` (may be NULL) are the
  * files the table came from; plan.json records their xxh3-64. OUTDIR is built
  * under a temporary name beside it and renamed into place when complete (an
- * existing OUTDIR is swapped out atomically and removed). */
+ * existing OUTDIR is swapped out atomically and removed).
+ * Reshard: the source shards (the table's `shard` paths, resolved against
+ * settings.root) are read once each (more often only when N exceeds the writers
+ * that may be open at once: open files, ~1 GiB of compressor state), every
+ * member of each kept utterance copied byte for byte into its new shard
+ * OUTDIR/shards_000000000.tar[.gz|.zst], then every written shard read back and
+ * checked member by member (names, sizes, xxh3). Also writes data.list (one line
+ * per shard, "OUTDIR/shards_….tar" with OUTDIR as given), shards.tsv (per shard:
+ * utterances, frames, cost, rank, worker) and, when the filter dropped any,
+ * filtered.tsv (key, shard, pos, reason): those are not copied. No rank lists. */
 ES_API int es_plan_write(es_context *ctx, const es_plan *p, const es_cost_table *t,
                          const char *outdir, const char *const *inputs, size_t n_inputs);
+
+/* ---- simulate: replay a loader's own split and batching (DESIGN.md §1, §7) ------ */
+
+/* The training loaders whose partition es_simulate replays. */
+typedef enum es_loader {
+    ES_LOADER_COSYVOICE = 0, /* cosyvoice/dataset/dataset.py DistributedSampler.sample:
+                                random.Random(epoch).shuffle, [rank::K], [worker::W],
+                                short lists repeated; processor.shuffle/sort/batch */
+    ES_LOADER_WENET = 1,     /* wenet/dataset/datapipes.py shard(): element i goes to
+                                worker w of rank r when i % (K*W) == w*K + r (list
+                                order, list_shuffle off); torch Shuffler buffer */
+} es_loader;
+
+/* "cosyvoice", "wenet"; NULL for an unknown value. */
+ES_API const char *es_loader_name(es_loader loader);
+
+typedef struct es_simulate_settings {
+    es_loader loader;
+    uint32_t world_size;          /* K ranks; required (>= 1) */
+    uint32_t workers;             /* W DataLoader workers per rank; default 1
+                                     (num_workers 0 behaves as 1) */
+    int64_t epoch_first;          /* epochs replayed, inclusive; default 0 .. 0 (the */
+    int64_t epoch_last;           /* trainers call set_epoch(0), (1), …; -1 is the
+                                     sampler's value before any set_epoch) */
+    int list_shuffle;             /* CosyVoice shuffle=True: the per-epoch list
+                                     shuffle; default 1 (WeNet: must be 0, see below) */
+    int partition;                /* default 1; 0 = every rank reads the whole list */
+    es_cost_model model;          /* frames and the loader's filter. Defaults:
+                                     es_cost_model_defaults(); for WeNet frame_rate
+                                     100 and min_length 0 (its recipes' fbank/filter) */
+    uint32_t shuffle_size;        /* sample shuffle buffer; 0 = off. CosyVoice 1000
+                                     (its recipes' yaml), WeNet 1500 */
+    uint32_t sort_size;           /* sort buffer (stable, by frames); 0 = off; 500 */
+    uint64_t max_frames_in_batch; /* dynamic batching budget: CosyVoice 2000, WeNet 12000 */
+    uint32_t batch_size;          /* > 0: static batches of this size instead */
+    uint32_t trials;              /* draws of the (unseeded) shuffle buffer; default 8 */
+    uint64_t seed;                /* seeds our draws: same seed, same result; default 0 */
+    int plan_side;                /* default 1: also plan the same table (es_plan_build,
+                                     shard and batch mode) for the side by side */
+} es_simulate_settings;
+
+/* Fills *s with the defaults of the loader's own recipes (above). */
+ES_API void es_simulate_defaults(es_simulate_settings *s, es_loader loader);
+
+typedef struct es_simulate_result es_simulate_result;
+
+/* Replays the loader over the table for every epoch in [epoch_first, epoch_last].
+ * The list the loader splits is the table's shards in order (consecutive rows of
+ * one shard are one entry; rows flagged ES_FLAG_ITEM are entries of their own).
+ * Per rank, worker and trial: the worker's utterances in reading order, the
+ * filter, the shuffle buffer, the sort buffer, then the batching rule; a rank's
+ * batches are its workers' summed. Batch numbers are expectations over `trials`
+ * draws of the shuffle buffer (exact when shuffle_size <= 1). The result owns
+ * copies of everything it names; the table may be freed after the call. */
+ES_API int es_simulate(es_context *ctx, const es_simulate_settings *s, const es_cost_table *t,
+                       es_simulate_result **out);
+ES_API void es_simulate_result_free(es_simulate_result *r);
+
+/* The list and the filter's verdict over the table's distinct rows. */
+typedef struct es_simulate_input {
+    size_t entries;           /* list entries the loader splits */
+    uint64_t utterances;      /* table rows */
+    uint64_t kept;            /* rows the filter keeps */
+    uint64_t frames;          /* their feature frames */
+    double seconds;           /* their audio */
+} es_simulate_input;
+ES_API void es_simulate_input_info(const es_simulate_result *r, es_simulate_input *out);
+/* Rows the filter drops for one reason (1 .. es_filter_reason_count()-1). */
+ES_API uint64_t es_simulate_filtered(const es_simulate_result *r, size_t reason);
+
+ES_API size_t es_simulate_epoch_count(const es_simulate_result *r);
+
+typedef struct es_simulate_epoch {
+    int64_t epoch;
+    double min_batches;        /* the join cut: every rank trains this many (expected) */
+    double total_batches;      /* all ranks (expected) */
+    double retention;          /* K × min_batches / total_batches; 0 when no batches */
+    double skipped_batches;    /* batches the cut leaves untrained (expected) */
+    double skipped_utterances; /* … their utterances, frames and seconds of audio */
+    double skipped_frames;
+    double skipped_seconds;
+    uint64_t utterances;       /* kept utterances read this epoch (repeats counted) */
+    uint64_t frames;
+    double seconds;
+    uint64_t empty_first_batches; /* CosyVoice: (trial, worker) streams whose first
+                                     sample alone exceeds the budget; the loader then
+                                     yields an empty batch, which padding() rejects */
+} es_simulate_epoch;
+
+typedef struct es_simulate_rank {
+    size_t n_shards;          /* list entries the rank reads (es_simulate_rank_shard) */
+    uint64_t utterances;      /* kept utterances over its workers */
+    uint64_t frames;          /* their feature frames */
+    double seconds;           /* their audio */
+    double batches;           /* expected batches (its workers' summed) */
+    uint64_t batches_min, batches_max; /* over the trials */
+    double batches_stddev;
+    double trained_batches;   /* expected batches trained under the join */
+    double skipped_utterances, skipped_frames, skipped_seconds; /* expected */
+} es_simulate_rank;
+
+/* Epoch e (0 .. count-1) and its rank / rank's worker. ES_ERR_USAGE when out of range. */
+ES_API int es_simulate_epoch_info(const es_simulate_result *r, size_t e, es_simulate_epoch *out);
+ES_API int es_simulate_rank_info(const es_simulate_result *r, size_t e, uint32_t rank,
+                                 es_simulate_rank *out);
+ES_API int es_simulate_worker_info(const es_simulate_result *r, size_t e, uint32_t rank,
+                                   uint32_t worker, es_simulate_rank *out);
+/* The i-th entry the rank reads (its slice of the list, in order): a shard path
+ * as the list writes it, or the key of an ES_FLAG_ITEM row. NULL when out of range. */
+ES_API const char *es_simulate_rank_shard(const es_simulate_result *r, size_t e, uint32_t rank,
+                                          size_t i);
+
+/* What `equishard plan` gives for the same table and settings, side by side:
+ * i = 0 is shard mode, 1 batch mode (es_simulate_plan_count() of them).
+ * `available` is 0 when plan_side was off or the planner failed (`error` says
+ * why). Strings are owned by r. ES_ERR_USAGE when out of range. */
+typedef struct es_simulate_plan {
+    const char *mode;         /* "shard", "batch" */
+    int available;
+    const char *error;        /* "" when available */
+    es_plan_metrics metrics;
+} es_simulate_plan;
+ES_API size_t es_simulate_plan_count(const es_simulate_result *r);
+ES_API int es_simulate_plan_info(const es_simulate_result *r, size_t i, es_simulate_plan *out);
+ES_API int es_simulate_plan_rank(const es_simulate_result *r, size_t i, uint32_t rank,
+                                 es_plan_load *out);
+
+/* The whole result as JSON (`{"parameters", "input", "epochs": [{"epoch", "ranks":
+ * [{"rank", "shards", "utterances", "frames", "batches", …}], "min_batches",
+ * "retention", …}], "summary", "plan"}`; keys are documented in docs/SIMULATE.md
+ * and stay stable). Same result, same bytes. write_json writes path atomically
+ * (temporary name, then rename); write_json_fd writes to an open descriptor the
+ * caller keeps. */
+ES_API int es_simulate_write_json(es_context *ctx, const es_simulate_result *r, const char *path);
+ES_API int es_simulate_write_json_fd(es_context *ctx, const es_simulate_result *r, int fd);
+
+/* ---- validate: the embedding checks (DESIGN.md §8, docs/VALIDATE.md) -------- */
+
+/* What validation looks for. Each finding names one utterance or speaker. */
+typedef enum es_check {
+    ES_CHECK_MISSING_UTT_EMB = 0, /* an utterance has no utt_embedding (value: none) */
+    ES_CHECK_MISSING_SPK_EMB,     /* a speaker has no spk_embedding (value: none) */
+    ES_CHECK_WRONG_DIM,           /* dimension differs from the expected (value: its dimension) */
+    ES_CHECK_NAN,                 /* NaN elements (value: how many) */
+    ES_CHECK_INF,                 /* ±Inf elements (value: how many) */
+    ES_CHECK_ZERO_NORM,           /* L2 norm <= zero_norm (value: the norm) */
+    ES_CHECK_ABNORMAL_NORM,       /* norm outside the bounds below (value: the norm) */
+    ES_CHECK_FAR_FROM_CENTROID,   /* cosine to its speaker's centroid < min_cosine: a
+                                     mislabeled speaker (value: the cosine) */
+    ES_CHECK_SPK_MEAN_MISMATCH,   /* spk_embedding differs from the mean of its speaker's
+                                     utterance embeddings (value: ‖spk − mean‖ / ‖mean‖) */
+    ES_CHECK_DUPLICATE_VECTOR,    /* identical to an earlier row under another key */
+    ES_CHECK_DUPLICATE_AUDIO,     /* identical audio bytes (xxh3) under another key */
+    ES_CHECK_UNREADABLE,          /* a shard or member of the list cannot be read (key:
+                                     "FILE: MEMBER: PROBLEM") */
+    ES_CHECK_COUNT
+} es_check;
+
+/* The check's name as reports and --fail-on spell it ("missing_utt_emb", "nan",
+ * …), or NULL past the last. es_check_from_name returns the check or -1. */
+ES_API const char *es_check_name(int check);
+ES_API int es_check_from_name(const char *name);
+
+typedef enum es_device {
+    ES_DEVICE_AUTO = 0, /* CUDA when built with it and a device is present, else CPU */
+    ES_DEVICE_CPU = 1,
+    ES_DEVICE_CUDA = 2, /* ES_ERR_UNSUPPORTED "no CUDA device" when there is none */
+} es_device;
+
+/* Element type of an embedding matrix. */
+typedef enum es_dtype {
+    ES_DTYPE_F32 = 0,
+    ES_DTYPE_F16 = 1,  /* IEEE binary16 (torch.float16) */
+    ES_DTYPE_BF16 = 2, /* bfloat16 (torch.bfloat16) */
+} es_dtype;
+
+typedef struct es_validate_settings {
+    es_device device;   /* default ES_DEVICE_AUTO */
+    int threads;        /* CPU: OpenMP threads; 0 = OpenMP's default */
+    size_t dim;         /* expected dimension; default 192 (CAM++); 0 = any */
+    double zero_norm;   /* a norm <= this is "zero"; default 1e-6 */
+    double min_norm;    /* abnormal below this absolute norm; default 0 (off) */
+    double max_norm;    /* abnormal above this absolute norm; default 0 (off) */
+    double norm_ratio;  /* abnormal when the norm is more than ratio× or less than
+                           1/ratio× the median norm of its set (utterances or
+                           speakers); default 3; 0 = off */
+    double min_cosine;  /* far_from_centroid below this; default 0.5; -2 = off */
+    double spk_mean_tol;/* spk_mean_mismatch above this relative L2 difference;
+                           default 1e-3 */
+    int duplicates;     /* nonzero: look for identical vectors; default 1 */
+} es_validate_settings;
+
+ES_API void es_validate_defaults(es_validate_settings *s);
+
+/* An embedding matrix: n rows of dim elements, row-major, contiguous. */
+typedef struct es_emb_matrix {
+    const void *data;         /* host or device memory, as the function says */
+    es_dtype dtype;
+    size_t n, dim;
+    const char *const *keys;  /* n names for the findings (host memory), or NULL
+                                 for none (findings then name rows only) */
+} es_emb_matrix;
+
+/* Speakers of the utterance rows (host memory): speaker[i] in [0, n_speakers) is
+ * utterance row i's speaker, -1 none. Speaker s's spk_embedding is row s of the
+ * speaker matrix when s < its n (n_speakers may exceed it: speakers without one). */
+typedef struct es_emb_speakers {
+    const int32_t *speaker;   /* NULL: no speaker known (no centroid checks) */
+    size_t n_speakers;
+} es_emb_speakers;
+
+typedef struct es_validate_result es_validate_result;
+
+/* Validates embeddings in host memory: utt (utterance embeddings, may be NULL),
+ * spk (speaker embeddings, may be NULL) and the speakers of utt's rows (may be
+ * NULL). With ES_DEVICE_AUTO or _CUDA the rows are copied to the GPU when one is
+ * there. A matrix whose dim differs from s->dim gets wrong_dim for every row and
+ * no other check. Nothing is copied from the caller's arrays except key strings;
+ * *out owns the findings. */
+ES_API int es_validate_host(es_context *ctx, const es_validate_settings *s,
+                            const es_emb_matrix *utt, const es_emb_matrix *spk,
+                            const es_emb_speakers *speakers, es_validate_result **out);
+
+/* The same for matrices already in CUDA device memory (e.g. a contiguous torch
+ * tensor's data_ptr()); keys and speakers stay in host memory. s->device is
+ * ignored. ES_ERR_UNSUPPORTED when the library was built without CUDA or no
+ * device is present. */
+ES_API int es_validate_device(es_context *ctx, const es_validate_settings *s,
+                              const es_emb_matrix *utt, const es_emb_matrix *spk,
+                              const es_emb_speakers *speakers, es_validate_result **out);
+
+/* Embedding sources, each detected by content: a torch.save'd dict of str →
+ * list of float (CosyVoice utt2embedding.pt / spk2embedding.pt), or a .npy
+ * matrix (float16/32/64, C order, 2-D; or 1-D: one row) whose keys come from a
+ * key list (one key per line; the first field, so utt2spk works too). */
+typedef struct es_emb_sources {
+    const char *utt_emb;  /* utterance embeddings, or NULL */
+    const char *utt_keys; /* key list for a .npy utt_emb */
+    const char *spk_emb;  /* speaker embeddings, or NULL */
+    const char *spk_keys; /* key list for a .npy spk_emb; a 1-D .npy without one
+                             is named by its file name without ".npy" */
+    const char *utt2spk;  /* Kaldi utt2spk; NULL: speakers from the cost table */
+} es_emb_sources;
+
+/* Loads the sources and validates them. The utterances that should have
+ * embeddings are the table's rows when `table` is given (keys, speakers and
+ * audio hashes from `equishard measure --hash`), else utt2spk's; without either,
+ * missing_* checks are off. The table's skips (es_measure with ES_ON_ERROR_SKIP)
+ * become `unreadable` findings. Findings name keys; rows are source entry ordinals.
+ * ES_ERR_FORMAT/IO/UNSUPPORTED for a source that cannot be read. */
+ES_API int es_validate(es_context *ctx, const es_validate_settings *s,
+                       const es_emb_sources *src, const es_cost_table *table,
+                       es_validate_result **out);
+
+/* Sets ES_FLAG_UTT_EMB on every row whose key has an utterance embedding in
+ * src->utt_emb, and ES_FLAG_SPK_EMB on every row whose speaker has one in
+ * src->spk_emb (flags are cleared for a source that is given and lacks them,
+ * and kept for one that is not given). */
+ES_API int es_cost_table_mark_embeddings(es_context *ctx, es_cost_table *t,
+                                         const es_emb_sources *src);
+
+ES_API void es_validate_result_free(es_validate_result *r);
+
+/* Findings of one check, and of all. */
+ES_API size_t es_validate_count(const es_validate_result *r, int check);
+ES_API size_t es_validate_finding_count(const es_validate_result *r);
+
+#define ES_NO_ROW ((size_t)-1)
+
+/* What a finding's key names. */
+typedef enum es_kind {
+    ES_KIND_UTT = 0,  /* an utterance */
+    ES_KIND_SPK = 1,  /* a speaker */
+    ES_KIND_DATA = 2, /* a shard or member of the list (unreadable) */
+} es_kind;
+
+/* One finding. Strings are owned by the result. */
+typedef struct es_finding {
+    es_check check;
+    es_kind kind;
+    const char *key;    /* its key; "" when the matrix had no keys */
+    size_t row;         /* its row in the matrix or source (entry ordinal); ES_NO_ROW
+                           for missing_*, duplicate_audio and unreadable */
+    double value;       /* as es_check says; 0 when none */
+    const char *other;  /* duplicate_*: the earlier key with the same content
+                           ("" without keys); NULL otherwise */
+    size_t other_row;   /* duplicate_vector: the earlier row; else ES_NO_ROW */
+} es_finding;
+
+/* Finding i (< es_validate_finding_count), ordered by check, then kind, then
+ * by row / key order. ES_ERR_USAGE when out of range. */
+ES_API int es_validate_finding(const es_validate_result *r, size_t i, es_finding *out);
+
+/* What was validated and where. */
+typedef struct es_validate_info {
+    es_device device;   /* ES_DEVICE_CPU or ES_DEVICE_CUDA: where the checks ran */
+    size_t utt_rows;    /* utterance / speaker embeddings checked */
+    size_t spk_rows;
+    size_t utterances;  /* utterances / speakers expected to have one (0 = unknown) */
+    size_t speakers;
+    size_t dim;
+    double median_utt_norm, median_spk_norm; /* 0 when none */
+} es_validate_info;
+ES_API void es_validate_result_info(const es_validate_result *r, es_validate_info *out);
+
+/* Writes every finding and the counts as JSON (schema: docs/VALIDATE.md), to a
+ * temporary name renamed into place. */
+ES_API int es_validate_write_json(es_context *ctx, const es_validate_result *r, const char *path);
 
 #ifdef __cplusplus
 }

@@ -77,12 +77,9 @@ static void measure_shard(run *r, size_t u, es_context *ctx)
     uint8_t head[ES_SNIFF_BYTES];
     long n = es_sniff_file(ctx, unit->path, head);
     const es_reader_ops *ops = n < 0 ? NULL : es_reader_for(head, (size_t)n);
-    if (n >= 0 && !ops) {
-        int parquet = n >= 4 && memcmp(head, "PAR1", 4) == 0;
+    if (n >= 0 && !ops)
         es_fail(ctx, ES_ERR_UNSUPPORTED, "%s: %s", unit->path,
-                parquet ? "parquet shard: not supported by this build yet"
-                        : "not a shard equishard can read (tar, tar.gz, tar.zst)");
-    }
+                "not a shard equishard can read (tar, tar.gz, tar.zst, parquet)");
     es_shard_reader *reader = NULL;
     if (!ops || ops->open(ctx, unit->path, unit->shard, &r->opts, &reader) != ES_OK) {
         problem(r, u, ctx, n < 0 ? ES_ERR_IO : ES_ERR_FORMAT);

@@ -111,14 +111,11 @@ static int expand_file(es_context *ctx, es_work *w, const char *path, const char
         return ES_ERR_IO;
     if (es_reader_for(head, (size_t)n))
         return add_shard(ctx, w, path, strlen(path), NULL);
-    if (n >= 4 && memcmp(head, "PAR1", 4) == 0)
-        return es_fail(ctx, ES_ERR_UNSUPPORTED,
-                       "%s: parquet shard: not supported by this build yet", path);
     if (n == 0)
         return es_fail(ctx, ES_ERR_FORMAT, "%s: empty file: no shards, no utterances", path);
     if (!is_text(head, (size_t)n))
         return es_fail(ctx, ES_ERR_UNSUPPORTED,
-                       "%s: unrecognised format (not a tar shard, shard list, raw list or "
+                       "%s: unrecognised format (not a tar or parquet shard, shard list, raw list or "
                        "Kaldi directory)", path);
     if (first_char(head, (size_t)n) == '{') {
         es_manifest *m;

@@ -39,6 +39,7 @@ ES_API void es_plan_free(es_plan *p)
     free(p->batch_rows);
     free(p->carried);
     free(p->loads);
+    es_plan_reshard_free(p->reshard);
     free(p);
 }
 
@@ -104,7 +105,9 @@ ES_API int es_plan_build(es_context *ctx, const es_plan_settings *s, const es_co
     p->loads = calloc((size_t)p->K * p->W, sizeof *p->loads);
     rc = p->loads ? filter_rows(ctx, p) : es_fail(ctx, ES_ERR_NOMEM, "plan: out of memory");
     if (rc == ES_OK)
-        rc = s->mode == ES_PLAN_BATCH ? es_plan_build_batch(ctx, p) : es_plan_build_shard(ctx, p);
+        rc = s->mode == ES_PLAN_BATCH     ? es_plan_build_batch(ctx, p)
+             : s->mode == ES_PLAN_RESHARD ? es_plan_build_reshard(ctx, p)
+                                          : es_plan_build_shard(ctx, p);
     if (rc != ES_OK) {
         es_plan_free(p);
         return rc;

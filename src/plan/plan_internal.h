@@ -52,6 +52,8 @@ struct es_plan {
     size_t n_batch_rows;
     size_t *carried;    /* ES_REMAINDER_CARRY/DROP: rows left out of this epoch */
     size_t n_carried;
+    /* reshard mode (plan_reshard.h) */
+    struct plan_reshard *reshard;
     /* results */
     es_plan_load *loads; /* K × W */
     es_plan_metrics metrics;
@@ -60,6 +62,8 @@ struct es_plan {
 /* Mode builders: fill elements/batches, loads and the mode's metrics. */
 int es_plan_build_shard(es_context *ctx, es_plan *p);
 int es_plan_build_batch(es_context *ctx, es_plan *p);
+int es_plan_build_reshard(es_context *ctx, es_plan *p);
+void es_plan_reshard_free(struct plan_reshard *r);
 
 /* Common metrics from loads (imbalance, spread, retention); lower_bound must be set. */
 void es_plan_finish_metrics(es_plan *p);

@@ -9,6 +9,7 @@
 
 #include "config.h"
 #include "core/strbuf.h"
+#include "plan/plan_reshard.h"
 
 void es_json_string(es_strbuf *sb, const char *s)
 {
@@ -191,6 +192,8 @@ int es_plan_json_write(es_context *ctx, const es_plan *p, FILE *fp, const char *
                              "metrics", metrics(p), "ranks", ranks(p));
     if (!root)
         return es_fail(ctx, ES_ERR_NOMEM, "plan.json: out of memory");
+    if (p->reshard)
+        es_reshard_json(p, json_object_get(root, "parameters"), json_object_get(root, "metrics"));
     int bad = json_dumpf(root, fp, JSON_INDENT(2) | JSON_REAL_PRECISION(12)) != 0 ||
               fputc('\n', fp) == EOF;
     json_decref(root);

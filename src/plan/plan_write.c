@@ -18,6 +18,7 @@
 #include "costs/cost_table.h"
 #include "plan/plan_json.h"
 #include "plan/plan_outdir.h"
+#include "plan/plan_reshard.h"
 
 /* Original lines of raw lists, for item entries: file → array of lines. */
 typedef struct raw_lines {
@@ -278,7 +279,9 @@ ES_API int es_plan_write(es_context *ctx, const es_plan *p, const es_cost_table 
     int rc = es_outdir_begin(ctx, &d, outdir);
     if (rc != ES_OK)
         return rc;
-    rc = p->s.mode == ES_PLAN_BATCH ? write_batch_mode(ctx, &d, p) : write_shard_mode(ctx, &d, p);
+    rc = p->s.mode == ES_PLAN_BATCH     ? write_batch_mode(ctx, &d, p)
+         : p->s.mode == ES_PLAN_RESHARD ? es_reshard_write(ctx, &d, p)
+                                        : write_shard_mode(ctx, &d, p);
     FILE *fp = rc == ES_OK ? es_outdir_create(ctx, &d, "plan.json") : NULL;
     if (rc == ES_OK && !fp)
         rc = ES_ERR_IO;

@@ -62,5 +62,6 @@ const es_reader_ops *es_reader_for(const uint8_t *head, size_t n);
 long es_sniff_file(es_context *ctx, const char *path, uint8_t *head);
 
 extern const es_reader_ops es_reader_tar;
+extern const es_reader_ops es_reader_parquet;
 
 #endif

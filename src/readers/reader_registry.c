@@ -7,6 +7,7 @@
 /* Adding a format: write reader_<format>.c with its ops and list it here. */
 static const es_reader_ops *const readers[] = {
     &es_reader_tar,
+    &es_reader_parquet,
 };
 
 const es_reader_ops *es_reader_for(const uint8_t *head, size_t n)

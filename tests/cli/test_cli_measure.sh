@@ -28,6 +28,17 @@ diff <(tail -n +3 "$WORK/costs.tsv" | cut -f1,4,5,6,8) \
      <(tail -n +2 truth.tsv | awk -F'\t' -v OFS='\t' '{print $1,$3,$4,$5,$7}') >"$WORK/diff" \
     || fail "rows differ from truth.tsv: $(head -5 "$WORK/diff")"
 
+# 1b. CosyVoice parquet shards (data.list): the same 60 rows, speech tokens and
+#     speakers included, every embedding present; a parquet file without audio
+#     (InspireMusic's) is one line naming it
+expect_exit 0 "$BIN" measure -q -o "$WORK/pq.tsv" parquet/data.list
+diff <(tail -n +3 "$WORK/pq.tsv" | cut -f1,4,5,6,8,9,10,11) \
+     <(tail -n +2 truth.tsv | awk -F'\t' -v OFS='\t' '{print $1,$3,$4,$5,$7,$8,$2,"audio,text,utt_emb,spk_emb"}') \
+    >"$WORK/diff" || fail "parquet rows differ from truth.tsv: $(head -5 "$WORK/diff")"
+expect_exit 2 "$BIN" measure "$FIX/real/FunAudioLLM__InspireMusic/examples/music_generation/data/samples/parquet/parquet_000000000.tar"
+[[ $(wc -l <"$WORK/err") == 1 ]] && grep -q 'parquet_000000000.tar: no audio_data column' "$WORK/err" \
+    || fail "parquet without audio_data: $(cat "$WORK/err")"
+
 # 2. stdout by default; .zst output is zstd (the zstd tool reads it) and holds the same
 expect_exit 0 "$BIN" measure -q shards/shards.list
 cmp -s "$WORK/out" "$WORK/costs.tsv" || fail "stdout differs from -o file"

@@ -108,6 +108,54 @@ grep -q "^kept $kept " "$WORK/out" || fail "report does not show kept $kept: $(c
 python3 -c "import xml.dom.minidom,sys; xml.dom.minidom.parse(sys.argv[1])" "$WORK/p.svg" || fail "svg is not well-formed XML"
 expect_exit 2 "$BIN" report "$WORK/nothing-here"
 
+# 8. reshard: new tar shards checked member by member with Python's tarfile
+#    (tests/reshard_check.py; .zst via the zstd tool), a data.list of
+#    OUTDIR/shards_*.tar lines, plan.json's keys, byte-identical repeat runs
+CHECK="$ES_SOURCE_ROOT/tests/reshard_check.py"
+for c in none gzip zstd; do
+    ext=$([[ $c == none ]] && echo .tar || { [[ $c == gzip ]] && echo .tar.gz || echo .tar.zst; })
+    expect_exit 0 "$BIN" plan -q -k 2 -w 2 --mode reshard --compress "$c" --min-length 0 \
+        -o "$WORK/r-$c" shards/shards.list
+    python3 "$CHECK" shards/shards.list "$WORK/r-$c/data.list" >/dev/null || fail "reshard $c: members differ"
+    printf "$WORK/r-$c/shards_%09d$ext\n" 0 1 2 3 | cmp -s - "$WORK/r-$c/data.list" || fail "reshard $c: data.list"
+done
+python3 - "$WORK/r-zstd" <<'PY' || fail "reshard plan.json"
+import json, sys, os
+plan = json.load(open(os.path.join(sys.argv[1], "plan.json")))
+m = plan["metrics"]
+for key in ("imbalance", "lower_bound_gap", "batch_spread", "step_straggler", "retention", "kept", "filtered"):
+    assert key in m, key
+assert m["kept"] == 60 and plan["parameters"]["mode"] == "reshard", m
+assert plan["parameters"]["compress"] == "zstd"
+r = m["reshard"]
+assert r["shards"] == 4 and r["shards_per_worker"] == 1 and r["permutations"] == 20, r
+assert r["permutation_max_deviation"] <= 0.005 and r["shard_cost"]["max_deviation"] <= 0.005, r
+assert [x["rank"] for x in plan["ranks"]] == [0, 1] and len(plan["ranks"][0]["workers"]) == 2
+assert sum(x["utterances"] for x in plan["ranks"]) == 60
+PY
+cp -r "$WORK/r-none" "$WORK/r-keep"
+expect_exit 0 "$BIN" plan -q -k 2 -w 2 --mode reshard --min-length 0 -o "$WORK/r-none" shards/shards.list
+diff -r "$WORK/r-none" "$WORK/r-keep" >/dev/null || fail "reshard repeat run differs"
+# a relative OUTDIR is written into data.list as given; --root resolves the sources
+(cd "$WORK" && "$BIN" plan -q -k 2 --mode reshard --shards-per-worker 3 --root "$ES_FIXTURES/corpus_a" \
+    -o rel "$ES_FIXTURES/corpus_a/shards-gz/shards.list" >/dev/null) || fail "reshard with --root"
+[[ $(head -1 "$WORK/rel/data.list") == rel/shards_000000000.tar ]] || fail "relative data.list"
+(cd "$WORK" && python3 "$CHECK" --root "$ES_FIXTURES/corpus_a" --keys <(cut -f1 "$ES_FIXTURES/corpus_a/truth.tsv" | \
+    grep -vxFf <(cut -f1 rel/filtered.tsv)) "$ES_FIXTURES/corpus_a/shards/shards.list" rel/data.list >/dev/null) \
+    || fail "reshard with the default filter: kept utterances differ"
+[[ $(wc -l <"$WORK/rel/data.list") == 6 ]] || fail "--shards-per-worker 3 with K=2: 6 shards"
+# a cost table of the shards works as well as the list
+expect_exit 0 "$BIN" plan -q -k 2 -w 2 --mode reshard --min-length 0 -o "$WORK/r-t" "$WORK/costs.tsv.zst"
+cmp -s "$WORK/r-t/shards_000000000.tar" "$WORK/r-none/shards_000000000.tar" || fail "reshard from the table differs"
+# only tar input; bad option values
+expect_exit 2 "$BIN" plan -q -k 2 --mode reshard -o "$WORK/rx" raw.list
+grep -q "reshard writes tar shards from tar input" "$WORK/err" || fail "raw-list reshard error: $(cat "$WORK/err")"
+expect_exit 2 "$BIN" plan -q -k 2 --mode reshard --compress lz4 -o "$WORK/rx" shards/shards.list
+expect_exit 2 "$BIN" plan -q -k 2 --mode reshard --shards-per-worker 0 -o "$WORK/rx" shards/shards.list
+expect_exit 2 "$BIN" plan -q -k 8 -w 8 --mode reshard -o "$WORK/rx" shards/shards.list
+grep -q "cannot fill 64 shards" "$WORK/err" || fail "too many shards: $(cat "$WORK/err")"
+[[ -e $WORK/rx ]] && fail "a failed reshard left OUTDIR"
+
 if ((failures)); then
     echo "$failures failure(s)"
     exit 1

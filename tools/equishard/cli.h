@@ -34,5 +34,7 @@ int cli_parse_int(const char *s, int *out);
 int cmd_measure(int argc, char **argv);
 int cmd_plan(int argc, char **argv);
 int cmd_report(int argc, char **argv);
+int cmd_simulate(int argc, char **argv);
+int cmd_validate(int argc, char **argv);
 
 #endif

@@ -1,6 +1,7 @@
-/* equishard plan --world-size K [--workers W] [--mode shard|batch] [cost/filter
+/* equishard plan --world-size K [--workers W] [--mode shard|batch|reshard] [cost/filter
  *                flags] [--seed S] [--epoch E] -o OUTDIR  COSTS.tsv[.zst] | LIST... */
 #include <getopt.h>
+#include <sys/resource.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +19,11 @@ static const char usage_text[] =
     "  -w, --workers W           data-loader workers per rank (default 1)\n"
     "  -m, --mode MODE           shard: whole shards to ranks and workers (default)\n"
     "                            batch: utterances into batches, equal counts per rank\n"
+    "                            reshard: rewrite into K*W*M tar shards of equal cost\n"
+    "                            and a new OUTDIR/data.list (tar input only)\n"
+    "      --shards-per-worker M reshard: M shards per rank and worker (default: about\n"
+    "                            1000 utterances a shard)\n"
+    "      --compress none|gzip|zstd  reshard: filter of the new shards (default none)\n"
     "  -o, --output OUTDIR       where to write the plan (replaced atomically)\n"
     "      --max-frames-in-batch N  dynamic batching budget (default 2000)\n"
     "      --batch-size N        static batches of N instead\n"
@@ -30,7 +36,7 @@ static const char usage_text[] =
     "  -h, --help\n";
 
 enum { OPT_MAX_FRAMES = 1, OPT_BATCH_SIZE, OPT_SORT_SIZE, OPT_REMAINDER, OPT_SEED, OPT_EPOCH,
-       OPT_MAX_IMBALANCE };
+       OPT_MAX_IMBALANCE, OPT_SHARDS_PER_WORKER, OPT_COMPRESS };
 
 typedef struct plan_args {
     es_plan_settings plan;
@@ -118,6 +124,18 @@ static int own_option(int c, const char *arg, plan_args *a)
             break;
         a->plan.epoch = e;
         return 0;
+    case OPT_SHARDS_PER_WORKER:
+        if (cli_parse_u64(arg, &v) || v == 0 || v > UINT32_MAX)
+            break;
+        a->plan.shards_per_worker = (uint32_t)v;
+        return 0;
+    case OPT_COMPRESS:
+        if (!strcmp(arg, "none") || !strcmp(arg, "gzip") || !strcmp(arg, "zstd")) {
+            a->plan.compress = arg[0] == 'n' ? ES_COMPRESS_NONE
+                               : arg[0] == 'g' ? ES_COMPRESS_GZIP : ES_COMPRESS_ZSTD;
+            return 0;
+        }
+        break;
     case OPT_MAX_IMBALANCE:
         if (cli_parse_double(arg, &a->max_imbalance) || a->max_imbalance < 0)
             break;
@@ -127,7 +145,7 @@ static int own_option(int c, const char *arg, plan_args *a)
         return -1;
     }
     fprintf(stderr, "equishard plan: bad value '%s' for -%c/--%s\n", arg, c < 256 ? c : '-',
-            c == 'k' ? "world-size" : c == 'w' ? "workers" : c == 'm' ? "mode (shard|batch)" : "option");
+            c == 'k' ? "world-size" : c == 'w' ? "workers" : c == 'm' ? "mode (shard|batch|reshard)" : "option");
     return -1;
 }
 
@@ -142,6 +160,8 @@ static int parse_args(int argc, char **argv, plan_args *a)
         {"remainder", required_argument, NULL, OPT_REMAINDER},
         {"seed", required_argument, NULL, OPT_SEED}, {"epoch", required_argument, NULL, OPT_EPOCH},
         {"max-imbalance", required_argument, NULL, OPT_MAX_IMBALANCE},
+        {"shards-per-worker", required_argument, NULL, OPT_SHARDS_PER_WORKER},
+        {"compress", required_argument, NULL, OPT_COMPRESS},
         {"help", no_argument, NULL, 'h'},
     };
     struct option *opts = cli_join_options(own, sizeof own / sizeof own[0], 1, 1);
@@ -175,11 +195,7 @@ static int parse_args(int argc, char **argv, plan_args *a)
                         "required\n%s", usage_text);
         return -1;
     }
-    if (a->plan.mode == ES_PLAN_RESHARD) {
-        fprintf(stderr, "equishard plan: --mode reshard is not available in this build yet; "
-                        "use shard or batch\n");
-        return -1;
-    }
+    a->plan.root = a->measure.root; /* reshard reads the shards the lists name */
     return 0;
 }
 
@@ -188,7 +204,8 @@ static void print_summary(const es_plan *p, const es_plan_settings *s, const cha
     es_plan_metrics m;
     es_plan_get_metrics(p, &m);
     printf("%s mode: %u ranks x %u workers, %llu utterances planned, %llu filtered\n",
-           s->mode == ES_PLAN_BATCH ? "batch" : "shard", s->world_size, s->workers,
+           s->mode == ES_PLAN_BATCH ? "batch" : s->mode == ES_PLAN_RESHARD ? "reshard" : "shard",
+           s->world_size, s->workers,
            (unsigned long long)m.kept, (unsigned long long)m.filtered);
     printf("%6s %14s %11s %12s %8s\n", "rank", "cost", "utterances", "frames", "batches");
     uint32_t shown = s->world_size <= 16 ? s->world_size : 16;
@@ -207,7 +224,25 @@ static void print_summary(const es_plan *p, const es_plan_settings *s, const cha
         printf(", step straggler %.4f, %llu %s remainder batch(es)", m.step_straggler,
                (unsigned long long)m.remainder_batches,
                s->remainder == ES_REMAINDER_PAD ? "padded" : s->remainder == ES_REMAINDER_DROP ? "dropped" : "carried");
+    es_plan_reshard_info ri;
+    if (es_plan_reshard_info_get(p, &ri) == ES_OK)
+        printf("\n%u shards (%u a worker), cost %.1f .. %.1f (max deviation %.4f%%); worst "
+               "rank/worker deviation over %u loader permutations %.4f%%",
+               ri.shards, ri.shards_per_worker, ri.shard_cost_min, ri.shard_cost_max,
+               100 * ri.shard_max_deviation, ri.permutations, 100 * ri.permutation_max_deviation);
     printf(" [%s]\nwrote %s\n", m.method, outdir);
+}
+
+/* Reshard keeps one file open per new shard it writes; with more shards than
+ * the soft limit allows it writes them in passes. Raise the soft limit to the
+ * hard one first (harmless for the other modes). */
+static void raise_open_file_limit(void)
+{
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+        rl.rlim_cur = rl.rlim_max;
+        setrlimit(RLIMIT_NOFILE, &rl);
+    }
 }
 
 int cmd_plan(int argc, char **argv)
@@ -216,6 +251,8 @@ int cmd_plan(int argc, char **argv)
     int rc = parse_args(argc, argv, &a);
     if (rc)
         return rc > 0 ? EXIT_OK : EXIT_BAD_INPUT;
+    if (a.plan.mode == ES_PLAN_RESHARD)
+        raise_open_file_limit();
     cli_progress progress;
     cli_progress_init(&progress, "measure", a.quiet);
     a.measure.progress = cli_progress_update;

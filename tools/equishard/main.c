@@ -14,6 +14,8 @@ static const command commands[] = {
     {"measure", cmd_measure, "measure every utterance of shard lists into a cost table"},
     {"plan", cmd_plan, "partition utterances into equal work and batches per rank"},
     {"report", cmd_report, "print a plan's metrics and per-rank load (and an SVG chart)"},
+    {"simulate", cmd_simulate, "replay the loader's split and batching; predict the join cut"},
+    {"validate", cmd_validate, "check embeddings (missing, NaN, norms, mislabeled speakers, duplicates)"},
 };
 
 static void usage(FILE *out)

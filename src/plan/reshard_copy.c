@@ -1,0 +1,480 @@
+/* Reshard mode, the copy: source tar shards streamed into the new shards.
+ *
+ * Each source shard is opened once per pass and read front to back; its
+ * members are grouped into utterances exactly as the tar reader does
+ * (member_group.h), counted, and the utterance at position `pos` of a table
+ * row is routed, member by member and byte for byte, to the writer of its new
+ * shard. Data moves through one 256 KiB buffer: no member is held whole.
+ * Before copying, the utterance's key is compared with the table's: a shard
+ * that changed since it was measured is an error, not a silent mix-up.
+ *
+ * Passes: all N writers are open at once when the open-file limit (soft
+ * RLIMIT_NOFILE, less 64 for everything else) and a 1 GiB budget for
+ * compressor state allow; otherwise the new shards are written in passes of as
+ * many as fit, each pass re-reading only the sources that feed it. After each
+ * pass every shard written is read back and compared member by member (name,
+ * size, xxh3) with what was copied into it. */
+#include <archive.h>
+#include <archive_entry.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <xxhash.h>
+
+#include "core/strbuf.h"
+#include "core/strmap.h"
+#include "costs/cost_table.h"
+#include "plan/reshard_tar.h"
+#include "plan/plan_reshard.h"
+#include "readers/manifest.h"
+#include "readers/member_group.h"
+#include "readers/reader.h"
+#include "readers/shard_file.h"
+
+#define COPY_BUFFER (256u << 10)
+#define WRITER_MEMORY_BUDGET ((size_t)1 << 30)
+#define RESERVED_FDS 64
+
+/* One kept utterance to copy: table row, its position in its source, target. */
+typedef struct copy_item {
+    uint64_t pos;
+    size_t row;
+    uint32_t src;
+    uint32_t target;
+} copy_item;
+
+typedef struct copy_source {
+    const char *shard; /* as the table names it */
+    char *path;        /* resolved against the root */
+    size_t begin, end; /* its items */
+} copy_source;
+
+typedef struct copy_target {
+    struct archive *a;
+    FILE *fp;
+    char name[64];
+    reshard_digest digest;
+} copy_target;
+
+typedef struct copy_run {
+    const es_plan *p;
+    es_outdir *d;
+    copy_item *items;
+    size_t n_items;
+    copy_source *sources;
+    size_t n_sources;
+    copy_target *targets; /* N */
+    uint32_t t0, t1;      /* the pass: targets [t0, t1) are open */
+    void *buf;
+    XXH3_state_t *hash;
+    struct archive_entry *out; /* header of the member being copied */
+    es_strbuf key;
+} copy_run;
+
+void es_reshard_shard_name(const es_plan *p, uint32_t i, char *buf, size_t len)
+{
+    const char *ext = p->s.compress == ES_COMPRESS_GZIP   ? ".tar.gz"
+                      : p->s.compress == ES_COMPRESS_ZSTD ? ".tar.zst"
+                                                          : ".tar";
+    snprintf(buf, len, "shards_%09u%s", i, ext);
+}
+
+static int cmp_items(const void *a, const void *b)
+{
+    const copy_item *x = a, *y = b;
+    if (x->src != y->src)
+        return x->src < y->src ? -1 : 1;
+    if (x->pos != y->pos)
+        return x->pos < y->pos ? -1 : 1;
+    return (x->row > y->row) - (x->row < y->row);
+}
+
+/* Sources in table order of first appearance; items sorted by (source, pos). */
+static int collect(es_context *ctx, copy_run *run)
+{
+    const es_plan *p = run->p;
+    const plan_reshard *r = p->reshard;
+    es_strmap seen = {0};
+    run->items = malloc(p->n_kept * sizeof *run->items);
+    run->sources = malloc(p->n_kept * sizeof *run->sources);
+    int rc = run->items && run->sources ? ES_OK : es_fail(ctx, ES_ERR_NOMEM, "out of memory");
+    for (size_t k = 0; rc == ES_OK && k < p->n_kept; k++) {
+        const char *shard = p->table->rows[p->kept[k]].shard;
+        if (es_strmap_get(&seen, shard, strlen(shard)))
+            continue;
+        if (run->n_sources == UINT32_MAX) {
+            rc = es_fail(ctx, ES_ERR_UNSUPPORTED, "plan: reshard reads at most 2^32 - 1 shards");
+            break;
+        }
+        char buf[4096];
+        const char *path = es_resolve_path(p->s.root, shard, buf, sizeof buf);
+        copy_source *s = &run->sources[run->n_sources];
+        *s = (copy_source){shard, strdup(path), 0, 0};
+        if (!s->path || es_strmap_put(&seen, shard, strlen(shard),
+                                      (const void *)(uintptr_t)(run->n_sources + 1)))
+            rc = es_fail(ctx, ES_ERR_NOMEM, "out of memory");
+        run->n_sources += s->path != NULL;
+    }
+    for (uint32_t t = 0; rc == ES_OK && t < r->n_shards; t++)
+        for (size_t i = r->start[t]; i < r->start[t + 1]; i++) {
+            const es_cost_row *row = &p->table->rows[r->rows[i]];
+            const es_strmap_slot *slot = es_strmap_get(&seen, row->shard, strlen(row->shard));
+            run->items[run->n_items++] =
+                (copy_item){row->pos, r->rows[i], (uint32_t)((uintptr_t)slot->value - 1), t};
+        }
+    es_strmap_release(&seen);
+    if (rc != ES_OK)
+        return rc;
+    qsort(run->items, run->n_items, sizeof *run->items, cmp_items);
+    for (size_t i = 0; i < run->n_items; i++) {
+        copy_source *s = &run->sources[run->items[i].src];
+        if (s->end == 0)
+            s->begin = i;
+        s->end = i + 1;
+    }
+    return ES_OK;
+}
+
+/* Every source must still be there and be a tar shard, before anything is written. */
+static int check_sources(es_context *ctx, const copy_run *run)
+{
+    for (size_t i = 0; i < run->n_sources; i++) {
+        const copy_source *s = &run->sources[i];
+        uint8_t head[ES_SNIFF_BYTES];
+        FILE *fp = fopen(s->path, "rb");
+        if (!fp)
+            return es_fail(ctx, ES_ERR_IO, "%s: source shard cannot be opened: %s (moved or "
+                           "deleted since it was measured?)", s->path, strerror(errno));
+        size_t n = fread(head, 1, sizeof head, fp);
+        int bad = ferror(fp);
+        fclose(fp);
+        if (bad)
+            return es_fail(ctx, ES_ERR_IO, "%s: source shard cannot be read", s->path);
+        if (es_reader_for(head, n) != &es_reader_tar)
+            return es_fail(ctx, ES_ERR_UNSUPPORTED, "%s: not a tar shard: reshard writes tar "
+                           "shards from tar input; parquet reshard is issue 4", s->path);
+    }
+    return ES_OK;
+}
+
+/* Writers open at once: the open-file limit and the memory budget. */
+static size_t open_cap(const es_plan *p)
+{
+    if (p->reshard->max_open)
+        return p->reshard->max_open;
+    struct rlimit rl;
+    size_t fds = 1024;
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0)
+        fds = rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur > (1u << 20) ? (1u << 20) : rl.rlim_cur;
+    fds = fds > RESERVED_FDS + 1 ? fds - RESERVED_FDS : 1;
+    size_t mem = WRITER_MEMORY_BUDGET / reshard_writer_memory(p->s.compress);
+    return fds < mem ? fds : mem;
+}
+
+static int open_targets(es_context *ctx, copy_run *run)
+{
+    for (uint32_t t = run->t0; t < run->t1; t++) {
+        copy_target *tg = &run->targets[t];
+        es_reshard_shard_name(run->p, t, tg->name, sizeof tg->name);
+        tg->fp = es_outdir_create(ctx, run->d, tg->name);
+        if (!tg->fp)
+            return ES_ERR_IO;
+        tg->a = reshard_writer_open(ctx, tg->fp, run->p->s.compress, tg->name);
+        if (!tg->a)
+            return ES_ERR_IO;
+    }
+    return ES_OK;
+}
+
+/* Closes the pass's writers; with `ok` unset (after an error) quietly. */
+static int close_targets(es_context *ctx, copy_run *run, int ok)
+{
+    int rc = ES_OK;
+    for (uint32_t t = run->t0; t < run->t1; t++) {
+        copy_target *tg = &run->targets[t];
+        if (ok && rc == ES_OK) {
+            rc = reshard_writer_close(ctx, tg->a, tg->name);
+            int crc = tg->fp ? es_outdir_close(ctx, run->d, tg->fp, tg->name) : ES_OK;
+            rc = rc == ES_OK ? crc : rc;
+        } else {
+            if (tg->a)
+                archive_write_free(tg->a);
+            if (tg->fp)
+                fclose(tg->fp);
+        }
+        tg->a = NULL;
+        tg->fp = NULL;
+    }
+    return rc;
+}
+
+static int in_pass(const copy_run *run, const copy_item *it)
+{
+    return it->target >= run->t0 && it->target < run->t1;
+}
+
+static int source_error(es_context *ctx, struct archive *in, const copy_source *s,
+                        const char *member)
+{
+    const char *msg = archive_error_string(in);
+    if (member)
+        return es_fail(ctx, ES_ERR_FORMAT, "%s: member %s: %s (changed since it was measured?)",
+                       s->path, member, msg ? msg : "read error");
+    return es_fail(ctx, ES_ERR_FORMAT, "%s: %s (changed since it was measured?)", s->path,
+                   msg ? msg : "read error");
+}
+
+/* Copies the pending member of `in` to the targets of items [a, b) in the pass. */
+static int copy_member(es_context *ctx, copy_run *run, struct archive *in,
+                       struct archive_entry *e, const copy_source *s, size_t a, size_t b)
+{
+    const char *name = reshard_entry_name(e);
+    uint64_t size = archive_entry_size_is_set(e) ? (uint64_t)archive_entry_size(e) : 0;
+    archive_entry_clear(run->out);
+    archive_entry_copy_pathname(run->out, name);
+    archive_entry_set_size(run->out, (la_int64_t)size);
+    archive_entry_set_filetype(run->out, AE_IFREG);
+    archive_entry_set_perm(run->out, 0644);
+    archive_entry_set_mtime(run->out, 0, 0);
+    for (size_t i = a; i < b; i++) {
+        copy_target *tg = &run->targets[run->items[i].target];
+        if (in_pass(run, &run->items[i]) && archive_write_header(tg->a, run->out) < ARCHIVE_WARN)
+            return es_fail(ctx, ES_ERR_IO, "%s: member %s: %s", tg->name, name,
+                           archive_error_string(tg->a));
+    }
+    XXH3_64bits_reset(run->hash);
+    uint64_t got = 0;
+    la_ssize_t n;
+    while ((n = archive_read_data(in, run->buf, COPY_BUFFER)) > 0) {
+        XXH3_64bits_update(run->hash, run->buf, (size_t)n);
+        got += (uint64_t)n;
+        for (size_t i = a; i < b; i++) {
+            copy_target *tg = &run->targets[run->items[i].target];
+            if (in_pass(run, &run->items[i]) && archive_write_data(tg->a, run->buf, (size_t)n) != n)
+                return es_fail(ctx, ES_ERR_IO, "%s: member %s: write failed: %s", tg->name, name,
+                               archive_error_string(tg->a));
+        }
+    }
+    if (n < 0)
+        return source_error(ctx, in, s, name);
+    if (got != size)
+        return es_fail(ctx, ES_ERR_FORMAT, "%s: member %s: %llu bytes, its header says %llu "
+                       "(truncated?)", s->path, name, (unsigned long long)got,
+                       (unsigned long long)size);
+    uint64_t hash = XXH3_64bits_digest(run->hash);
+    for (size_t i = a; i < b; i++)
+        if (in_pass(run, &run->items[i]))
+            reshard_digest_add(&run->targets[run->items[i].target].digest, name, size, hash);
+    return ES_OK;
+}
+
+/* The utterance at `ordinal` starts with key run->key: items [*a, *b) are its
+ * copies; their table keys must agree with the shard. */
+static int start_utterance(es_context *ctx, copy_run *run, const copy_source *s,
+                           uint64_t ordinal, size_t *at, size_t *a, size_t *b)
+{
+    *a = *at;
+    while (*at < s->end && run->items[*at].pos == ordinal)
+        (*at)++;
+    *b = *at;
+    for (size_t i = *a; i < *b; i++) {
+        const char *want = run->p->table->rows[run->items[i].row].key;
+        if (strcmp(want, run->key.buf) != 0)
+            return es_fail(ctx, ES_ERR_FORMAT, "%s: utterance %llu is %s, the cost table says "
+                           "%s: the shard changed since it was measured", s->path,
+                           (unsigned long long)ordinal, run->key.buf, want);
+    }
+    return ES_OK;
+}
+
+static int stream_members(es_context *ctx, copy_run *run, struct archive *in,
+                          const copy_source *s)
+{
+    size_t at = s->begin, a = at, b = at;
+    uint64_t ordinal = UINT64_MAX;
+    int started = 0, rc = ES_OK;
+    struct archive_entry *e;
+    int r;
+    while (rc == ES_OK && (r = archive_read_next_header(in, &e)) != ARCHIVE_EOF) {
+        if (r < ARCHIVE_WARN)
+            return source_error(ctx, in, s, NULL);
+        if (archive_entry_filetype(e) != AE_IFREG)
+            continue; /* as the tar reader: directories and links are no members */
+        const char *name = reshard_entry_name(e);
+        if (!name)
+            return es_fail(ctx, ES_ERR_FORMAT, "%s: a member without a usable name", s->path);
+        size_t key_len;
+        const char *suffix;
+        es_member_split(name, &key_len, &suffix);
+        if (!started || key_len != run->key.len || memcmp(name, run->key.buf, key_len) != 0) {
+            started = 1;
+            ordinal++;
+            run->key.len = 0;
+            es_strbuf_append(&run->key, name, key_len);
+            if (run->key.oom)
+                return es_fail(ctx, ES_ERR_NOMEM, "out of memory");
+            rc = start_utterance(ctx, run, s, ordinal, &at, &a, &b);
+        }
+        int wanted = 0;
+        for (size_t i = a; i < b; i++)
+            wanted |= in_pass(run, &run->items[i]);
+        if (rc == ES_OK && wanted)
+            rc = copy_member(ctx, run, in, e, s, a, b);
+    }
+    if (rc == ES_OK && at < s->end)
+        rc = es_fail(ctx, ES_ERR_FORMAT, "%s: ends after %llu utterances, but the cost table has "
+                     "utterance %llu (%s) in it: the shard changed since it was measured",
+                     s->path, (unsigned long long)(ordinal + 1),
+                     (unsigned long long)run->items[at].pos,
+                     run->p->table->rows[run->items[at].row].key);
+    return rc;
+}
+
+static int copy_source_shard(es_context *ctx, copy_run *run, const copy_source *s)
+{
+    int wanted = 0;
+    for (size_t i = s->begin; i < s->end && !wanted; i++)
+        wanted = in_pass(run, &run->items[i]);
+    if (!wanted)
+        return ES_OK;
+    struct archive *in = archive_read_new();
+    if (!in)
+        return es_fail(ctx, ES_ERR_NOMEM, "out of memory");
+    archive_read_support_filter_all(in);
+    archive_read_support_format_tar(in);
+    es_shard_file file;
+    int rc = es_shard_file_open(in, &file, s->path) == ARCHIVE_OK
+                 ? stream_members(ctx, run, in, s)
+                 : source_error(ctx, in, s, NULL);
+    archive_read_free(in);
+    return rc;
+}
+
+static int verify_targets(es_context *ctx, copy_run *run)
+{
+    for (uint32_t t = run->t0; t < run->t1; t++) {
+        const copy_target *tg = &run->targets[t];
+        char path[4200];
+        snprintf(path, sizeof path, "%s/%s", run->d->temp_path, tg->name);
+        int rc = reshard_verify(ctx, path, tg->name, run->p->s.compress, &tg->digest, run->buf,
+                                COPY_BUFFER);
+        if (rc != ES_OK)
+            return rc;
+    }
+    return ES_OK;
+}
+
+static int run_passes(es_context *ctx, copy_run *run)
+{
+    uint32_t N = run->p->reshard->n_shards;
+    size_t cap = open_cap(run->p);
+    for (uint32_t t0 = 0; t0 < N; t0 = run->t1) {
+        run->t0 = t0;
+        run->t1 = N - t0 > cap ? t0 + (uint32_t)cap : N;
+        int rc = open_targets(ctx, run);
+        for (size_t i = 0; rc == ES_OK && i < run->n_sources; i++)
+            rc = copy_source_shard(ctx, run, &run->sources[i]);
+        int crc = close_targets(ctx, run, rc == ES_OK);
+        rc = rc == ES_OK ? crc : rc;
+        if (rc == ES_OK)
+            rc = verify_targets(ctx, run);
+        if (rc != ES_OK)
+            return rc;
+    }
+    return ES_OK;
+}
+
+static void run_release(copy_run *run)
+{
+    for (size_t i = 0; i < run->n_sources; i++)
+        free(run->sources[i].path);
+    free(run->sources);
+    free(run->items);
+    free(run->targets);
+    free(run->buf);
+    if (run->hash)
+        XXH3_freeState(run->hash);
+    if (run->out)
+        archive_entry_free(run->out);
+    es_strbuf_release(&run->key);
+}
+
+static int write_text(es_context *ctx, es_outdir *d, const char *name, const es_strbuf *sb)
+{
+    if (sb->oom)
+        return es_fail(ctx, ES_ERR_NOMEM, "out of memory");
+    FILE *fp = es_outdir_create(ctx, d, name);
+    if (!fp)
+        return ES_ERR_IO;
+    if (sb->len)
+        fwrite(sb->buf, 1, sb->len, fp);
+    return es_outdir_close(ctx, d, fp, name);
+}
+
+/* data.list and shards.tsv: shard j is read by rank j % K, worker (j / K) % W
+ * under the un-permuted split. */
+static int write_lists(es_context *ctx, es_outdir *d, const es_plan *p)
+{
+    const plan_reshard *r = p->reshard;
+    es_strbuf list = {0}, tsv = {0};
+    es_strbuf_puts(&tsv, "shard\tutterances\tframes\tcost\trank\tworker\n");
+    for (uint32_t s = 0; s < r->n_shards; s++) {
+        char name[64];
+        es_reshard_shard_name(p, s, name, sizeof name);
+        es_strbuf_printf(&list, "%s/%s\n", d->final_path, name);
+        es_strbuf_printf(&tsv, "%s/%s\t%zu\t%llu\t%.17g\t%u\t%u\n", d->final_path, name,
+                         r->start[s + 1] - r->start[s], (unsigned long long)r->shard_frames[s],
+                         r->shard_cost[s], s % p->K, (s / p->K) % p->W);
+    }
+    int rc = write_text(ctx, d, "data.list", &list);
+    if (rc == ES_OK)
+        rc = write_text(ctx, d, "shards.tsv", &tsv);
+    es_strbuf_release(&list);
+    es_strbuf_release(&tsv);
+    return rc;
+}
+
+/* filtered.tsv: the rows the filter dropped (not copied), with the reason. */
+static int write_filtered(es_context *ctx, es_outdir *d, const es_plan *p)
+{
+    if (p->n_kept == p->table->n)
+        return ES_OK;
+    es_strbuf sb = {0};
+    es_strbuf_puts(&sb, "key\tshard\tpos\treason\n");
+    for (size_t i = 0, k = 0; i < p->table->n; i++) {
+        if (k < p->n_kept && p->kept[k] == i) {
+            k++;
+            continue;
+        }
+        const es_cost_row *row = &p->table->rows[i];
+        es_strbuf_printf(&sb, "%s\t%s\t%llu\t%s\n", row->key, row->shard,
+                         (unsigned long long)row->pos,
+                         es_filter_reason_name(es_filter_row(&p->s.model, row)));
+    }
+    int rc = write_text(ctx, d, "filtered.tsv", &sb);
+    es_strbuf_release(&sb);
+    return rc;
+}
+
+int es_reshard_write(es_context *ctx, es_outdir *d, const es_plan *p)
+{
+    copy_run run = {.p = p, .d = d};
+    run.targets = calloc(p->reshard->n_shards, sizeof *run.targets);
+    run.buf = malloc(COPY_BUFFER);
+    run.hash = XXH3_createState();
+    run.out = archive_entry_new();
+    int rc = run.targets && run.buf && run.hash && run.out
+                 ? collect(ctx, &run)
+                 : es_fail(ctx, ES_ERR_NOMEM, "out of memory");
+    if (rc == ES_OK)
+        rc = check_sources(ctx, &run);
+    if (rc == ES_OK)
+        rc = run_passes(ctx, &run);
+    if (rc == ES_OK)
+        rc = write_lists(ctx, d, p);
+    if (rc == ES_OK)
+        rc = write_filtered(ctx, d, p);
+    run_release(&run);
+    return rc;
+}

@@ -1,0 +1,49 @@
+/* The tar side of reshard: libarchive writers with deterministic metadata, and
+ * the read-back check of a written shard.
+ *
+ * Every member is written as a regular file with mode 0644, mtime 0, uid/gid 0
+ * and empty user/group names, in pax-restricted format (plain ustar headers
+ * unless a name or size needs a pax extension, as Python's tarfile does).
+ * Filters: none, gzip (level 6, no timestamp) or zstd (level 3). Same members,
+ * same bytes, in any run.
+ *
+ * A digest is a running hash over the members in order: each member's name,
+ * size and xxh3-64 of its bytes. Two shards with equal digests and member
+ * counts hold the same members in the same order. */
+#ifndef ES_RESHARD_TAR_H
+#define ES_RESHARD_TAR_H
+
+#include <archive.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "core/context.h"
+
+typedef struct reshard_digest {
+    uint64_t chain;
+    uint64_t members;
+    uint64_t bytes;
+} reshard_digest;
+
+void reshard_digest_add(reshard_digest *d, const char *name, uint64_t size, uint64_t hash);
+
+/* A writer onto fp (which the caller closes after reshard_writer_close).
+ * `label` names the shard in messages. NULL on failure (message in ctx). */
+struct archive *reshard_writer_open(es_context *ctx, FILE *fp, es_compress c, const char *label);
+
+/* Finishes the archive and frees the writer (a may be NULL). */
+int reshard_writer_close(es_context *ctx, struct archive *a, const char *label);
+
+/* Memory one open writer needs, roughly (compressor state and buffers). */
+size_t reshard_writer_memory(es_compress c);
+
+/* The name of a source member as libarchive reports it (NULL when it has none
+ * in any form). */
+const char *reshard_entry_name(struct archive_entry *e);
+
+/* Reads the shard at path back (any filter) and compares its members with
+ * `want`; also checks that the filter is the one written. buf is scratch space. */
+int reshard_verify(es_context *ctx, const char *path, const char *label, es_compress c,
+                   const reshard_digest *want, void *buf, size_t buf_size);
+
+#endif

@@ -1,0 +1,19 @@
+/* Page decompression: UNCOMPRESSED, SNAPPY (libsnappy), GZIP (zlib), ZSTD
+ * (libzstd). The page header declares the uncompressed size; the output must be
+ * exactly that long, so a lying header is caught here ("gzip: 812 bytes, the
+ * header says 900"). */
+#ifndef ES_PQ_CODEC_H
+#define ES_PQ_CODEC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Whether this build can decompress `codec` (PQ_SNAPPY, …). */
+int pq_codec_supported(int codec);
+
+/* Decompresses src[0..n) into dst[0..want). Returns 0, or -1 with a reason
+ * ("snappy: corrupt input") in err. */
+int pq_decompress(int codec, const uint8_t *src, size_t n, uint8_t *dst, size_t want,
+                  char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,64 @@
+/* A cursor over one column chunk (one leaf in one row group): it reads one page
+ * at a time (pread: nothing else of the file is in memory), decompresses it,
+ * decodes its levels and, when asked, its values, and hands out level entries
+ * one by one.
+ *
+ * An entry is one (definition level, repetition level) pair; when def equals
+ * the leaf's max_def it carries a value. A value's bytes stay valid until the
+ * next call of pq_column_next (dictionary values until the cursor is released).
+ *
+ * Memory: the current page (compressed and decompressed), its levels and
+ * values, and the dictionary page. Sizes are checked against the chunk and the
+ * file before anything is allocated; see the limits in pq_column.c.
+ *
+ * Errors leave a message without file/row group/column ("page 3: snappy:
+ * corrupt input") in `err` and a status in `status`; the caller prefixes them. */
+#ifndef ES_PQ_COLUMN_H
+#define ES_PQ_COLUMN_H
+
+#include <stdint.h>
+
+#include "readers/parquet/pq_file.h"
+#include "readers/parquet/pq_values.h"
+
+typedef struct pq_entry {
+    uint8_t def, rep;
+    const uint8_t *ptr; /* value bytes when def == max_def, else NULL */
+    uint32_t len;
+} pq_entry;
+
+typedef struct pq_column {
+    const es_pq_file *f;
+    const pq_leaf *leaf;
+    const pq_column_meta *meta;
+    int want_values;
+    uint64_t pos, end;      /* next page header; end of the chunk */
+    uint64_t entries_left;  /* level entries the chunk has not yet delivered in pages */
+    uint32_t page_no;       /* pages read so far, dictionary page included */
+    /* buffers, reused page after page */
+    uint8_t *hdr, *raw, *page, *dict_data;
+    size_t hdr_cap, raw_cap, page_cap;
+    pq_value *dict;
+    size_t n_dict;
+    uint8_t *def, *rep;
+    size_t def_cap, rep_cap;
+    pq_value_buf values;
+    /* the current data page */
+    uint32_t n, i, vi, n_vals;
+    int status;
+    char err[300];
+} pq_column;
+
+/* Prepares a cursor over leaf `leaf` of row group `rg`. want_values = 0 decodes
+ * levels only (counts and presence need nothing else). Returns ES_OK or a
+ * status with c->err set; c must be released either way. */
+int pq_column_open(pq_column *c, const es_pq_file *f, uint32_t rg, const pq_leaf *leaf,
+                   int want_values);
+
+/* 1: *e holds the next entry; 0: the chunk is done; negative: an es_status,
+ * message in c->err. */
+int pq_column_next(pq_column *c, pq_entry *e);
+
+void pq_column_release(pq_column *c);
+
+#endif

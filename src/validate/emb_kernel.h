@@ -1,0 +1,307 @@
+/* The validator's per-row arithmetic: one source for the CPU path (validate_cpu.c,
+ * OpenMP) and the CUDA path (validate_cuda.cu), so the CPU tests cover the logic
+ * the GPU runs (DESIGN.md §8).
+ *
+ * Everything here is a `static inline` function marked ES_KFN, which is
+ * `__host__ __device__` under nvcc and nothing otherwise; the header is valid C11
+ * and CUDA C++ and needs no library.
+ *
+ * How a row of d floats is reduced. Element i belongs to lane i % ES_K_LANES at
+ * position i / ES_K_LANES inside that lane; es_k_elem() adds one element to its
+ * lane's state. The CPU walks a row with ES_K_LANES lanes side by side (the
+ * compiler turns them into SIMD registers); a CUDA warp gives element i to
+ * thread i % 32, whose lane is (i % 32) % ES_K_LANES, and merges threads with
+ * shuffles. The integer parts of the state (NaN/Inf counts, the row checksum)
+ * are therefore bit-identical on both; the sums of squares are rounded in a
+ * different order and agree to float precision.
+ *
+ * The row checksum (duplicate detection) is, per lane, the wrapping sums
+ * a = Σ bits(x_i) and s = Σ pos_i · bits(x_i) over 32-bit words, folded into 64
+ * bits. It is not a cryptographic hash: equal checksums are only candidates,
+ * and the caller compares the rows' bytes before it reports a duplicate. */
+#ifndef ES_EMB_KERNEL_H
+#define ES_EMB_KERNEL_H
+
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#if defined(__CUDACC__)
+#define ES_KFN static inline __host__ __device__
+#else
+#define ES_KFN static inline
+#endif
+
+enum { ES_K_LANES = 16 };     /* lanes per row; 32 (a warp) is a multiple */
+enum { ES_K_CHUNK = 64 };     /* rows per partial sum of a speaker's centroid */
+#define ES_K_NO_COSINE 2.0    /* es_row_result.cosine when not computed */
+
+/* What the kernels report per row (host memory, indexed by row). */
+typedef struct es_row_result {
+    double sumsq;     /* Σ x²; meaningful only when nan == inf == 0 */
+    double cosine;    /* to the speaker's centroid, or ES_K_NO_COSINE */
+    uint64_t hash;    /* row checksum (candidates for identical rows) */
+    uint32_t nan, inf;/* elements that are NaN / ±Inf */
+} es_row_result;
+
+/* ---- element conversions -------------------------------------------------------- */
+
+ES_KFN uint32_t es_k_f32_bits(float v)
+{
+#if defined(__CUDA_ARCH__)
+    return __float_as_uint(v);
+#else
+    uint32_t u;
+    memcpy(&u, &v, sizeof u);
+    return u;
+#endif
+}
+
+ES_KFN float es_k_bits_f32(uint32_t u)
+{
+#if defined(__CUDA_ARCH__)
+    return __uint_as_float(u);
+#else
+    float v;
+    memcpy(&v, &u, sizeof v);
+    return v;
+#endif
+}
+
+/* IEEE binary16 → float, exactly (subnormals, ±Inf and NaN payloads kept). */
+ES_KFN float es_k_f16_to_f32(uint16_t h)
+{
+    uint32_t sign = (uint32_t)(h & 0x8000u) << 16;
+    uint32_t exp = (h >> 10) & 0x1fu, man = h & 0x3ffu;
+    if (exp == 0x1f) /* Inf or NaN */
+        return es_k_bits_f32(sign | 0x7f800000u | (man << 13));
+    if (exp != 0)
+        return es_k_bits_f32(sign | ((exp + 112u) << 23) | (man << 13));
+    /* zero or subnormal: man × 2^-24, exact in float */
+    float v = (float)man * (1.0f / 16777216.0f);
+    return sign ? -v : v;
+}
+
+/* bfloat16 → float: the upper half of a float. */
+ES_KFN float es_k_bf16_to_f32(uint16_t h) { return es_k_bits_f32((uint32_t)h << 16); }
+
+/* ---- one element -------------------------------------------------------------------- */
+
+/* Classification by bit pattern, so it holds under any floating-point flags. */
+ES_KFN uint32_t es_k_is_nan(uint32_t bits) { return (bits & 0x7fffffffu) > 0x7f800000u; }
+ES_KFN uint32_t es_k_is_inf(uint32_t bits) { return (bits & 0x7fffffffu) == 0x7f800000u; }
+
+/* Adds element v (at position pos of its lane) to a lane's state. */
+ES_KFN void es_k_elem(float *ss, uint32_t *nan, uint32_t *inf, uint32_t *ha, uint32_t *hs,
+                      float v, uint32_t pos)
+{
+    uint32_t b = es_k_f32_bits(v);
+    *nan += es_k_is_nan(b);
+    *inf += es_k_is_inf(b);
+    *ss += v * v;
+    *ha += b;
+    *hs += b * pos;
+}
+
+/* ---- merging lanes ------------------------------------------------------------------ */
+
+/* Folds the per-lane checksums (ha[l], hs[l], l < ES_K_LANES) of a row of d
+ * elements into 64 bits. Lanes are weighted by distinct odd constants so that
+ * moving a value to another lane changes the result. */
+ES_KFN uint64_t es_k_hash_finish(const uint32_t *ha, const uint32_t *hs, uint32_t d)
+{
+    uint32_t a = 0, s = 0;
+    for (int l = 0; l < ES_K_LANES; l++) {
+        a += ha[l] * (0x9e3779b1u + 2u * (uint32_t)l * 0x632be5abu);
+        s += hs[l] * (0x85ebca77u + 2u * (uint32_t)l * 0x27d4eb2fu);
+    }
+    uint64_t h = ((uint64_t)a << 32 | s) ^ ((uint64_t)d * 0x9e3779b97f4a7c15ull);
+    h ^= h >> 33; /* murmur3 fmix64 */
+    h *= 0xff51afd7ed558ccdull;
+    h ^= h >> 33;
+    h *= 0xc4ceb9fe1a85ec53ull;
+    h ^= h >> 33;
+    return h;
+}
+
+/* Σ of ES_K_LANES float partial sums, in double, as a tree (four dependent
+ * additions instead of sixteen). */
+ES_KFN double es_k_sum_lanes(const float *v)
+{
+    double t[ES_K_LANES];
+    for (int l = 0; l < ES_K_LANES; l++)
+        t[l] = v[l];
+    for (int w = ES_K_LANES / 2; w > 0; w /= 2)
+        for (int l = 0; l < w; l++)
+            t[l] += t[l + w];
+    return t[0];
+}
+
+/* ---- whole rows: the scalar reference ------------------------------------------- */
+
+/* NaN/Inf counts, sum of squares and checksum of a row of d floats: every
+ * element through es_k_elem(), lane by lane. */
+ES_KFN void es_k_row_stats(const float *x, uint32_t d, es_row_result *out)
+{
+    float ss[ES_K_LANES];
+    uint32_t ha[ES_K_LANES], hs[ES_K_LANES], nan = 0, inf = 0;
+    for (int l = 0; l < ES_K_LANES; l++) {
+        ss[l] = 0.0f;
+        ha[l] = hs[l] = 0;
+    }
+    for (uint32_t i = 0; i < d; i++) {
+        uint32_t l = i % ES_K_LANES;
+        es_k_elem(&ss[l], &nan, &inf, &ha[l], &hs[l], x[i], i / ES_K_LANES);
+    }
+    out->sumsq = es_k_sum_lanes(ss);
+    out->nan = nan;
+    out->inf = inf;
+    out->hash = es_k_hash_finish(ha, hs, d);
+    out->cosine = ES_K_NO_COSINE;
+}
+
+/* Σ x·c over d elements, in ES_K_LANES float lanes merged in double. */
+ES_KFN double es_k_dot(const float *x, const float *c, uint32_t d)
+{
+    float acc[ES_K_LANES];
+    for (int l = 0; l < ES_K_LANES; l++)
+        acc[l] = 0.0f;
+    for (uint32_t i = 0; i < d; i++)
+        acc[i % ES_K_LANES] += x[i] * c[i];
+    return es_k_sum_lanes(acc);
+}
+
+/* A speaker's centroid sums, one chunk of (at most ES_K_CHUNK) rows at a time:
+ * for every column j in [j0, j1), part = Σ x[row][j] over the chunk's rows in
+ * the given order, in float starting from 0, then total[j] += part in double.
+ * Chunks are added in a fixed order too, so the sums are the same for any
+ * thread count, and the CUDA path (one thread per column) produces the same
+ * bits. A float partial over at most 64 rows costs at most ~64 ulp of one
+ * row's magnitude (about 4e-6 relative), far below every threshold here, and
+ * keeps the CPU loop at memory speed (double partials cost twice the time). */
+ES_KFN void es_k_chunk_sum(double *total, const float *x, size_t d, const uint32_t *rows,
+                           uint32_t n_rows, uint32_t j0, uint32_t j1)
+{
+    for (uint32_t j = j0; j < j1; j++) {
+        float part = 0.0f;
+        for (uint32_t r = 0; r < n_rows; r++)
+            part += x[(size_t)rows[r] * d + j];
+        total[j] += (double)part;
+    }
+}
+
+/* The centroid used for cosines: the double mean rounded to float. */
+ES_KFN float es_k_mean(double sum, uint32_t count) { return (float)(sum / (double)count); }
+
+/* Cosine from a dot product and the two sums of squares; ES_K_NO_COSINE when
+ * either vector is zero. */
+ES_KFN double es_k_cosine(double dot, double sumsq_x, double sumsq_c)
+{
+    if (!(sumsq_x > 0.0) || !(sumsq_c > 0.0))
+        return ES_K_NO_COSINE;
+    return dot / (sqrt(sumsq_x) * sqrt(sumsq_c));
+}
+
+/* A row counts toward its speaker's centroid when every element is finite. */
+ES_KFN int es_k_row_finite(const es_row_result *r) { return r->nan == 0 && r->inf == 0; }
+
+/* ---- whole rows with SIMD (host only) -------------------------------------------------
+ *
+ * The same results as the reference functions above, bit for bit (the tests
+ * check it): the same per-lane operations in the same order, written with GCC/
+ * Clang vector extensions because the auto-vectorizer does not manage these
+ * lane patterns. A vector of ES_K_LANES floats is one AVX-512 register, two
+ * AVX2 or four SSE2 registers. Two rewrites keep the loop short: the
+ * checksum's position sums come from Fletcher's recurrence (hc += ha after each
+ * block gives hc = Σ (nb - pos)·bits, so Σ pos·bits = nb·ha - hc, additions
+ * instead of a multiply per element), and NaN and Inf are counted together,
+ * split only for a row that has any. Compilers without vector extensions (and
+ * nvcc, which runs the per-element functions instead) use the reference. */
+#if !defined(__CUDACC__) && (defined(__GNUC__) || defined(__clang__))
+#define ES_K_SIMD 1
+typedef float es_kvf __attribute__((vector_size(4 * ES_K_LANES)));
+typedef uint32_t es_kvu __attribute__((vector_size(4 * ES_K_LANES)));
+#define ES_K_SIMD_FN static inline __attribute__((always_inline))
+
+ES_K_SIMD_FN void es_k_row_stats_simd(const float *x, uint32_t d, es_row_result *out)
+{
+    es_kvf ss = {0};
+    es_kvu bad = {0}, ha = {0}, hc = {0};
+    const es_kvu exp_mask = (es_kvu){0} + 0x7f800000u;
+    uint32_t nb = d / ES_K_LANES;
+    for (uint32_t b = 0; b < nb; b++) {
+        es_kvf v;
+        memcpy(&v, x + (size_t)b * ES_K_LANES, sizeof v);
+        es_kvu u = (es_kvu)v;
+        ss += v * v;
+        bad -= (es_kvu)((u & exp_mask) == exp_mask);
+        ha += u;
+        hc += ha;
+    }
+    float ssl[ES_K_LANES];
+    uint32_t hal[ES_K_LANES], hsl[ES_K_LANES], n_bad = 0, nan = 0, inf = 0;
+    for (int l = 0; l < ES_K_LANES; l++) {
+        ssl[l] = ss[l];
+        hal[l] = ha[l];
+        hsl[l] = nb * ha[l] - hc[l];
+        n_bad += bad[l];
+    }
+    for (uint32_t i = 0; n_bad && i < nb * ES_K_LANES; i++) {
+        uint32_t bits = es_k_f32_bits(x[i]);
+        nan += es_k_is_nan(bits);
+        inf += es_k_is_inf(bits);
+    }
+    for (uint32_t i = nb * ES_K_LANES; i < d; i++) {
+        uint32_t l = i % ES_K_LANES;
+        es_k_elem(&ssl[l], &nan, &inf, &hal[l], &hsl[l], x[i], nb);
+    }
+    out->sumsq = es_k_sum_lanes(ssl);
+    out->nan = nan;
+    out->inf = inf;
+    out->hash = es_k_hash_finish(hal, hsl, d);
+    out->cosine = ES_K_NO_COSINE;
+}
+
+ES_K_SIMD_FN double es_k_dot_simd(const float *x, const float *c, uint32_t d)
+{
+    es_kvf acc = {0};
+    uint32_t nb = d / ES_K_LANES;
+    for (uint32_t b = 0; b < nb; b++) {
+        es_kvf xv, cv;
+        memcpy(&xv, x + (size_t)b * ES_K_LANES, sizeof xv);
+        memcpy(&cv, c + (size_t)b * ES_K_LANES, sizeof cv);
+        acc += xv * cv;
+    }
+    float lanes[ES_K_LANES];
+    for (int l = 0; l < ES_K_LANES; l++)
+        lanes[l] = acc[l];
+    for (uint32_t i = nb * ES_K_LANES; i < d; i++)
+        lanes[i % ES_K_LANES] += x[i] * c[i];
+    return es_k_sum_lanes(lanes);
+}
+
+/* es_k_chunk_sum over all d columns: ES_K_LANES columns at a time stay in a
+ * register while the chunk's rows (just read, so in cache) stream past. */
+ES_K_SIMD_FN void es_k_chunk_sum_simd(double *total, const float *x, size_t d,
+                                       const uint32_t *rows, uint32_t n_rows)
+{
+    uint32_t j = 0;
+    for (; j + ES_K_LANES <= d; j += ES_K_LANES) {
+        es_kvf part = {0};
+        for (uint32_t r = 0; r < n_rows; r++) {
+            es_kvf v;
+            memcpy(&v, x + (size_t)rows[r] * d + j, sizeof v);
+            part += v;
+        }
+        for (int l = 0; l < ES_K_LANES; l++)
+            total[j + l] += (double)part[l];
+    }
+    es_k_chunk_sum(total, x, d, rows, n_rows, j, (uint32_t)d);
+}
+#else
+#define es_k_row_stats_simd es_k_row_stats
+#define es_k_dot_simd es_k_dot
+#define es_k_chunk_sum_simd(total, x, d, rows, n) es_k_chunk_sum(total, x, d, rows, n, 0, (uint32_t)(d))
+#endif
+
+#endif

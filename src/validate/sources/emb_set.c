@@ -1,0 +1,174 @@
+/* The embedding set and the loader that picks a reader by content. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "validate/sources/emb_set.h"
+
+es_emb_set *es_emb_set_new(const char *name)
+{
+    es_emb_set *s = calloc(1, sizeof *s);
+    if (s && !(s->name = strdup(name))) {
+        free(s);
+        return NULL;
+    }
+    return s;
+}
+
+void es_emb_set_free(es_emb_set *s)
+{
+    if (!s)
+        return;
+    free(s->name);
+    free(s->keys);
+    free(s->spk);
+    free(s->off);
+    free(s->len);
+    free(s->vals);
+    free(s->absent);
+    es_strmap_release(&s->index);
+    es_arena_release(&s->strings);
+    free(s);
+}
+
+ptrdiff_t es_emb_set_find(const es_emb_set *s, const char *key)
+{
+    const es_strmap_slot *slot = es_strmap_get(&s->index, key, strlen(key));
+    return slot ? (ptrdiff_t)((uintptr_t)slot->value - 1) : -1;
+}
+
+int es_emb_set_push(es_emb_set *s, float v)
+{
+    if (s->n_vals == s->cap_vals) {
+        size_t cap = s->cap_vals ? 2 * s->cap_vals : 4096;
+        float *p = realloc(s->vals, cap * sizeof *p);
+        if (!p)
+            return ES_ERR_NOMEM;
+        s->vals = p;
+        s->cap_vals = cap;
+    }
+    s->vals[s->n_vals++] = v;
+    return ES_OK;
+}
+
+int es_emb_set_reserve(es_emb_set *s, size_t extra)
+{
+    if (s->cap_vals - s->n_vals >= extra)
+        return ES_OK;
+    size_t cap = s->cap_vals ? s->cap_vals : 4096;
+    while (cap - s->n_vals < extra) {
+        if (cap > SIZE_MAX / 2 / sizeof *s->vals)
+            return ES_ERR_NOMEM;
+        cap *= 2;
+    }
+    float *p = realloc(s->vals, cap * sizeof *p);
+    if (!p)
+        return ES_ERR_NOMEM;
+    s->vals = p;
+    s->cap_vals = cap;
+    return ES_OK;
+}
+
+static int grow_entries(es_emb_set *s)
+{
+    size_t cap = s->cap ? 2 * s->cap : 256;
+    const char **keys = realloc(s->keys, cap * sizeof *keys);
+    if (keys)
+        s->keys = keys;
+    size_t *off = realloc(s->off, cap * sizeof *off);
+    if (off)
+        s->off = off;
+    uint32_t *len = realloc(s->len, cap * sizeof *len);
+    if (len)
+        s->len = len;
+    if (!keys || !off || !len)
+        return ES_ERR_NOMEM;
+    s->cap = cap;
+    return ES_OK;
+}
+
+int es_emb_set_add(es_context *ctx, es_emb_set *s, const char *key, size_t klen, size_t off,
+                   uint32_t len)
+{
+    if (es_strmap_get(&s->index, key, klen))
+        return es_fail(ctx, ES_ERR_FORMAT, "%s: key '%.*s' appears twice", s->name, (int)klen, key);
+    if (s->n == s->cap && grow_entries(s) != ES_OK)
+        return es_fail(ctx, ES_ERR_NOMEM, "%s: out of memory", s->name);
+    if (es_strmap_put(&s->index, key, klen, (const void *)(uintptr_t)(s->n + 1)))
+        return es_fail(ctx, ES_ERR_NOMEM, "%s: out of memory", s->name);
+    s->keys[s->n] = es_strmap_get(&s->index, key, klen)->key;
+    s->off[s->n] = off;
+    s->len[s->n] = len;
+    s->n++;
+    return ES_OK;
+}
+
+int es_emb_set_add_absent(es_emb_set *s, const char *key)
+{
+    if (s->n_absent == s->cap_absent) {
+        size_t cap = s->cap_absent ? 2 * s->cap_absent : 64;
+        const char **p = realloc(s->absent, cap * sizeof *p);
+        if (!p)
+            return ES_ERR_NOMEM;
+        s->absent = p;
+        s->cap_absent = cap;
+    }
+    const char *k = es_arena_strndup(&s->strings, key, strlen(key));
+    if (!k)
+        return ES_ERR_NOMEM;
+    s->absent[s->n_absent++] = k;
+    return ES_OK;
+}
+
+/* What the first bytes say the source is. */
+typedef enum kind { K_TORCH, K_NPY, K_PARQUET, K_TEXT, K_UNKNOWN } kind;
+
+static kind sniff(const unsigned char *b, size_t n)
+{
+    if (n >= 4 && !memcmp(b, "PK\003\004", 4))
+        return K_TORCH;
+    if (n >= 2 && b[0] == 0x80 && b[1] >= 2 && b[1] <= 5)
+        return K_TORCH; /* a plain pickle (or legacy torch, refused by the reader) */
+    if (n >= 6 && !memcmp(b, "\x93NUMPY", 6))
+        return K_NPY;
+    if (n >= 4 && !memcmp(b, "PAR1", 4))
+        return K_PARQUET;
+    for (size_t i = 0; i < n; i++)
+        if (b[i] == 0)
+            return K_UNKNOWN;
+    return n ? K_TEXT : K_UNKNOWN;
+}
+
+int es_emb_set_load(es_context *ctx, const char *path, const char *keys_path, int speakers,
+                    es_emb_set **out)
+{
+    *out = NULL;
+    unsigned char head[512];
+    FILE *fp = fopen(path, "rb");
+    if (!fp)
+        return es_fail(ctx, ES_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+    size_t n = fread(head, 1, sizeof head, fp);
+    fclose(fp);
+    es_emb_set *s = es_emb_set_new(path);
+    if (!s)
+        return es_fail(ctx, ES_ERR_NOMEM, "%s: out of memory", path);
+    int rc;
+    switch (sniff(head, n)) {
+    case K_TORCH: rc = es_torch_load(ctx, path, s); break;
+    case K_NPY: rc = es_npy_load(ctx, path, keys_path, s); break;
+    case K_PARQUET:
+    case K_TEXT: rc = es_parquet_emb_load(ctx, path, speakers, s); break;
+    default:
+        rc = es_fail(ctx, ES_ERR_UNSUPPORTED, "%s: not an embedding source (torch .pt, pickle, "
+                     ".npy, CosyVoice parquet or a list of parquet files)", path);
+    }
+    if (rc == ES_OK && keys_path && !(head[0] == 0x93 && n >= 6))
+        rc = es_fail(ctx, ES_ERR_USAGE, "%s: a key list is only used with a .npy source", path);
+    if (rc != ES_OK) {
+        es_emb_set_free(s);
+        return rc;
+    }
+    *out = s;
+    return ES_OK;
+}

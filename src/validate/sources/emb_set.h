@@ -1,0 +1,88 @@
+/* An embedding set: keyed vectors as a source holds them, before validation.
+ *
+ * Entries keep the source's order; entry i is vals[off[i] .. off[i] + len[i]),
+ * so vectors of different lengths (a wrong dimension) are representable.
+ * Invariants: keys[i] is never NULL and unique (index finds it); spk is NULL or
+ * has n entries (a parquet utt_embedding source knows each row's speaker);
+ * absent[] lists keys the source names without a vector (a null parquet list). */
+#ifndef ES_EMB_SET_H
+#define ES_EMB_SET_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/byte_stream.h"
+#include "core/context.h"
+#include "core/strmap.h"
+
+typedef struct es_emb_set {
+    char *name;           /* the source path, for messages */
+    size_t n, cap;
+    const char **keys;    /* in index's arena */
+    const char **spk;     /* NULL, or speaker per entry (in `strings`) */
+    size_t *off;
+    uint32_t *len;
+    float *vals;
+    size_t n_vals, cap_vals;
+    const char **absent;  /* keys without a vector */
+    size_t n_absent, cap_absent;
+    es_strmap index;      /* key → entry + 1 */
+    es_arena strings;
+    int has_ints;         /* a torch dict held integers (token lists) */
+    int has_floats;
+} es_emb_set;
+
+/* Loads a source, detected by content: a torch .pt (zip) or plain pickle, a
+ * .npy (keys from keys_path, one per line), a CosyVoice parquet file or a list
+ * of them (column spk_embedding when `speakers`, else utt_embedding). */
+int es_emb_set_load(es_context *ctx, const char *path, const char *keys_path, int speakers,
+                    es_emb_set **out);
+es_emb_set *es_emb_set_new(const char *name);
+void es_emb_set_free(es_emb_set *s);
+/* Entry index of key, or -1. */
+ptrdiff_t es_emb_set_find(const es_emb_set *s, const char *key);
+
+/* Building (the readers): add an entry whose vector is the values appended
+ * since the last entry (es_emb_set_push). Return ES_OK or ES_ERR_NOMEM; a
+ * duplicate key is ES_ERR_FORMAT with a message naming it. */
+int es_emb_set_push(es_emb_set *s, float v);
+/* Room for `extra` more values without reallocating (ES_ERR_NOMEM if not). */
+int es_emb_set_reserve(es_emb_set *s, size_t extra);
+int es_emb_set_add(es_context *ctx, es_emb_set *s, const char *key, size_t klen, size_t off,
+                   uint32_t len);
+int es_emb_set_add_absent(es_emb_set *s, const char *key);
+
+/* Readers, each filling an empty set (sources/). */
+int es_torch_load(es_context *ctx, const char *path, es_emb_set *out);
+int es_torch_load_memory(es_context *ctx, const char *name, const void *data, size_t len,
+                         es_emb_set *out);
+/* The unpickler: a pickled dict of str → list of numbers from a byte stream. */
+int es_unpickle_dict(es_context *ctx, const char *name, es_byte_stream *in, es_emb_set *out);
+
+/* .npy: the header and the matrix, converted to float. */
+typedef struct es_npy_info {
+    size_t rows, cols;  /* a 1-D array is one row */
+    int ndim;
+    char descr[8];      /* '<f4', '<f8', '<f2' (or big-endian '>') */
+} es_npy_info;
+int es_npy_read(es_context *ctx, const char *name, es_byte_stream *in, es_npy_info *info,
+                es_emb_set *out);
+int es_npy_load(es_context *ctx, const char *path, const char *keys_path, es_emb_set *out);
+
+/* Key lists and Kaldi utt2spk: the first field of every non-blank line. */
+int es_key_list_read(es_context *ctx, const char *path, es_emb_set *set, size_t n_rows,
+                     size_t row_len);
+typedef struct es_utt2spk {
+    es_strmap map;        /* utt → speaker (const char *, in strings) */
+    const char **utts;    /* in file order */
+    size_t n, cap;
+    es_arena strings;
+} es_utt2spk;
+int es_utt2spk_read(es_context *ctx, const char *path, es_utt2spk *out);
+void es_utt2spk_release(es_utt2spk *u);
+const char *es_utt2spk_get(const es_utt2spk *u, const char *utt);
+
+/* CosyVoice parquet shards (one file, or a list of files one per line). */
+int es_parquet_emb_load(es_context *ctx, const char *path, int speakers, es_emb_set *out);
+
+#endif

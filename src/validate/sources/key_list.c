@@ -1,0 +1,134 @@
+/* Key lists (one key per line, for .npy rows) and Kaldi utt2spk. Both take the
+ * first whitespace-separated field of every non-blank line, so a Kaldi file
+ * (utt2spk, wav.scp) also serves as a key list. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/line_reader.h"
+#include "validate/sources/emb_set.h"
+
+static int is_space(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f'; }
+
+/* The next field of line[*i..len): *start and its length. */
+static size_t field(const char *line, size_t len, size_t *i, const char **start)
+{
+    while (*i < len && is_space(line[*i]))
+        (*i)++;
+    *start = line + *i;
+    size_t b = *i;
+    while (*i < len && !is_space(line[*i]))
+        (*i)++;
+    return *i - b;
+}
+
+typedef int (*line_fn)(es_context *ctx, const char *path, unsigned long lineno, const char *line,
+                       size_t len, void *user);
+
+static int each_line(es_context *ctx, const char *path, line_fn fn, void *user)
+{
+    es_line_reader lr;
+    int e = es_line_reader_open(&lr, path);
+    if (e)
+        return es_fail(ctx, ES_ERR_IO, "%s: cannot open: %s", path, strerror(e));
+    int rc = ES_OK, got;
+    while (rc == ES_OK && (got = es_line_reader_next(&lr)) > 0) {
+        if (lr.has_nul)
+            rc = es_fail(ctx, ES_ERR_FORMAT, "%s: line %lu: NUL byte; not a text file", path, lr.lineno);
+        else
+            rc = fn(ctx, path, lr.lineno, lr.line, lr.len, user);
+    }
+    if (rc == ES_OK && got < 0)
+        rc = es_fail(ctx, ES_ERR_IO, "%s: read error: %s", path, strerror(errno));
+    es_line_reader_close(&lr);
+    return rc;
+}
+
+typedef struct keys_run {
+    es_emb_set *set;
+    size_t n_rows, row_len, next;
+} keys_run;
+
+static int on_key(es_context *ctx, const char *path, unsigned long lineno, const char *line,
+                  size_t len, void *user)
+{
+    keys_run *k = user;
+    size_t i = 0;
+    const char *key;
+    size_t klen = field(line, len, &i, &key);
+    if (!klen)
+        return ES_OK;
+    if (k->next == k->n_rows)
+        return es_fail(ctx, ES_ERR_FORMAT, "%s: line %lu: more keys than the %zu rows of %s", path,
+                       lineno, k->n_rows, k->set->name);
+    if (es_strmap_get(&k->set->index, key, klen))
+        return es_fail(ctx, ES_ERR_FORMAT, "%s: line %lu: key '%.*s' appears twice", path, lineno,
+                       (int)klen, key);
+    size_t row = k->next++;
+    return es_emb_set_add(ctx, k->set, key, klen, row * k->row_len, (uint32_t)k->row_len);
+}
+
+int es_key_list_read(es_context *ctx, const char *path, es_emb_set *set, size_t n_rows,
+                     size_t row_len)
+{
+    keys_run k = {set, n_rows, row_len, 0};
+    int rc = each_line(ctx, path, on_key, &k);
+    if (rc == ES_OK && k.next != n_rows)
+        rc = es_fail(ctx, ES_ERR_FORMAT, "%s: %zu keys for the %zu rows of %s", path, k.next, n_rows,
+                     set->name);
+    return rc;
+}
+
+static int on_utt2spk(es_context *ctx, const char *path, unsigned long lineno, const char *line,
+                      size_t len, void *user)
+{
+    es_utt2spk *u = user;
+    size_t i = 0;
+    const char *utt, *spk;
+    size_t ulen = field(line, len, &i, &utt);
+    if (!ulen)
+        return ES_OK;
+    size_t slen = field(line, len, &i, &spk);
+    if (!slen)
+        return es_fail(ctx, ES_ERR_FORMAT, "%s: line %lu: utterance '%.*s' has no speaker", path,
+                       lineno, (int)ulen, utt);
+    if (es_strmap_get(&u->map, utt, ulen))
+        return es_fail(ctx, ES_ERR_FORMAT, "%s: line %lu: utterance '%.*s' appears twice", path,
+                       lineno, (int)ulen, utt);
+    const char *s = es_arena_strndup(&u->strings, spk, slen);
+    if (!s || es_strmap_put(&u->map, utt, ulen, s))
+        return es_fail(ctx, ES_ERR_NOMEM, "%s: out of memory", path);
+    if (u->n == u->cap) {
+        size_t cap = u->cap ? 2 * u->cap : 256;
+        const char **p = realloc(u->utts, cap * sizeof *p);
+        if (!p)
+            return es_fail(ctx, ES_ERR_NOMEM, "%s: out of memory", path);
+        u->utts = p;
+        u->cap = cap;
+    }
+    u->utts[u->n++] = es_strmap_get(&u->map, utt, ulen)->key;
+    return ES_OK;
+}
+
+int es_utt2spk_read(es_context *ctx, const char *path, es_utt2spk *out)
+{
+    memset(out, 0, sizeof *out);
+    int rc = each_line(ctx, path, on_utt2spk, out);
+    if (rc != ES_OK)
+        es_utt2spk_release(out);
+    return rc;
+}
+
+void es_utt2spk_release(es_utt2spk *u)
+{
+    es_strmap_release(&u->map);
+    es_arena_release(&u->strings);
+    free(u->utts);
+    memset(u, 0, sizeof *u);
+}
+
+const char *es_utt2spk_get(const es_utt2spk *u, const char *utt)
+{
+    const es_strmap_slot *s = es_strmap_get(&u->map, utt, strlen(utt));
+    return s ? s->value : NULL;
+}

@@ -1,0 +1,118 @@
+/* The JSON report of a validation (schema: docs/VALIDATE.md), written to a
+ * temporary file and renamed into place. */
+#include <jansson.h>
+#include <math.h>
+#include <stdlib.h>
+
+#include "config.h"
+#include "core/atomic_file.h"
+#include "validate/validate_result.h"
+
+/* A finite number, or the string "inf"/"-inf"/"nan" (JSON has no such numbers). */
+static json_t *number(double v)
+{
+    if (isfinite(v))
+        return json_real(v);
+    return json_string(isnan(v) ? "nan" : v > 0 ? "inf" : "-inf");
+}
+
+static json_t *settings_json(const es_validate_settings *s)
+{
+    return json_pack("{s:I, s:o, s:o, s:o, s:o, s:o, s:o, s:b}",
+                     "dim", (json_int_t)s->dim, "zero_norm", number(s->zero_norm),
+                     "min_norm", number(s->min_norm), "max_norm", number(s->max_norm),
+                     "norm_ratio", number(s->norm_ratio), "min_cosine", number(s->min_cosine),
+                     "spk_mean_tol", number(s->spk_mean_tol), "duplicates", s->duplicates != 0);
+}
+
+static json_t *summary_json(const es_validate_result *r)
+{
+    const es_validate_info *i = &r->info;
+    return json_pack("{s:s, s:I, s:I, s:I, s:I, s:I, s:o, s:o}",
+                     "device", i->device == ES_DEVICE_CUDA ? "cuda" : "cpu",
+                     "dim", (json_int_t)i->dim, "utt_embeddings", (json_int_t)i->utt_rows,
+                     "spk_embeddings", (json_int_t)i->spk_rows, "utterances", (json_int_t)i->utterances,
+                     "speakers", (json_int_t)i->speakers, "median_utt_norm", number(i->median_utt_norm),
+                     "median_spk_norm", number(i->median_spk_norm));
+}
+
+static json_t *finding_json(const es_finding *f)
+{
+    json_t *o = json_pack("{s:s, s:s, s:s}", "check", es_check_name(f->check), "kind",
+                          f->kind == ES_KIND_SPK ? "spk" : f->kind == ES_KIND_DATA ? "data" : "utt", "key", f->key);
+    if (!o)
+        return NULL;
+    int bad = 0;
+    if (f->row != ES_NO_ROW)
+        bad |= json_object_set_new(o, "row", json_integer((json_int_t)f->row));
+    switch (f->check) {
+    case ES_CHECK_MISSING_UTT_EMB:
+    case ES_CHECK_MISSING_SPK_EMB:
+        bad |= json_object_set_new(o, "value", json_null());
+        break;
+    case ES_CHECK_DUPLICATE_VECTOR:
+    case ES_CHECK_DUPLICATE_AUDIO:
+        bad |= json_object_set_new(o, "value", json_string(f->other ? f->other : ""));
+        if (f->other_row != ES_NO_ROW)
+            bad |= json_object_set_new(o, "other_row", json_integer((json_int_t)f->other_row));
+        break;
+    case ES_CHECK_WRONG_DIM:
+    case ES_CHECK_NAN:
+    case ES_CHECK_INF:
+        bad |= json_object_set_new(o, "value", json_integer((json_int_t)f->value));
+        break;
+    default:
+        bad |= json_object_set_new(o, "value", number(f->value));
+    }
+    if (bad) {
+        json_decref(o);
+        return NULL;
+    }
+    return o;
+}
+
+static json_t *report_json(const es_validate_result *r)
+{
+    json_t *counts = json_object(), *findings = json_array();
+    json_t *root = json_pack("{s:s, s:s, s:o, s:o}", "equishard", ES_VERSION, "report", "validate",
+                             "settings", settings_json(&r->settings), "summary", summary_json(r));
+    int bad = !counts || !findings || !root;
+    for (int c = 0; !bad && c < ES_CHECK_COUNT; c++)
+        bad |= json_object_set_new(counts, es_check_name(c), json_integer((json_int_t)r->counts[c]));
+    for (size_t i = 0; !bad && i < r->n; i++)
+        bad |= json_array_append_new(findings, finding_json(&r->items[i].f));
+    if (!bad) {
+        bad |= json_object_set_new(root, "counts", counts);
+        bad |= json_object_set_new(root, "findings", findings);
+        if (!bad)
+            return root;
+        counts = findings = NULL;
+    }
+    json_decref(counts);
+    json_decref(findings);
+    json_decref(root);
+    return NULL;
+}
+
+int es_validate_write_json(es_context *ctx, const es_validate_result *r, const char *path)
+{
+    es_clear_error(ctx);
+    if (!r || !path)
+        return es_fail(ctx, ES_ERR_USAGE, "validate: no result or path");
+    json_t *root = report_json(r);
+    if (!root)
+        return es_fail(ctx, ES_ERR_NOMEM, "%s: out of memory", path);
+    es_atomic_file f;
+    int rc = es_atomic_open(ctx, &f, path);
+    if (rc == ES_OK) {
+        if (json_dumpf(root, f.fp, JSON_INDENT(1) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10)) ||
+            fputc('\n', f.fp) == EOF) {
+            es_atomic_abort(&f);
+            rc = es_fail(ctx, ES_ERR_IO, "%s: write failed", path);
+        } else {
+            rc = es_atomic_commit(ctx, &f);
+        }
+    }
+    json_decref(root);
+    return rc;
+}

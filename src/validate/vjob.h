@@ -1,0 +1,64 @@
+/* The interface between validation (validate_run.c) and its two backends, the
+ * CPU (validate_cpu.c) and CUDA (validate_cuda.cu): one matrix, its rows grouped
+ * by speaker, and per-row results out.
+ *
+ * Invariants: order[] is a permutation of 0..n-1; rows order[seg[s] .. seg[s+1])
+ * are speaker s's (s < n_spk), in ascending row order; rows order[seg[n_spk] .. n)
+ * have no speaker. A speaker's rows are reduced in chunks of ES_K_CHUNK
+ * consecutive entries of order[], starting at seg[s], so both backends add the
+ * same numbers in the same order. */
+#ifndef ES_VJOB_H
+#define ES_VJOB_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/context.h"
+#include "validate/emb_kernel.h"
+
+typedef struct es_vjob {
+    /* input */
+    const void *rows;      /* n × dim elements: host memory (CPU) or device memory */
+    es_dtype dtype;
+    size_t n, dim;
+    const uint32_t *order; /* host memory, as above */
+    const size_t *seg;     /* n_spk + 1 offsets into order */
+    size_t n_spk;
+    int threads;           /* CPU: OpenMP threads, 0 = default */
+    /* output, host memory */
+    es_row_result *res;    /* n, indexed by row: stats and cosine to the centroid */
+    double *mean;          /* n_spk × dim: mean of the speaker's finite rows (0 if none) */
+    uint32_t *n_finite;    /* n_spk: how many rows the mean has */
+    double *gpu_ms;        /* CUDA, optional: ES_VJOB_TIMES device times (ms) from
+                              events: stats, chunk sums, cosines, whole job */
+} es_vjob;
+
+enum { ES_VJOB_TIMES = 4 };
+
+/* CPU backend: always there. */
+int es_vjob_run_cpu(es_context *ctx, const es_vjob *job);
+
+/* Element size of a dtype in bytes. */
+static inline size_t es_dtype_size(es_dtype t) { return t == ES_DTYPE_F32 ? 4 : 2; }
+
+/* CUDA backend (validate_cuda.cu; stubs in validate_nocuda.c without CUDA).
+ * es_cuda_probe: ES_OK when a device can be used, else ES_ERR_UNSUPPORTED with
+ * "no CUDA device" (or the runtime's reason) in ctx. */
+int es_cuda_probe(es_context *ctx);
+/* Runs the job; job->rows is device memory when rows_on_device, else host
+ * memory that is copied to the device first. */
+int es_vjob_run_cuda(es_context *ctx, const es_vjob *job, int rows_on_device);
+/* Copies rows idx[0..k) of a device matrix into host memory out (k × dim
+ * elements), for byte comparisons of duplicate candidates and speaker rows. */
+int es_cuda_gather_rows(es_context *ctx, const void *rows, es_dtype dtype, size_t dim,
+                        const uint32_t *idx, size_t k, void *out);
+
+/* For tools/bench: a plain read of `bytes` of device memory (a sum of 32-bit
+ * words), timed with events; *ms is the best of `repeat` runs. And device
+ * memory for a benchmark matrix (es_cuda_alloc copies `bytes` from host when
+ * `host` is not NULL). */
+int es_cuda_read_bandwidth(es_context *ctx, const void *dev, size_t bytes, int repeat, double *ms);
+int es_cuda_alloc(es_context *ctx, void **dev, const void *host, size_t bytes);
+void es_cuda_free(void *dev);
+
+#endif

@@ -1,0 +1,384 @@
+/* equishard simulate --loader cosyvoice|wenet --world-size K [--workers W]
+ *                    [--epochs A:B] [filter/batch flags] [--trials T] [--seed S]
+ *                    [--json] [-o FILE]  COSTS | LIST... */
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli_model.h"
+
+static const char usage_text[] =
+    "usage: equishard simulate --loader cosyvoice|wenet --world-size K [OPTIONS] COSTS | LIST...\n"
+    "\n"
+    "Replays the training loader's own split of the list (per epoch, per rank and\n"
+    "worker), its filter, shuffle and sort buffers and batching, and predicts each\n"
+    "rank's batches, the join cut (every rank trains as many batches as the rank\n"
+    "with the fewest) and the data the cut skips; next to it, what `equishard plan`\n"
+    "gives for the same data. Inputs are cost tables or lists (measured on the fly).\n"
+    "\n"
+    "  -l, --loader NAME         cosyvoice: random.Random(epoch).shuffle, [rank::K],\n"
+    "                            [worker::W] (cosyvoice/dataset/dataset.py)\n"
+    "                            wenet: entry i to worker w of rank r when\n"
+    "                            i %% (K*W) == w*K + r (list_shuffle off)\n"
+    "  -k, --world-size K        ranks (GPUs); required\n"
+    "  -w, --workers W           DataLoader num_workers per rank (default 1; 0 acts as 1)\n"
+    "  -e, --epochs A:B          epochs replayed, inclusive (default 0:0; E alone = E:E;\n"
+    "                            the trainers call set_epoch(0), (1), ...)\n"
+    "      --max-frames-in-batch N  dynamic batching budget (cosyvoice 2000, wenet 12000)\n"
+    "      --batch-size N        static batches of N instead\n"
+    "      --shuffle-size N      sample shuffle buffer (cosyvoice 1000, wenet 1500; 0 = off)\n"
+    "      --sort-size N         sort buffer (default 500; 0 = off)\n"
+    "      --no-list-shuffle     cosyvoice: DataList(shuffle=False)\n"
+    "      --no-partition        every rank reads the whole list (partition=False)\n"
+    "  -t, --trials T            draws of the unseeded shuffle buffer (default 8)\n"
+    "  -s, --seed S              seeds those draws (default 0; same seed, same output)\n"
+    "      --json                print JSON instead of the table\n"
+    "  -o, --output FILE         also write the JSON to FILE (atomically)\n"
+    "      --no-plan             leave out the plan side by side\n"
+    "  -j, --threads N  -q, --quiet  (measuring list inputs; see below)\n"
+    "  -h, --help\n"
+    "\n"
+    "wenet's defaults also set --frame-rate 100 and --min-length 0 (its fbank and\n"
+    "recipes); flags given override them.\n";
+
+enum { OPT_MAX_FRAMES = 1, OPT_BATCH_SIZE, OPT_SHUFFLE_SIZE, OPT_SORT_SIZE, OPT_NO_LIST_SHUFFLE,
+       OPT_NO_PARTITION, OPT_JSON, OPT_NO_PLAN };
+
+typedef struct sim_args {
+    es_simulate_settings sim;
+    es_measure_settings measure;
+    const char *output;
+    int json, quiet, have_loader;
+} sim_args;
+
+static int parse_loader(const char *arg, es_loader *l)
+{
+    if (!strcmp(arg, "cosyvoice"))
+        *l = ES_LOADER_COSYVOICE;
+    else if (!strcmp(arg, "wenet"))
+        *l = ES_LOADER_WENET;
+    else
+        return -1;
+    return 0;
+}
+
+static int parse_i64(const char *s, int64_t *out)
+{
+    char *end;
+    long long v = strtoll(s, &end, 10);
+    if (end == s || *end)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+/* "A:B" (inclusive) or "E". */
+static int parse_epochs(const char *arg, es_simulate_settings *s)
+{
+    char buf[64];
+    if (strlen(arg) >= sizeof buf)
+        return -1;
+    strcpy(buf, arg);
+    char *colon = strchr(buf, ':');
+    if (colon)
+        *colon = '\0';
+    if (parse_i64(buf, &s->epoch_first))
+        return -1;
+    s->epoch_last = s->epoch_first;
+    if (colon && parse_i64(colon + 1, &s->epoch_last))
+        return -1;
+    return s->epoch_first <= s->epoch_last ? 0 : -1;
+}
+
+static int parse_u32(const char *arg, uint32_t *out, int allow_zero)
+{
+    unsigned long long v;
+    if (cli_parse_u64(arg, &v) || v > UINT32_MAX || (!allow_zero && v == 0))
+        return -1;
+    *out = (uint32_t)v;
+    return 0;
+}
+
+/* The command's own options; returns 0, or -1 after printing why. */
+static int own_option(int c, const char *arg, sim_args *a)
+{
+    es_simulate_settings *s = &a->sim;
+    unsigned long long v;
+    const char *want = "a positive whole number";
+    switch (c) {
+    case 'l':
+        if (!parse_loader(arg, &s->loader))
+            return 0;
+        want = "cosyvoice or wenet";
+        break;
+    case 'k':
+        if (!parse_u32(arg, &s->world_size, 0))
+            return 0;
+        break;
+    case 'w': /* num_workers 0: the sampler sees one worker */
+        if (!parse_u32(arg, &s->workers, 1)) {
+            s->workers += s->workers == 0;
+            return 0;
+        }
+        break;
+    case 'e':
+        if (!parse_epochs(arg, s))
+            return 0;
+        want = "A:B with A <= B, or one epoch";
+        break;
+    case 't':
+        if (!parse_u32(arg, &s->trials, 0))
+            return 0;
+        break;
+    case 's':
+        if (!cli_parse_u64(arg, &v)) {
+            s->seed = v;
+            return 0;
+        }
+        want = "a whole number >= 0";
+        break;
+    case 'o': a->output = arg; return 0;
+    case OPT_MAX_FRAMES:
+        if (!cli_parse_u64(arg, &v) && v > 0) {
+            s->max_frames_in_batch = v;
+            return 0;
+        }
+        break;
+    case OPT_BATCH_SIZE:
+        if (!parse_u32(arg, &s->batch_size, 0))
+            return 0;
+        break;
+    case OPT_SHUFFLE_SIZE:
+        if (!parse_u32(arg, &s->shuffle_size, 1))
+            return 0;
+        want = "a whole number >= 0";
+        break;
+    case OPT_SORT_SIZE:
+        if (!parse_u32(arg, &s->sort_size, 1))
+            return 0;
+        want = "a whole number >= 0";
+        break;
+    case OPT_NO_LIST_SHUFFLE: s->list_shuffle = 0; return 0;
+    case OPT_NO_PARTITION: s->partition = 0; return 0;
+    case OPT_JSON: a->json = 1; return 0;
+    case OPT_NO_PLAN: s->plan_side = 0; return 0;
+    default:
+        fputs(usage_text, stderr);
+        return -1;
+    }
+    fprintf(stderr, "equishard simulate: bad value '%s': %s wanted\n", arg, want);
+    return -1;
+}
+
+static const struct option own_options[] = {
+    {"loader", required_argument, NULL, 'l'},     {"world-size", required_argument, NULL, 'k'},
+    {"workers", required_argument, NULL, 'w'},    {"epochs", required_argument, NULL, 'e'},
+    {"trials", required_argument, NULL, 't'},     {"seed", required_argument, NULL, 's'},
+    {"output", required_argument, NULL, 'o'},     {"json", no_argument, NULL, OPT_JSON},
+    {"max-frames-in-batch", required_argument, NULL, OPT_MAX_FRAMES},
+    {"batch-size", required_argument, NULL, OPT_BATCH_SIZE},
+    {"shuffle-size", required_argument, NULL, OPT_SHUFFLE_SIZE},
+    {"sort-size", required_argument, NULL, OPT_SORT_SIZE},
+    {"no-list-shuffle", no_argument, NULL, OPT_NO_LIST_SHUFFLE},
+    {"no-partition", no_argument, NULL, OPT_NO_PARTITION},
+    {"no-plan", no_argument, NULL, OPT_NO_PLAN},  {"help", no_argument, NULL, 'h'},
+};
+static const char short_options[] = "l:k:w:e:t:s:o:hj:q";
+
+/* First pass: only --loader (and --help), since the loader chooses the defaults
+ * every other flag overrides. Returns 1 for --help, 0 otherwise. */
+static int prescan(int argc, char **argv, const struct option *opts, sim_args *a)
+{
+    es_loader loader = ES_LOADER_COSYVOICE;
+    int c, help = 0;
+    opterr = 0;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, short_options, opts, NULL)) != -1) {
+        if (c == 'l' && !parse_loader(optarg, &loader))
+            a->have_loader = 1;
+        help |= c == 'h';
+    }
+    opterr = 1;
+    optind = 0; /* glibc: start over, re-reading the (now permuted) argv */
+    es_simulate_defaults(&a->sim, loader);
+    return help;
+}
+
+static int parse_args(int argc, char **argv, sim_args *a)
+{
+    struct option *opts = cli_join_options(own_options, sizeof own_options / sizeof own_options[0],
+                                           1, 1);
+    if (!opts)
+        return -1;
+    memset(a, 0, sizeof *a);
+    es_measure_defaults(&a->measure);
+    if (prescan(argc, argv, opts, a)) {
+        printf("%s\n%s%s", usage_text, cli_model_usage, cli_measure_usage);
+        free(opts);
+        return 1;
+    }
+    int c, rc = 0;
+    while (rc == 0 && (c = getopt_long(argc, argv, short_options, opts, NULL)) != -1) {
+        c = c == 'j' ? CLI_OPT_THREADS : c == 'q' ? CLI_OPT_QUIET : c;
+        int used = cli_model_option(c, optarg, &a->sim.model, "simulate");
+        if (!used)
+            used = cli_measure_option(c, optarg, &a->measure, &a->quiet, "simulate");
+        if (used < 0 || (!used && own_option(c, optarg, a)))
+            rc = -1;
+    }
+    free(opts);
+    if (rc)
+        return rc;
+    if (!a->have_loader || !a->sim.world_size || optind >= argc) {
+        fprintf(stderr, "equishard simulate: --loader, --world-size and at least one input are "
+                        "required\n%s", usage_text);
+        return -1;
+    }
+    return 0;
+}
+
+/* ---- the readable table ------------------------------------------------------- */
+
+/* Audio duration as h:mm:ss. */
+static const char *hms(double seconds, char *buf, size_t len)
+{
+    unsigned long long s = (unsigned long long)(seconds + 0.5);
+    snprintf(buf, len, "%llu:%02llu:%02llu", s / 3600, s / 60 % 60, s % 60);
+    return buf;
+}
+
+static void print_header(const es_simulate_settings *s, const es_simulate_result *r)
+{
+    es_simulate_input in;
+    char b1[32];
+    es_simulate_input_info(r, &in);
+    printf("simulate: %s loader, %u rank(s) x %u worker(s), epoch(s) %" PRId64 "..%" PRId64 "\n",
+           es_loader_name(s->loader), s->world_size, s->workers, s->epoch_first, s->epoch_last);
+    printf("  list: %zu entries, %llu utterances, %llu kept (%llu frames, %s)",
+           in.entries, (unsigned long long)in.utterances, (unsigned long long)in.kept,
+           (unsigned long long)in.frames, hms(in.seconds, b1, sizeof b1));
+    const char *sep = "; filtered: ";
+    for (size_t why = 1; why < es_filter_reason_count(); why++) {
+        uint64_t n = es_simulate_filtered(r, why);
+        if (n) {
+            printf("%s%s %llu", sep, es_filter_reason_name_at(why), (unsigned long long)n);
+            sep = ", ";
+        }
+    }
+    printf("\n  batching: ");
+    if (s->batch_size)
+        printf("static, %u per batch", s->batch_size);
+    else
+        printf("dynamic, <= %llu frames at %g frames/s",
+               (unsigned long long)s->max_frames_in_batch, s->model.frame_rate);
+    printf("; shuffle buffer %u, sort buffer %u", s->shuffle_size, s->sort_size);
+    if (s->shuffle_size > 1)
+        printf(" (expected over %u trials, seed %llu)", s->trials, (unsigned long long)s->seed);
+    printf("\n");
+}
+
+static void print_epoch(const es_simulate_settings *s, const es_simulate_result *r, size_t e)
+{
+    es_simulate_epoch ep;
+    char b1[32], b2[48], b3[32];
+    es_simulate_epoch_info(r, e, &ep);
+    printf("\nepoch %" PRId64 ": join cut %.2f batches per rank, retention %.2f%%; the cut skips "
+           "%.2f batches, %.1f utterances, %s of audio\n",
+           ep.epoch, ep.min_batches, 100 * ep.retention, ep.skipped_batches,
+           ep.skipped_utterances, hms(ep.skipped_seconds, b1, sizeof b1));
+    printf("%6s %8s %11s %10s %9s %9s %13s %8s %9s %9s\n", "rank", "entries", "utterances",
+           "frames", "audio", "batches", "(min..max)", "sd", "trained", "skipped");
+    uint32_t shown = s->world_size <= 32 ? s->world_size : 32;
+    for (uint32_t k = 0; k < shown; k++) {
+        es_simulate_rank rk;
+        es_simulate_rank_info(r, e, k, &rk);
+        snprintf(b2, sizeof b2, "(%llu..%llu)", (unsigned long long)rk.batches_min,
+                 (unsigned long long)rk.batches_max);
+        printf("%6u %8zu %11llu %10llu %9s %9.2f %13s %8.2f %9.2f %9s\n", k, rk.n_shards,
+               (unsigned long long)rk.utterances, (unsigned long long)rk.frames,
+               hms(rk.seconds, b1, sizeof b1), rk.batches, b2, rk.batches_stddev,
+               rk.trained_batches, hms(rk.skipped_seconds, b3, sizeof b3));
+    }
+    if (shown < s->world_size)
+        printf("   ... %u more ranks (--json has them all)\n", s->world_size - shown);
+    if (ep.empty_first_batches)
+        printf("  warning: in %llu (trial, worker) stream(s) the first sample alone exceeds "
+               "--max-frames-in-batch: CosyVoice yields an empty batch there, which fails in "
+               "padding()\n",
+               (unsigned long long)ep.empty_first_batches);
+}
+
+static void print_plan_side(const es_simulate_settings *s, const es_simulate_result *r)
+{
+    es_simulate_epoch ep;
+    es_simulate_epoch_info(r, 0, &ep);
+    printf("\nside by side, same data (epoch %" PRId64 "):\n", ep.epoch);
+    printf("  %-28s %12s %10s %10s\n", "", "min batches", "retention", "total");
+    printf("  %-28s %12.2f %9.2f%% %10.2f\n", es_loader_name(s->loader), ep.min_batches,
+           100 * ep.retention, ep.total_batches);
+    for (size_t i = 0; i < es_simulate_plan_count(r); i++) {
+        es_simulate_plan p;
+        es_simulate_plan_info(r, i, &p);
+        char label[40];
+        snprintf(label, sizeof label, "equishard plan --mode %s", p.mode);
+        if (!p.available) {
+            printf("  %-28s not available: %s\n", label, p.error);
+            continue;
+        }
+        uint64_t lo = UINT64_MAX;
+        for (uint32_t k = 0; k < s->world_size; k++) {
+            es_plan_load l;
+            if (es_simulate_plan_rank(r, i, k, &l) == ES_OK && l.batches < lo)
+                lo = l.batches;
+        }
+        printf("  %-28s %12llu %9.2f%% %10llu\n", label, (unsigned long long)lo,
+               100 * p.metrics.retention, (unsigned long long)p.metrics.total_batches);
+    }
+}
+
+static void print_table(const es_simulate_settings *s, const es_simulate_result *r)
+{
+    print_header(s, r);
+    for (size_t e = 0; e < es_simulate_epoch_count(r); e++)
+        print_epoch(s, r, e);
+    if (s->plan_side)
+        print_plan_side(s, r);
+}
+
+int cmd_simulate(int argc, char **argv)
+{
+    sim_args a;
+    int rc = parse_args(argc, argv, &a);
+    if (rc)
+        return rc > 0 ? EXIT_OK : EXIT_BAD_INPUT;
+    cli_progress progress;
+    cli_progress_init(&progress, "measure", a.quiet);
+    a.measure.progress = cli_progress_update;
+    a.measure.progress_user = &progress;
+    es_context *ctx = es_context_new();
+    if (!ctx)
+        return cli_fail("out of memory", ES_ERR_NOMEM);
+    es_cost_table *table = NULL;
+    es_simulate_result *result = NULL;
+    rc = es_load_inputs(ctx, &a.measure, (const char *const *)argv + optind,
+                        (size_t)(argc - optind), &table);
+    cli_progress_end(&progress);
+    if (rc == ES_OK)
+        rc = es_simulate(ctx, &a.sim, table, &result);
+    if (rc == ES_OK && a.output)
+        rc = es_simulate_write_json(ctx, result, a.output);
+    if (rc == ES_OK) {
+        fflush(stdout);
+        if (a.json)
+            rc = es_simulate_write_json_fd(ctx, result, 1);
+        else
+            print_table(&a.sim, result);
+    }
+    int exit_code = rc == ES_OK ? EXIT_OK : cli_fail(es_errmsg(ctx), rc);
+    es_simulate_result_free(result);
+    es_cost_table_free(table);
+    es_context_free(ctx);
+    return exit_code;
+}
