@@ -328,10 +328,12 @@ START_TEST(inspiremusic_real_file)
     ck_assert_uint_eq(sem->max_def, 5);
     ck_assert_uint_eq(sem->max_rep, 2);
     pq_rows keys = {0}, text = {0}, st = {0}, at = {0};
-    ck_assert_int_eq(pq_rows_read(&ctx, f, 0, es_pq_file_column(f, "utt"), PQ_ROWS_STRINGS, &keys), ES_OK);
-    ck_assert_int_eq(pq_rows_read(&ctx, f, 0, es_pq_file_column(f, "text"), PQ_ROWS_TEXT_LEN, &text), ES_OK);
-    ck_assert_int_eq(pq_rows_read(&ctx, f, 0, sem, PQ_ROWS_COUNT, &st), ES_OK);
-    ck_assert_int_eq(pq_rows_read(&ctx, f, 0, es_pq_file_column(f, "acoustic_token"), PQ_ROWS_COUNT, &at), ES_OK);
+    pq_column cur = {0};
+    ck_assert_int_eq(pq_rows_read(&ctx, f, 0, es_pq_file_column(f, "utt"), PQ_ROWS_STRINGS, &keys, &cur), ES_OK);
+    ck_assert_int_eq(pq_rows_read(&ctx, f, 0, es_pq_file_column(f, "text"), PQ_ROWS_TEXT_LEN, &text, &cur), ES_OK);
+    ck_assert_int_eq(pq_rows_read(&ctx, f, 0, sem, PQ_ROWS_COUNT, &st, &cur), ES_OK);
+    ck_assert_int_eq(pq_rows_read(&ctx, f, 0, es_pq_file_column(f, "acoustic_token"), PQ_ROWS_COUNT, &at, &cur), ES_OK);
+    pq_column_release(&cur);
     ck_assert_uint_eq(keys.n, n);
     for (size_t i = 0; i < n; i++) {
         ck_assert_str_eq(keys.bytes + keys.off[i], want[i].key);

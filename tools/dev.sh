@@ -31,15 +31,22 @@ install_deps() {
 
 build() { # dir [meson options...]
     local dir=$1; shift
-    [[ -d $dir ]] || meson setup "$dir" "$@" >/dev/null
+    # a folder without build.ninja is a setup that failed earlier: start afresh
+    if [[ ! -f $dir/build.ninja ]]; then
+        rm -rf "$dir"
+        meson setup "$dir" "$@" >"$dir.setup.log" || { cat "$dir.setup.log"; exit 1; }
+    fi
     ninja -C "$dir"
 }
 
 fuzz() {
     local seconds=${FUZZ_SECONDS:-30}
     local dir=build-fuzz
-    [[ -d $dir ]] || CC=clang meson setup "$dir" -Dtests=disabled -Dfuzz=enabled \
-        -Db_lundef=false >/dev/null
+    if [[ ! -f $dir/build.ninja ]]; then
+        rm -rf "$dir"
+        CC=clang meson setup "$dir" -Dtests=disabled -Dfuzz=enabled -Db_lundef=false \
+            >"$dir.setup.log" || { cat "$dir.setup.log"; exit 1; }
+    fi
     ninja -C "$dir"
     for exe in "$dir"/tests/fuzz/fuzz_*; do
         [[ -x $exe && -f $exe ]] || continue

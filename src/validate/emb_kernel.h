@@ -223,6 +223,57 @@ typedef float es_kvf __attribute__((vector_size(4 * ES_K_LANES)));
 typedef uint32_t es_kvu __attribute__((vector_size(4 * ES_K_LANES)));
 #define ES_K_SIMD_FN static inline __attribute__((always_inline))
 
+/* NaN and Inf counts of x[0..n): the slow path, for rows that hold any. */
+ES_K_SIMD_FN void es_k_count_nonfinite(const float *x, uint32_t n, uint32_t *nan, uint32_t *inf)
+{
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t bits = es_k_f32_bits(x[i]);
+        *nan += es_k_is_nan(bits);
+        *inf += es_k_is_inf(bits);
+    }
+}
+
+/* es_k_sum_lanes with the first level of the tree in vectors. */
+typedef float es_kvf8 __attribute__((vector_size(32)));
+typedef double es_kvd8 __attribute__((vector_size(64)));
+ES_K_SIMD_FN double es_k_sum_lanes_simd(const es_kvf *v)
+{
+    es_kvf8 lo, hi;
+    memcpy(&lo, v, sizeof lo);
+    memcpy(&hi, (const char *)v + sizeof lo, sizeof hi);
+    es_kvd8 t = __builtin_convertvector(lo, es_kvd8) + __builtin_convertvector(hi, es_kvd8);
+    double t4[4], t2[2];
+    for (int l = 0; l < 4; l++)
+        t4[l] = t[l] + t[l + 4];
+    for (int l = 0; l < 2; l++)
+        t2[l] = t4[l] + t4[l + 2];
+    return t2[0] + t2[1];
+}
+
+/* es_k_hash_finish on lane vectors: wrapping integer sums, so any order gives
+ * the reference's value. */
+ES_K_SIMD_FN uint64_t es_k_hash_finish_simd(const es_kvu *ha, const es_kvu *hs, uint32_t d)
+{
+    es_kvu ca, cs;
+    for (int l = 0; l < ES_K_LANES; l++) {
+        ca[l] = 0x9e3779b1u + 2u * (uint32_t)l * 0x632be5abu;
+        cs[l] = 0x85ebca77u + 2u * (uint32_t)l * 0x27d4eb2fu;
+    }
+    es_kvu pa = *ha * ca, ps = *hs * cs;
+    uint32_t a = 0, s = 0;
+    for (int l = 0; l < ES_K_LANES; l++) {
+        a += pa[l];
+        s += ps[l];
+    }
+    uint64_t h = ((uint64_t)a << 32 | s) ^ ((uint64_t)d * 0x9e3779b97f4a7c15ull);
+    h ^= h >> 33;
+    h *= 0xff51afd7ed558ccdull;
+    h ^= h >> 33;
+    h *= 0xc4ceb9fe1a85ec53ull;
+    h ^= h >> 33;
+    return h;
+}
+
 ES_K_SIMD_FN void es_k_row_stats_simd(const float *x, uint32_t d, es_row_result *out)
 {
     es_kvf ss = {0};
@@ -238,27 +289,32 @@ ES_K_SIMD_FN void es_k_row_stats_simd(const float *x, uint32_t d, es_row_result 
         ha += u;
         hc += ha;
     }
-    float ssl[ES_K_LANES];
-    uint32_t hal[ES_K_LANES], hsl[ES_K_LANES], n_bad = 0, nan = 0, inf = 0;
-    for (int l = 0; l < ES_K_LANES; l++) {
-        ssl[l] = ss[l];
-        hal[l] = ha[l];
-        hsl[l] = nb * ha[l] - hc[l];
+    es_kvu hs = ha * nb - hc;
+    uint32_t n_bad = 0, nan = 0, inf = 0;
+    for (int l = 0; l < ES_K_LANES; l++)
         n_bad += bad[l];
+    if (n_bad)
+        es_k_count_nonfinite(x, nb * ES_K_LANES, &nan, &inf);
+    if (d % ES_K_LANES == 0) {
+        out->sumsq = es_k_sum_lanes_simd(&ss);
+        out->hash = es_k_hash_finish_simd(&ha, &hs, d);
+    } else {
+        float ssl[ES_K_LANES];
+        uint32_t hal[ES_K_LANES], hsl[ES_K_LANES];
+        for (int l = 0; l < ES_K_LANES; l++) {
+            ssl[l] = ss[l];
+            hal[l] = ha[l];
+            hsl[l] = hs[l];
+        }
+        for (uint32_t i = nb * ES_K_LANES; i < d; i++) {
+            uint32_t l = i % ES_K_LANES;
+            es_k_elem(&ssl[l], &nan, &inf, &hal[l], &hsl[l], x[i], nb);
+        }
+        out->sumsq = es_k_sum_lanes(ssl);
+        out->hash = es_k_hash_finish(hal, hsl, d);
     }
-    for (uint32_t i = 0; n_bad && i < nb * ES_K_LANES; i++) {
-        uint32_t bits = es_k_f32_bits(x[i]);
-        nan += es_k_is_nan(bits);
-        inf += es_k_is_inf(bits);
-    }
-    for (uint32_t i = nb * ES_K_LANES; i < d; i++) {
-        uint32_t l = i % ES_K_LANES;
-        es_k_elem(&ssl[l], &nan, &inf, &hal[l], &hsl[l], x[i], nb);
-    }
-    out->sumsq = es_k_sum_lanes(ssl);
     out->nan = nan;
     out->inf = inf;
-    out->hash = es_k_hash_finish(hal, hsl, d);
     out->cosine = ES_K_NO_COSINE;
 }
 
@@ -272,6 +328,8 @@ ES_K_SIMD_FN double es_k_dot_simd(const float *x, const float *c, uint32_t d)
         memcpy(&cv, c + (size_t)b * ES_K_LANES, sizeof cv);
         acc += xv * cv;
     }
+    if (d % ES_K_LANES == 0)
+        return es_k_sum_lanes_simd(&acc);
     float lanes[ES_K_LANES];
     for (int l = 0; l < ES_K_LANES; l++)
         lanes[l] = acc[l];

@@ -7,7 +7,7 @@
 static const char *const check_names[ES_CHECK_COUNT] = {
     "missing_utt_emb", "missing_spk_emb", "wrong_dim",         "nan",
     "inf",             "zero_norm",       "abnormal_norm",     "far_from_centroid",
-    "spk_mean_mismatch", "duplicate_vector", "duplicate_audio",
+    "spk_mean_mismatch", "duplicate_vector", "duplicate_audio", "unreadable",
 };
 
 const char *es_check_name(int check)
@@ -41,7 +41,7 @@ static const char *copy(es_validate_result *r, const char *s)
     return c ? c : "";
 }
 
-void es_vresult_add(es_validate_result *r, es_check check, int is_speaker, const char *key,
+void es_vresult_add(es_validate_result *r, es_check check, es_kind kind, const char *key,
                     size_t row, double value, const char *other, size_t other_row, size_t order)
 {
     if (r->n == r->cap) {
@@ -56,7 +56,7 @@ void es_vresult_add(es_validate_result *r, es_check check, int is_speaker, const
     }
     es_vfinding *v = &r->items[r->n];
     v->f.check = check;
-    v->f.kind = is_speaker;
+    v->f.kind = kind;
     v->f.key = copy(r, key ? key : "");
     v->f.row = row;
     v->f.value = value;

@@ -32,7 +32,7 @@ struct es_validate_result {
 es_validate_result *es_vresult_new(void);
 /* Adds one finding; key/other are copied (other may be NULL). Out of memory is
  * remembered and reported by es_vresult_finish. */
-void es_vresult_add(es_validate_result *r, es_check check, int is_speaker, const char *key,
+void es_vresult_add(es_validate_result *r, es_check check, es_kind kind, const char *key,
                     size_t row, double value, const char *other, size_t other_row, size_t order);
 /* Sorts the findings; ES_ERR_NOMEM if any add failed. */
 int es_vresult_finish(es_context *ctx, es_validate_result *r);

@@ -108,6 +108,43 @@ static void run_plan(const es_cost_table *t, es_plan_mode mode, uint32_t k, uint
     es_context_free(ctx);
 }
 
+/* CosyVoice's own split of the same table (DistributedSampler, epoch 0, its
+ * shuffle/sort buffers and dynamic batching), through es_simulate. */
+static void cosyvoice_split(const es_cost_table *t, uint32_t k, uint32_t w)
+{
+    es_context *ctx = es_context_new();
+    es_simulate_settings s;
+    es_simulate_defaults(&s, ES_LOADER_COSYVOICE);
+    s.world_size = k;
+    s.workers = w;
+    s.trials = 1;
+    s.plan_side = 0;
+    es_simulate_result *r = NULL;
+    double t0 = now();
+    if (es_simulate(ctx, &s, t, &r) != ES_OK) {
+        fprintf(stderr, "simulate: %s\n", es_errmsg(ctx));
+        exit(2);
+    }
+    double secs = now() - t0;
+    es_simulate_epoch e;
+    es_simulate_epoch_info(r, 0, &e);
+    double max_f = 0, sum_f = 0, min_b = INFINITY, max_b = 0;
+    for (uint32_t rank = 0; rank < k; rank++) {
+        es_simulate_rank ri;
+        es_simulate_rank_info(r, 0, rank, &ri);
+        sum_f += (double)ri.frames;
+        max_f = (double)ri.frames > max_f ? (double)ri.frames : max_f;
+        min_b = ri.batches < min_b ? ri.batches : min_b;
+        max_b = ri.batches > max_b ? ri.batches : max_b;
+    }
+    printf("cosyvoice %6.2f s  imbalance %.4f%% (frames)  spread %.0f  retention %.2f%%  "
+           "batches %.0f  [DistributedSampler, epoch 0]\n",
+           secs, 100 * (max_f / (sum_f / k) - 1), max_b - min_b, 100 * e.retention,
+           e.total_batches);
+    es_simulate_result_free(r);
+    es_context_free(ctx);
+}
+
 /* LPT alone against the kept method, on the shard costs (frames). */
 static void compare_partitioners(const es_cost_table *t, uint32_t k)
 {
@@ -162,6 +199,8 @@ int main(int argc, char **argv)
     es_cost_table *t = generate(n, per_shard);
     printf("table: %.2f s to generate, %.1f B/utt (rows + keys)\n", now() - t0,
            (peak_rss_kib() - base) * 1024.0 / n);
+    if (strcmp(modes, "both") == 0)
+        cosyvoice_split(t, k, w);
     if (strcmp(modes, "batch") != 0) {
         compare_partitioners(t, k);
         run_plan(t, ES_PLAN_SHARD, k, w);

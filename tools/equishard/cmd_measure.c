@@ -17,6 +17,10 @@ static const char usage_text[] =
     "  -o, --output FILE      write the table here (default or \"-\": standard output)\n"
     "  -j, --threads N        measure N shards at once (default: all cores)\n"
     "      --hash             add the xxh3-64 of every audio object (reads all bytes)\n"
+    "      --utt-emb SRC      set the utt_emb flag of rows whose key has an embedding in\n"
+    "                         SRC (utt2embedding.pt, .npy + --utt-keys, parquet)\n"
+    "      --spk-emb SRC      set spk_emb for rows whose speaker has one in SRC\n"
+    "      --utt-keys FILE, --spk-keys FILE   key lists of .npy sources\n"
     "      --on-error MODE    fail (default): stop at the first problem, exit 2;\n"
     "                         skip: leave bad shards/utterances out and list them\n"
     "      --root DIR         resolve relative paths inside lists against DIR\n"
@@ -27,19 +31,23 @@ static const char usage_text[] =
 typedef struct measure_args {
     es_measure_settings s;
     const char *output;
+    es_emb_sources emb; /* --utt-emb/--spk-emb: embedding presence flags */
     int quiet;
 } measure_args;
 
 static int parse_args(int argc, char **argv, measure_args *a)
 {
-    enum { OPT_HASH = 256, OPT_ON_ERROR, OPT_ROOT };
+    enum { OPT_HASH = 256, OPT_ON_ERROR, OPT_ROOT, OPT_UTT_EMB, OPT_SPK_EMB, OPT_UTT_KEYS, OPT_SPK_KEYS };
     static const struct option opts[] = {
         {"output", required_argument, NULL, 'o'}, {"threads", required_argument, NULL, 'j'},
+        {"utt-emb", required_argument, NULL, OPT_UTT_EMB}, {"spk-emb", required_argument, NULL, OPT_SPK_EMB},
+        {"utt-keys", required_argument, NULL, OPT_UTT_KEYS}, {"spk-keys", required_argument, NULL, OPT_SPK_KEYS},
         {"hash", no_argument, NULL, OPT_HASH},    {"on-error", required_argument, NULL, OPT_ON_ERROR},
         {"root", required_argument, NULL, OPT_ROOT}, {"quiet", no_argument, NULL, 'q'},
         {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0},
     };
     es_measure_defaults(&a->s);
+    memset(&a->emb, 0, sizeof a->emb);
     a->output = "-";
     a->quiet = 0;
     int c;
@@ -54,6 +62,10 @@ static int parse_args(int argc, char **argv, measure_args *a)
             }
             break;
         case OPT_HASH: a->s.hash = 1; break;
+        case OPT_UTT_EMB: a->emb.utt_emb = optarg; break;
+        case OPT_SPK_EMB: a->emb.spk_emb = optarg; break;
+        case OPT_UTT_KEYS: a->emb.utt_keys = optarg; break;
+        case OPT_SPK_KEYS: a->emb.spk_keys = optarg; break;
         case OPT_ON_ERROR:
             if (!strcmp(optarg, "fail"))
                 a->s.on_error = ES_ON_ERROR_FAIL;
@@ -117,6 +129,8 @@ int cmd_measure(int argc, char **argv)
         return cli_fail("out of memory", ES_ERR_NOMEM);
     es_cost_table *table = NULL;
     rc = es_measure(ctx, &a.s, (const char *const *)argv + optind, (size_t)(argc - optind), &table);
+    if (rc == ES_OK && (a.emb.utt_emb || a.emb.spk_emb))
+        rc = es_cost_table_mark_embeddings(ctx, table, &a.emb);
     cli_progress_end(&progress);
     if (rc == ES_OK)
         rc = strcmp(a.output, "-") == 0 ? es_cost_table_write_fd(ctx, table, 1, 0)

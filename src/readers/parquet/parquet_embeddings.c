@@ -94,18 +94,20 @@ static int read_all(es_context *ctx, es_pq_file *f, const char *column, building
     if (rc == ES_OK && emb)
         rc = pq_rows_check(ctx, f, emb, PQ_ROWS_FLOATS);
     pq_rows ru = {0}, rs = {0}, re = {0};
+    pq_column cur = {0};
     for (uint32_t g = 0; rc == ES_OK && g < f->meta.n_row_groups; g++) {
-        rc = pq_rows_read(ctx, f, g, utt, PQ_ROWS_STRINGS, &ru);
+        rc = pq_rows_read(ctx, f, g, utt, PQ_ROWS_STRINGS, &ru, &cur);
         if (rc == ES_OK && spk)
-            rc = pq_rows_read(ctx, f, g, spk, PQ_ROWS_STRINGS, &rs);
+            rc = pq_rows_read(ctx, f, g, spk, PQ_ROWS_STRINGS, &rs, &cur);
         if (rc == ES_OK && emb)
-            rc = pq_rows_read(ctx, f, g, emb, PQ_ROWS_FLOATS, &re);
+            rc = pq_rows_read(ctx, f, g, emb, PQ_ROWS_FLOATS, &re, &cur);
         if (rc == ES_OK && add_rows(b, &ru, spk ? &rs : NULL, emb ? &re : NULL) < 0)
             rc = es_fail(ctx, ES_ERR_NOMEM, "%s: out of memory", f->path);
     }
     pq_rows_release(&ru);
     pq_rows_release(&rs);
     pq_rows_release(&re);
+    pq_column_release(&cur);
     return rc;
 }
 

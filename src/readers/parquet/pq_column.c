@@ -32,19 +32,20 @@ static int failf(pq_column *c, int status, const char *fmt, ...)
     return status;
 }
 
-static int grow(uint8_t **p, size_t *cap, size_t need)
+/* Makes *p hold at least `need` bytes. The old content is not kept (every
+ * buffer here is refilled after growing), so there is no copy, and sizes jump
+ * to the next power of two: a growing page costs few allocations. */
+static int reserve(uint8_t **p, size_t *cap, size_t need)
 {
     if (need <= *cap)
         return 0;
-    size_t n = *cap ? *cap : 4096;
+    size_t n = 4096;
     while (n < need)
         n = n > SIZE_MAX / 2 ? need : n * 2;
-    uint8_t *q = realloc(*p, n);
-    if (!q)
-        return -1;
-    *p = q;
-    *cap = n;
-    return 0;
+    free(*p);
+    *p = malloc(n);
+    *cap = *p ? n : 0;
+    return *p ? 0 : -1;
 }
 
 /* pread exactly n bytes at off. */
@@ -67,11 +68,18 @@ static int read_at(pq_column *c, uint8_t *buf, size_t n, uint64_t off)
 int pq_column_open(pq_column *c, const es_pq_file *f, uint32_t rg, const pq_leaf *leaf,
                    int want_values)
 {
-    memset(c, 0, sizeof *c);
+    /* keep the buffers of a previous chunk: a new allocation costs page faults */
     c->f = f;
     c->leaf = leaf;
     c->meta = &f->meta.row_groups[rg].columns[leaf->index];
     c->want_values = want_values;
+    c->pos = c->end = c->entries_left = 0;
+    c->page_no = 0;
+    c->has_dict = 0;
+    c->n_dict = 0;
+    c->n = c->i = c->vi = c->n_vals = 0;
+    c->status = 0;
+    c->err[0] = '\0';
     const pq_column_meta *m = c->meta;
     if (m->has_file_path)
         return failf(c, ES_ERR_UNSUPPORTED, "data in another file (ColumnChunk.file_path)");
@@ -98,7 +106,7 @@ static int read_header(pq_column *c, pq_page_header *h)
     size_t want = avail < FIRST_HEADER_READ ? avail : FIRST_HEADER_READ;
     char err[200];
     for (;;) {
-        if (grow(&c->hdr, &c->hdr_cap, want + 1))
+        if (reserve(&c->hdr, &c->hdr_cap, want + 1))
             return failf(c, ES_ERR_NOMEM, "out of memory");
         int rc = read_at(c, c->hdr, want, c->pos);
         if (rc != ES_OK)
@@ -141,7 +149,7 @@ static int read_body(pq_column *c, const pq_page_header *h, size_t skip, int com
                      const uint8_t **data, size_t *len)
 {
     size_t z = (size_t)h->compressed_size, u = (size_t)h->uncompressed_size;
-    if (grow(&c->raw, &c->raw_cap, z + 1))
+    if (reserve(&c->raw, &c->raw_cap, z + 1))
         return failf(c, ES_ERR_NOMEM, "page %u: out of memory (%zu bytes)", c->page_no, z);
     int rc = read_at(c, c->raw, z, c->pos);
     if (rc != ES_OK)
@@ -152,7 +160,7 @@ static int read_body(pq_column *c, const pq_page_header *h, size_t skip, int com
         *len = z - skip;
         return ES_OK;
     }
-    if (grow(&c->page, &c->page_cap, u - skip + 1))
+    if (reserve(&c->page, &c->page_cap, u - skip + 1))
         return failf(c, ES_ERR_NOMEM, "page %u: out of memory (%zu bytes)", c->page_no, u);
     char err[200];
     if (pq_decompress(c->meta->codec, c->raw + skip, z - skip, c->page, u - skip, err, sizeof err) < 0)
@@ -162,9 +170,19 @@ static int read_body(pq_column *c, const pq_page_header *h, size_t skip, int com
     return ES_OK;
 }
 
+static void swap_buffers(uint8_t **a, size_t *acap, uint8_t **b, size_t *bcap)
+{
+    uint8_t *p = *a;
+    size_t cap = *acap;
+    *a = *b;
+    *acap = *bcap;
+    *b = p;
+    *bcap = cap;
+}
+
 static int dictionary_page(pq_column *c, const pq_page_header *h)
 {
-    if (c->page_no != 0 || c->dict_data)
+    if (c->page_no != 0 || c->has_dict)
         return failf(c, ES_ERR_FORMAT, "page %u: a dictionary page that is not the chunk's first page",
                      c->page_no);
     if (h->encoding != PQ_ENC_PLAIN && h->encoding != PQ_ENC_PLAIN_DICTIONARY)
@@ -173,10 +191,10 @@ static int dictionary_page(pq_column *c, const pq_page_header *h)
     int rc = check_sizes(c, h, c->meta->codec == PQ_UNCOMPRESSED);
     if (rc != ES_OK)
         return rc;
+    c->has_dict = 1;
     if (!c->want_values) { /* levels only: the dictionary is not needed */
         c->pos += (uint64_t)h->compressed_size;
-        c->dict_data = malloc(1);
-        return c->dict_data ? ES_OK : failf(c, ES_ERR_NOMEM, "out of memory");
+        return ES_OK;
     }
     const uint8_t *data;
     size_t len;
@@ -186,35 +204,20 @@ static int dictionary_page(pq_column *c, const pq_page_header *h)
     if ((uint64_t)h->num_values > (uint64_t)len * 8 + 8)
         return failf(c, ES_ERR_FORMAT, "page %u: dictionary of %d values in %zu bytes", c->page_no,
                      h->num_values, len);
-    /* The dictionary's bytes must outlive later pages: take the buffer over. */
-    if (data == c->page) {
-        c->dict_data = c->page;
-        c->page = NULL;
-        c->page_cap = 0;
-    } else {
-        c->dict_data = c->raw;
-        c->raw = NULL;
-        c->raw_cap = 0;
-    }
+    /* The dictionary's bytes must outlive later pages: its buffer changes places
+     * with the dictionary buffer of the previous chunk. */
+    if (data == c->page)
+        swap_buffers(&c->page, &c->page_cap, &c->dict_data, &c->dict_cap);
+    else
+        swap_buffers(&c->raw, &c->raw_cap, &c->dict_data, &c->dict_cap);
     char err[200];
-    pq_value_buf b = {0};
     rc = pq_values_decode(c->leaf->type, c->leaf->type_length, PQ_ENC_PLAIN, data, len,
-                          (size_t)h->num_values, NULL, 0, 0, &b, err, sizeof err);
-    if (rc == -2) {
-        pq_value_buf_release(&b);
+                          (size_t)h->num_values, NULL, 0, 0, &c->dict_values, err, sizeof err);
+    if (rc == -2)
         return failf(c, ES_ERR_NOMEM, "out of memory");
-    }
-    if (rc < 0) {
-        pq_value_buf_release(&b);
+    if (rc < 0)
         return failf(c, ES_ERR_FORMAT, "page %u: dictionary: %s", c->page_no, err);
-    }
-    c->dict = b.vals;
     c->n_dict = (size_t)h->num_values;
-    free(b.ints);
-    if (b.scratch) { /* booleans point into scratch: it becomes the dictionary's bytes */
-        free(c->dict_data);
-        c->dict_data = b.scratch;
-    }
     return ES_OK;
 }
 
@@ -270,7 +273,7 @@ static int check_entries(pq_column *c, const pq_page_header *h, size_t bytes)
     if (n > MAX_ENTRIES || n > (uint64_t)bytes * 8 + (1u << 20))
         return failf(c, ES_ERR_FORMAT, "page %u: %llu values in %zu bytes: not believable",
                      c->page_no, (unsigned long long)n, bytes);
-    if (grow(&c->def, &c->def_cap, n + 1) || grow(&c->rep, &c->rep_cap, n + 1))
+    if (reserve(&c->def, &c->def_cap, n + 1) || reserve(&c->rep, &c->rep_cap, n + 1))
         return failf(c, ES_ERR_NOMEM, "out of memory");
     return ES_OK;
 }
@@ -288,7 +291,8 @@ static int decode_values(pq_column *c, int encoding, const uint8_t *data, size_t
     if (limit > MAX_PAGE)
         limit = MAX_PAGE;
     char err[200];
-    int rc = pq_values_decode(l->type, l->type_length, encoding, data, len, nv, c->dict, c->n_dict,
+    const pq_value *dict = c->has_dict && c->want_values ? c->dict_values.vals : NULL;
+    int rc = pq_values_decode(l->type, l->type_length, encoding, data, len, nv, dict, c->n_dict,
                               limit, &c->values, err, sizeof err);
     if (rc == -2)
         return failf(c, ES_ERR_NOMEM, "out of memory");
@@ -417,9 +421,9 @@ void pq_column_release(pq_column *c)
     free(c->raw);
     free(c->page);
     free(c->dict_data);
-    free(c->dict);
     free(c->def);
     free(c->rep);
     pq_value_buf_release(&c->values);
+    pq_value_buf_release(&c->dict_values);
     memset(c, 0, sizeof *c);
 }

@@ -35,10 +35,11 @@ typedef struct pq_column {
     uint64_t pos, end;      /* next page header; end of the chunk */
     uint64_t entries_left;  /* level entries the chunk has not yet delivered in pages */
     uint32_t page_no;       /* pages read so far, dictionary page included */
-    /* buffers, reused page after page */
+    /* buffers, reused page after page and chunk after chunk */
     uint8_t *hdr, *raw, *page, *dict_data;
-    size_t hdr_cap, raw_cap, page_cap;
-    pq_value *dict;
+    size_t hdr_cap, raw_cap, page_cap, dict_cap;
+    pq_value_buf dict_values;
+    int has_dict;   /* this chunk had its dictionary page */
     size_t n_dict;
     uint8_t *def, *rep;
     size_t def_cap, rep_cap;
@@ -50,8 +51,10 @@ typedef struct pq_column {
 } pq_column;
 
 /* Prepares a cursor over leaf `leaf` of row group `rg`. want_values = 0 decodes
- * levels only (counts and presence need nothing else). Returns ES_OK or a
- * status with c->err set; c must be released either way. */
+ * levels only (counts and presence need nothing else). `c` must be zeroed
+ * (`pq_column c = {0}`) or a cursor opened before, whose buffers are then
+ * reused. Returns ES_OK or a status with c->err set; c must be released
+ * either way. */
 int pq_column_open(pq_column *c, const es_pq_file *f, uint32_t rg, const pq_leaf *leaf,
                    int want_values);
 

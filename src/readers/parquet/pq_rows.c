@@ -124,33 +124,28 @@ static int add_entry(pq_rows *r, const pq_leaf *l, pq_rows_mode mode, const pq_e
 }
 
 int pq_rows_read(es_context *ctx, const es_pq_file *f, uint32_t rg, const pq_leaf *leaf,
-                 pq_rows_mode mode, pq_rows *out)
+                 pq_rows_mode mode, pq_rows *out, pq_column *c)
 {
     out->n = out->bytes_len = out->n_floats = 0;
-    pq_column c;
-    int rc = pq_column_open(&c, f, rg, leaf, mode != PQ_ROWS_COUNT);
-    if (rc != ES_OK) {
-        rc = es_fail(ctx, rc, "%s: row group %u, column %s: %s", f->path, rg, leaf->name, c.err);
-        pq_column_release(&c);
-        return rc;
-    }
+    int rc = pq_column_open(c, f, rg, leaf, mode != PQ_ROWS_COUNT);
+    if (rc != ES_OK)
+        return es_fail(ctx, rc, "%s: row group %u, column %s: %s", f->path, rg, leaf->name, c->err);
     pq_entry e;
     int got = 0;
-    while (rc == ES_OK && (got = pq_column_next(&c, &e)) == 1) {
+    while (rc == ES_OK && (got = pq_column_next(c, &e)) == 1) {
         if (e.rep == 0 && new_row(out, mode) < 0)
             rc = ES_ERR_NOMEM;
         else if (out->n == 0)
             rc = es_fail(ctx, ES_ERR_FORMAT, "%s: row group %u, column %s: page %u: the first value "
                          "continues a row (repetition level %u)", f->path, rg, leaf->name,
-                         c.page_no ? c.page_no - 1 : 0, e.rep);
+                         c->page_no ? c->page_no - 1 : 0, e.rep);
         else if (add_entry(out, leaf, mode, &e) < 0)
             rc = ES_ERR_NOMEM;
     }
     if (rc == ES_OK && got < 0)
-        rc = es_fail(ctx, got, "%s: row group %u, column %s: %s", f->path, rg, leaf->name, c.err);
+        rc = es_fail(ctx, got, "%s: row group %u, column %s: %s", f->path, rg, leaf->name, c->err);
     else if (rc == ES_ERR_NOMEM)
         es_fail(ctx, rc, "%s: row group %u, column %s: out of memory", f->path, rg, leaf->name);
-    pq_column_release(&c);
     int64_t want = f->meta.row_groups[rg].num_rows;
     if (rc == ES_OK && (int64_t)out->n != want)
         rc = es_fail(ctx, ES_ERR_FORMAT, "%s: row group %u, column %s: %zu rows, the row group declares %lld",

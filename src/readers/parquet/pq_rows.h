@@ -15,6 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "readers/parquet/pq_column.h"
 #include "readers/parquet/pq_file.h"
 
 typedef enum pq_rows_mode {
@@ -40,11 +41,13 @@ typedef struct pq_rows {
  * expected a list, found a flat INT64 column". */
 int pq_rows_check(es_context *ctx, const es_pq_file *f, const pq_leaf *leaf, pq_rows_mode mode);
 
-/* Reads the column's rows of row group rg into *out (reset first; out's buffers
- * are reused). The row count must equal the row group's. Errors name file, row
- * group, column and problem. */
+/* Reads the column's rows of row group rg into *out (zeroed before the first
+ * read; reset by each read, its buffers reused) through cursor `cur` (zeroed or
+ * used before: one cursor can serve every column, so its page buffers are
+ * allocated once). The row count must equal the row group's. Errors name file,
+ * row group, column and problem. */
 int pq_rows_read(es_context *ctx, const es_pq_file *f, uint32_t rg, const pq_leaf *leaf,
-                 pq_rows_mode mode, pq_rows *out);
+                 pq_rows_mode mode, pq_rows *out, pq_column *cur);
 
 void pq_rows_release(pq_rows *r);
 

@@ -42,6 +42,7 @@ struct es_shard_reader {
     int loaded;           /* rows[] and audio_col hold row group rg */
     size_t row, n_rows;   /* next row in the row group; its row count */
     uint64_t pos;         /* rows delivered so far in the file */
+    pq_column small_col;  /* one cursor for every small column: buffers allocated once */
     pq_column audio_col;
 };
 
@@ -74,6 +75,7 @@ static void parquet_close(es_shard_reader *r)
         return;
     for (int i = 0; i < N_SMALL; i++)
         pq_rows_release(&r->rows[i]);
+    pq_column_release(&r->small_col);
     pq_column_release(&r->audio_col);
     es_pq_file_close(r->f);
     free(r);
@@ -103,11 +105,11 @@ static int parquet_open(es_context *ctx, const char *path, const char *shard,
 /* Decodes the small columns of row group r->rg and opens its audio_data chunk. */
 static int load_row_group(es_context *ctx, es_shard_reader *r)
 {
-    pq_column_release(&r->audio_col);
     for (int i = 0; i < N_SMALL; i++) {
         if (!r->leaf[i])
             continue;
-        int rc = pq_rows_read(ctx, r->f, r->rg, r->leaf[i], small_columns[i].mode, &r->rows[i]);
+        int rc = pq_rows_read(ctx, r->f, r->rg, r->leaf[i], small_columns[i].mode, &r->rows[i],
+                              &r->small_col);
         if (rc != ES_OK)
             return rc;
     }

@@ -6,6 +6,22 @@
 
 #include "validate/sources/emb_set.h"
 
+const char *es_printable(char *out, size_t cap, const char *s, size_t n)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < n && s[i] && k + 1 < cap; i++) {
+        if (k + 4 >= cap && i + 1 < n && s[i + 1]) {
+            memcpy(out + k, "...", 3);
+            k += 3;
+            break;
+        }
+        unsigned char c = (unsigned char)s[i];
+        out[k++] = c < 0x20 || c == 0x7f ? '?' : (char)c;
+    }
+    out[k] = '\0';
+    return out;
+}
+
 es_emb_set *es_emb_set_new(const char *name)
 {
     es_emb_set *s = calloc(1, sizeof *s);
@@ -40,6 +56,8 @@ ptrdiff_t es_emb_set_find(const es_emb_set *s, const char *key)
 
 int es_emb_set_push(es_emb_set *s, float v)
 {
+    if (s->max_vals && s->n_vals >= s->max_vals)
+        return ES_ERR_NOMEM;
     if (s->n_vals == s->cap_vals) {
         size_t cap = s->cap_vals ? 2 * s->cap_vals : 4096;
         float *p = realloc(s->vals, cap * sizeof *p);
@@ -54,6 +72,8 @@ int es_emb_set_push(es_emb_set *s, float v)
 
 int es_emb_set_reserve(es_emb_set *s, size_t extra)
 {
+    if (s->max_vals && (extra > s->max_vals || s->n_vals > s->max_vals - extra))
+        return ES_ERR_NOMEM;
     if (s->cap_vals - s->n_vals >= extra)
         return ES_OK;
     size_t cap = s->cap_vals ? s->cap_vals : 4096;
@@ -91,8 +111,11 @@ static int grow_entries(es_emb_set *s)
 int es_emb_set_add(es_context *ctx, es_emb_set *s, const char *key, size_t klen, size_t off,
                    uint32_t len)
 {
-    if (es_strmap_get(&s->index, key, klen))
-        return es_fail(ctx, ES_ERR_FORMAT, "%s: key '%.*s' appears twice", s->name, (int)klen, key);
+    if (es_strmap_get(&s->index, key, klen)) {
+        char k[128];
+        return es_fail(ctx, ES_ERR_FORMAT, "%s: key '%s' appears twice", s->name,
+                       es_printable(k, sizeof k, key, klen));
+    }
     if (s->n == s->cap && grow_entries(s) != ES_OK)
         return es_fail(ctx, ES_ERR_NOMEM, "%s: out of memory", s->name);
     if (es_strmap_put(&s->index, key, klen, (const void *)(uintptr_t)(s->n + 1)))

@@ -28,9 +28,15 @@ typedef struct es_emb_set {
     size_t n_absent, cap_absent;
     es_strmap index;      /* key → entry + 1 */
     es_arena strings;
+    size_t max_vals;      /* 0, or a cap on values (fuzzers: decompression bombs) */
+    uint64_t max_bytes;   /* 0, or a cap on the bytes the unpickler reads */
     int has_ints;         /* a torch dict held integers (token lists) */
     int has_floats;
 } es_emb_set;
+
+/* Copies s[0..n) (or up to its NUL when n is SIZE_MAX) into out for a one-line
+ * message: control bytes become '?', long text is cut with "...". Returns out. */
+const char *es_printable(char *out, size_t cap, const char *s, size_t n);
 
 /* Loads a source, detected by content: a torch .pt (zip) or plain pickle, a
  * .npy (keys from keys_path, one per line), a CosyVoice parquet file or a list

@@ -61,9 +61,10 @@ static int on_key(es_context *ctx, const char *path, unsigned long lineno, const
     if (k->next == k->n_rows)
         return es_fail(ctx, ES_ERR_FORMAT, "%s: line %lu: more keys than the %zu rows of %s", path,
                        lineno, k->n_rows, k->set->name);
+    char shown[128];
     if (es_strmap_get(&k->set->index, key, klen))
-        return es_fail(ctx, ES_ERR_FORMAT, "%s: line %lu: key '%.*s' appears twice", path, lineno,
-                       (int)klen, key);
+        return es_fail(ctx, ES_ERR_FORMAT, "%s: line %lu: key '%s' appears twice", path, lineno,
+                       es_printable(shown, sizeof shown, key, klen));
     size_t row = k->next++;
     return es_emb_set_add(ctx, k->set, key, klen, row * k->row_len, (uint32_t)k->row_len);
 }
@@ -89,12 +90,13 @@ static int on_utt2spk(es_context *ctx, const char *path, unsigned long lineno, c
     if (!ulen)
         return ES_OK;
     size_t slen = field(line, len, &i, &spk);
+    char shown[128];
     if (!slen)
-        return es_fail(ctx, ES_ERR_FORMAT, "%s: line %lu: utterance '%.*s' has no speaker", path,
-                       lineno, (int)ulen, utt);
+        return es_fail(ctx, ES_ERR_FORMAT, "%s: line %lu: utterance '%s' has no speaker", path,
+                       lineno, es_printable(shown, sizeof shown, utt, ulen));
     if (es_strmap_get(&u->map, utt, ulen))
-        return es_fail(ctx, ES_ERR_FORMAT, "%s: line %lu: utterance '%.*s' appears twice", path,
-                       lineno, (int)ulen, utt);
+        return es_fail(ctx, ES_ERR_FORMAT, "%s: line %lu: utterance '%s' appears twice", path,
+                       lineno, es_printable(shown, sizeof shown, utt, ulen));
     const char *s = es_arena_strndup(&u->strings, spk, slen);
     if (!s || es_strmap_put(&u->map, utt, ulen, s))
         return es_fail(ctx, ES_ERR_NOMEM, "%s: out of memory", path);

@@ -119,7 +119,11 @@ static int parse_header(es_context *ctx, const char *name, const char *text, siz
                 return es_fail(ctx, ES_ERR_FORMAT, "%s: malformed .npy shape", name);
             have_shape = 1;
         } else {
-            return es_fail(ctx, ES_ERR_FORMAT, "%s: unexpected key '%s' in the .npy header", name, key);
+        {
+            char k[40];
+            return es_fail(ctx, ES_ERR_FORMAT, "%s: unexpected key '%s' in the .npy header", name,
+                           es_printable(k, sizeof k, key, SIZE_MAX));
+        }
         }
         if (!eat(&h, ',')) {
             if (!eat(&h, '}'))
@@ -141,8 +145,11 @@ static int parse_header(es_context *ctx, const char *name, const char *text, siz
     const char *d = info->descr;
     if (strlen(d) != 3 || (d[0] != '<' && d[0] != '>') || d[1] != 'f' ||
         (d[2] != '2' && d[2] != '4' && d[2] != '8'))
+    {
+        char t[16];
         return es_fail(ctx, ES_ERR_UNSUPPORTED, "%s: .npy dtype '%s': only float16/32/64 ('<f2', "
-                       "'<f4', '<f8') are embeddings", name, d);
+                       "'<f4', '<f8') are embeddings", name, es_printable(t, sizeof t, d, SIZE_MAX));
+    }
     return ES_OK;
 }
 

@@ -111,10 +111,12 @@ static int load_list(es_context *ctx, pq_load *l, const char *path)
         char *file = strndup(p, n);
         if (!file)
             rc = nomem(ctx, path);
-        else if (!is_parquet(file))
+        else if (!is_parquet(file)) {
+            char shown[256];
             rc = es_fail(ctx, ES_ERR_UNSUPPORTED, "%s: line %lu: %s: not a parquet file (an embedding "
                          "source is a .pt, .npy, parquet file or a list of parquet files)",
-                         path, lr.lineno, file);
+                         path, lr.lineno, es_printable(shown, sizeof shown, file, SIZE_MAX));
+        }
         else
             rc = load_file(ctx, l, file);
         files++;

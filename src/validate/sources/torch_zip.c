@@ -29,8 +29,16 @@ static int is_data_pkl(const char *name)
     return slash && slash != name && !strcmp(slash, "/data.pkl");
 }
 
+/* libarchive's message as one printable line. */
+static const char *archive_msg(struct archive *a, char *buf, size_t cap, const char *fallback)
+{
+    const char *m = archive_error_string(a);
+    return es_printable(buf, cap, m ? m : fallback, SIZE_MAX);
+}
+
 static int from_archive(es_context *ctx, const char *name, struct archive *a, es_emb_set *out)
 {
+    char msg[256];
     struct archive_entry *e;
     int r;
     while ((r = archive_read_next_header(a, &e)) == ARCHIVE_OK) {
@@ -42,13 +50,13 @@ static int from_archive(es_context *ctx, const char *name, struct archive *a, es
         es_byte_stream s = {archive_source, NULL, a, (uint64_t)archive_entry_size(e), 0};
         int rc = es_unpickle_dict(ctx, where, &s, out);
         if (rc == ES_ERR_IO)
-            return es_fail(ctx, ES_ERR_FORMAT, "%s: %s", where, archive_error_string(a)
-                           ? archive_error_string(a) : "corrupt or truncated archive");
+            return es_fail(ctx, ES_ERR_FORMAT, "%s: %s", where,
+                           archive_msg(a, msg, sizeof msg, "corrupt or truncated archive"));
         return rc;
     }
     if (r != ARCHIVE_EOF)
         return es_fail(ctx, ES_ERR_FORMAT, "%s: corrupt or truncated zip: %s", name,
-                       archive_error_string(a) ? archive_error_string(a) : "read error");
+                       archive_msg(a, msg, sizeof msg, "read error"));
     return es_fail(ctx, ES_ERR_FORMAT, "%s: no <name>/data.pkl member: not a torch.save file", name);
 }
 
@@ -87,9 +95,10 @@ int es_torch_load_memory(es_context *ctx, const char *name, const void *data, si
     struct archive *a = NULL;
     if ((rc = open_archive(ctx, name, &a)) != ES_OK)
         return rc;
+    char msg[256];
     if (archive_read_open_memory(a, data, len) != ARCHIVE_OK)
         rc = es_fail(ctx, ES_ERR_FORMAT, "%s: not a zip archive: %s", name,
-                     archive_error_string(a) ? archive_error_string(a) : "unreadable");
+                     archive_msg(a, msg, sizeof msg, "unreadable"));
     else
         rc = from_archive(ctx, name, a, out);
     archive_read_free(a);
@@ -120,9 +129,9 @@ int es_torch_load(es_context *ctx, const char *path, es_emb_set *out)
     struct archive *a = NULL;
     if ((rc = open_archive(ctx, path, &a)) != ES_OK)
         return rc;
+    char msg[256];
     if (archive_read_open_filename(a, path, 1 << 16) != ARCHIVE_OK)
-        rc = es_fail(ctx, ES_ERR_IO, "%s: cannot open: %s", path,
-                     archive_error_string(a) ? archive_error_string(a) : "unreadable");
+        rc = es_fail(ctx, ES_ERR_IO, "%s: cannot open: %s", path, archive_msg(a, msg, sizeof msg, "unreadable"));
     else
         rc = from_archive(ctx, path, a, out);
     archive_read_free(a);

@@ -87,6 +87,9 @@ static int need(up *u, size_t n)
     u->len -= u->pos;
     u->pos = 0;
     while (u->len < n) {
+        if (u->out->max_bytes && u->offset + u->len >= u->out->max_bytes)
+            return fail(u, ES_ERR_UNSUPPORTED, "larger than the %llu-byte limit",
+                        (unsigned long long)u->out->max_bytes);
         ssize_t got = u->in->read(u->in->opaque, u->buf + u->len, BUF - u->len);
         if (got < 0)
             return es_fail(u->ctx, ES_ERR_IO, "%s: read error", u->name);
@@ -205,9 +208,11 @@ static int set_items(up *u, const value *dict, const value *items, size_t n, con
         if (k->type != V_STR)
             return fail(u, ES_ERR_UNSUPPORTED, "a dict key is a %s: only str keys are read",
                         type_name(k));
-        if (v->type != V_LIST)
+        if (v->type != V_LIST) {
+            char key[128];
             return fail(u, ES_ERR_UNSUPPORTED, "the value of key '%s' is a %s, not a list of numbers",
-                        k->str, type_name(v));
+                        es_printable(key, sizeof key, k->str, SIZE_MAX), type_name(v));
+        }
         const plist *l = &u->lists[v->list];
         int rc = es_emb_set_add(u->ctx, u->out, k->str, strlen(k->str), l->off, l->len);
         if (rc != ES_OK)

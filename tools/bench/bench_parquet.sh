@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# Benchmark `equishard measure` on CosyVoice parquet shards against the cost of
+# decompressing the columns it needs (issue 4: "little more than decompressing").
+#
+#   tools/bench/bench_parquet.sh [ROWS]     (default 2000: two files of 1000 rows)
+#
+# Needs Node.js with parquet-wasm and apache-arrow (tests/data/parquet/README.md
+# says how to install them) to write the shards: PQ_NODE_MODULES=/tmp/pq/node_modules.
+# Environment:
+#   EQUISHARD  the binary (default build/tools/equishard/equishard)
+#   PAGES      tools/bench/bench_parquet_pages (default next to EQUISHARD's build)
+#   BENCH_DIR  where to write shards (default: a fresh mktemp -d, removed at exit)
+#   REPEAT     timed runs per command, best is reported (default 5)
+#
+# For each codec (SNAPPY, as pyarrow writes CosyVoice shards by default, and ZSTD)
+# it times, on page-cached files:
+#   - equishard measure -j 1 (and --hash);
+#   - bench_parquet_pages decode: our column pass over the same seven columns
+#     (pread, decompress, levels, values) without audio probes;
+#   - bench_parquet_pages decompress: pread + the codec alone over those columns'
+#     pages, through reused buffers (the floor: any reader must do this much);
+#   - for ZSTD: `zstd -d` over the same page payloads written back to back.
+set -euo pipefail
+
+ROWS=${1:-2000}
+REPEAT=${REPEAT:-5}
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+ROOT=$(cd "$HERE/../.." && pwd)
+EQUISHARD=${EQUISHARD:-$ROOT/build/tools/equishard/equishard}
+PAGES=${PAGES:-$(dirname "$(dirname "$EQUISHARD")")/bench/bench_parquet_pages}
+export PQ_NODE_MODULES=${PQ_NODE_MODULES:-/tmp/pq/node_modules}
+
+[[ -x $EQUISHARD && -x $PAGES ]] || { echo "build first: $EQUISHARD, $PAGES" >&2; exit 2; }
+[[ -d $PQ_NODE_MODULES/parquet-wasm ]] || { echo "no parquet-wasm in $PQ_NODE_MODULES" >&2; exit 2; }
+if [[ -n "${BENCH_DIR:-}" ]]; then
+    WORK=$BENCH_DIR
+    mkdir -p "$WORK"
+else
+    WORK=$(mktemp -d "${TMPDIR:-/tmp}/equishard-pq-bench.XXXXXX")
+    trap 'rm -rf "$WORK"' EXIT
+fi
+
+echo "== machine"
+echo "nproc:   $(nproc)"
+echo "cpu:     $(grep -m1 'model name' /proc/cpuinfo 2>/dev/null | cut -d: -f2- | sed 's/^ *//' || uname -m)"
+echo "zstd:    $(zstd --version)"
+echo
+
+# best_of CMD: one untimed warm-up run, then REPEAT timed runs; the best wall time.
+best_of() {
+    local best=
+    bash -c "$1" >/dev/null
+    for ((i = 0; i < REPEAT; i++)); do
+        local t0 t1
+        t0=$(date +%s.%N)
+        bash -c "$1" >/dev/null
+        t1=$(date +%s.%N)
+        best=$(echo "$t0 $t1 ${best:-1e9}" | awk '{d = $2 - $1; print (d < $3 ? d : $3)}')
+    done
+    echo "$best"
+}
+# best_inner CMD: the helper prints its own seconds first; best of REPEAT.
+best_inner() {
+    for ((i = 0; i < REPEAT; i++)); do $1 | cut -d' ' -f1; done | sort -g | head -1
+}
+
+printf '%-8s %-44s %10s %10s\n' codec command seconds "x floor"
+for codec in snappy zstd; do
+    dir=$WORK/$codec
+    [[ -f $dir/data.list ]] || node "$HERE/gen_parquet_bench.mjs" "$ROWS" "$dir" "$codec" >/dev/null
+    files=$(ls "$dir"/*.tar)
+    floor=$(best_inner "$PAGES decompress $files")
+    decode=$(best_inner "$PAGES decode $files")
+    m1=$(best_of "$EQUISHARD measure -q -j 1 $dir/data.list")
+    mh=$(best_of "$EQUISHARD measure -q -j 1 --hash $dir/data.list")
+    m2=$(best_of "$EQUISHARD measure -q -j 2 $dir/data.list")
+    row() { printf '%-8s %-44s %10.3f %10.2f\n' "$codec" "$1" "$2" "$(echo "$2 $floor" | awk '{print $1 / $2}')"; }
+    row "read + decompress needed pages (floor)" "$floor"
+    row "decode needed columns, no probes" "$decode"
+    row "equishard measure -j 1" "$m1"
+    row "equishard measure -j 1 --hash" "$mh"
+    row "equishard measure -j 2" "$m2"
+    if [[ $codec == zstd ]]; then
+        for f in $files; do "$PAGES" extract "$f" "$f.pages.zst"; done
+        z=$(best_of "cat $dir/*.pages.zst | zstd -q -d -c")
+        row "zstd -d of the same page bytes" "$z"
+    fi
+    echo "$codec: $(du -ch $files | tail -1 | cut -f1) in $(echo $files | wc -w) files, $ROWS rows"
+done

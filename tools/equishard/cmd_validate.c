@@ -1,0 +1,306 @@
+/* equishard validate [--device auto|cpu|cuda] [--json FILE] [--fail-on LIST]
+ *                    [--utt-emb SRC] [--spk-emb SRC] [--utt2spk FILE] [--dim D]
+ *                    [thresholds] [LIST...]
+ *
+ * The CI data-validation step (DESIGN.md §2, §8): loads the embeddings, measures
+ * LIST (or reads --costs) to know the utterances, runs the checks, prints a short
+ * table, optionally writes every finding as JSON, and exits 0 when clean, 1 when
+ * a check named in --fail-on found something, 2 for unusable input. */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+static const char usage_text[] =
+    "usage: equishard validate [OPTIONS] [LIST...]\n"
+    "\n"
+    "Checks utterance and speaker embeddings: missing ones, wrong dimension, NaN/Inf,\n"
+    "zero or abnormal norms, utterances far from their speaker's centroid (mislabeled\n"
+    "speakers), speaker embeddings that are not the mean of their utterances, identical\n"
+    "vectors and identical audio under different keys. LIST (shard lists, shards, raw\n"
+    "lists, Kaldi dirs: as for `measure`) names the utterances that should have\n"
+    "embeddings; unreadable shards or members are findings too.\n"
+    "\n"
+    "Sources (detected by content): torch .pt (utt2embedding.pt, spk2embedding.pt),\n"
+    ".npy with a key list, CosyVoice parquet shards or a list of them.\n"
+    "      --utt-emb SRC      utterance embeddings\n"
+    "      --utt-keys FILE    keys of a .npy --utt-emb, one per line\n"
+    "      --spk-emb SRC      speaker embeddings\n"
+    "      --spk-keys FILE    keys of a .npy --spk-emb\n"
+    "      --utt2spk FILE     speakers (Kaldi); default: LIST's, or the parquet spk column\n"
+    "      --costs FILE       a cost table (`measure --hash`) instead of LIST\n"
+    "      --root DIR         resolve relative paths inside LIST against DIR\n"
+    "      --no-hash          do not hash audio (no duplicate_audio check; faster)\n"
+    "\n"
+    "Checks:\n"
+    "      --dim D            expected dimension (default 192; 0 = any)\n"
+    "      --min-cosine X     far_from_centroid below X (default 0.5)\n"
+    "      --zero-norm X      zero_norm at or below X (default 1e-6)\n"
+    "      --norm-ratio R     abnormal_norm beyond R x or 1/R x the median (default 3; 0 off)\n"
+    "      --min-norm X       abnormal_norm below X (default off)\n"
+    "      --max-norm X       abnormal_norm above X (default off)\n"
+    "      --spk-mean-tol X   spk_mean_mismatch above relative difference X (default 1e-3)\n"
+    "      --no-duplicates    skip the duplicate_vector check\n"
+    "\n"
+    "Output:\n"
+    "      --fail-on LIST     comma-separated checks that make the exit code 1, or all,\n"
+    "                         none (default: every check but duplicate_audio)\n"
+    "      --json FILE        write every finding as JSON (docs/VALIDATE.md)\n"
+    "      --show N           keys shown per check on the terminal (default 5)\n"
+    "      --device D         auto (default: CUDA when present), cpu or cuda\n"
+    "  -j, --threads N        CPU threads (default: all cores)\n"
+    "  -q, --quiet            no progress line\n"
+    "  -h, --help             this text\n"
+    "\n"
+    "Checks: missing_utt_emb missing_spk_emb wrong_dim nan inf zero_norm abnormal_norm\n"
+    "far_from_centroid spk_mean_mismatch duplicate_vector duplicate_audio unreadable\n"
+    "Exit: 0 clean, 1 a --fail-on check found something, 2 unusable input.\n";
+
+typedef struct validate_args {
+    es_validate_settings s;
+    es_emb_sources src;
+    const char *costs, *json, *root;
+    int fail_on[ES_CHECK_COUNT];
+    int hash, quiet, show, threads;
+} validate_args;
+
+static int bad(const char *fmt, const char *arg)
+{
+    fputs("equishard validate: ", stderr);
+    fprintf(stderr, fmt, arg);
+    fputc('\n', stderr);
+    return -1;
+}
+
+static int parse_double(const char *opt, const char *s, double *out)
+{
+    char *end;
+    double v = strtod(s, &end);
+    if (end == s || *end)
+        return bad("--%s needs a number", opt);
+    *out = v;
+    return 0;
+}
+
+static int parse_fail_on(validate_args *a, const char *list)
+{
+    char *copy = strdup(list), *save = NULL;
+    if (!copy)
+        return bad("%s", "out of memory");
+    memset(a->fail_on, 0, sizeof a->fail_on);
+    int rc = 0;
+    for (char *t = strtok_r(copy, ",", &save); t && !rc; t = strtok_r(NULL, ",", &save)) {
+        if (!strcmp(t, "all"))
+            for (int c = 0; c < ES_CHECK_COUNT; c++)
+                a->fail_on[c] = 1;
+        else if (strcmp(t, "none") != 0) {
+            int c = es_check_from_name(t);
+            if (c < 0)
+                rc = bad("--fail-on: unknown check '%s' (see --help)", t);
+            else
+                a->fail_on[c] = 1;
+        }
+    }
+    free(copy);
+    return rc;
+}
+
+enum {
+    OPT_UTT_EMB = 256, OPT_UTT_KEYS, OPT_SPK_EMB, OPT_SPK_KEYS, OPT_UTT2SPK, OPT_COSTS, OPT_ROOT,
+    OPT_NO_HASH, OPT_DIM, OPT_MIN_COSINE, OPT_ZERO_NORM, OPT_NORM_RATIO, OPT_MIN_NORM, OPT_MAX_NORM,
+    OPT_SPK_MEAN_TOL, OPT_NO_DUP, OPT_FAIL_ON, OPT_JSON, OPT_SHOW, OPT_DEVICE,
+};
+
+static const struct option opts[] = {
+    {"utt-emb", required_argument, NULL, OPT_UTT_EMB}, {"utt-keys", required_argument, NULL, OPT_UTT_KEYS},
+    {"spk-emb", required_argument, NULL, OPT_SPK_EMB}, {"spk-keys", required_argument, NULL, OPT_SPK_KEYS},
+    {"utt2spk", required_argument, NULL, OPT_UTT2SPK}, {"costs", required_argument, NULL, OPT_COSTS},
+    {"root", required_argument, NULL, OPT_ROOT},       {"no-hash", no_argument, NULL, OPT_NO_HASH},
+    {"dim", required_argument, NULL, OPT_DIM},         {"min-cosine", required_argument, NULL, OPT_MIN_COSINE},
+    {"zero-norm", required_argument, NULL, OPT_ZERO_NORM},
+    {"norm-ratio", required_argument, NULL, OPT_NORM_RATIO},
+    {"min-norm", required_argument, NULL, OPT_MIN_NORM}, {"max-norm", required_argument, NULL, OPT_MAX_NORM},
+    {"spk-mean-tol", required_argument, NULL, OPT_SPK_MEAN_TOL},
+    {"no-duplicates", no_argument, NULL, OPT_NO_DUP},  {"fail-on", required_argument, NULL, OPT_FAIL_ON},
+    {"json", required_argument, NULL, OPT_JSON},       {"show", required_argument, NULL, OPT_SHOW},
+    {"device", required_argument, NULL, OPT_DEVICE},   {"threads", required_argument, NULL, 'j'},
+    {"quiet", no_argument, NULL, 'q'},                 {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0},
+};
+
+/* One option; returns 0, or -1 after printing why. */
+static int option(validate_args *a, int c, const char *arg)
+{
+    int dim;
+    switch (c) {
+    case OPT_UTT_EMB: a->src.utt_emb = arg; return 0;
+    case OPT_UTT_KEYS: a->src.utt_keys = arg; return 0;
+    case OPT_SPK_EMB: a->src.spk_emb = arg; return 0;
+    case OPT_SPK_KEYS: a->src.spk_keys = arg; return 0;
+    case OPT_UTT2SPK: a->src.utt2spk = arg; return 0;
+    case OPT_COSTS: a->costs = arg; return 0;
+    case OPT_ROOT: a->root = arg; return 0;
+    case OPT_NO_HASH: a->hash = 0; return 0;
+    case OPT_DIM:
+        if (cli_parse_int(arg, &dim))
+            return bad("--dim needs a non-negative number, got '%s'", arg);
+        a->s.dim = (size_t)dim;
+        return 0;
+    case OPT_MIN_COSINE: return parse_double("min-cosine", arg, &a->s.min_cosine);
+    case OPT_ZERO_NORM: return parse_double("zero-norm", arg, &a->s.zero_norm);
+    case OPT_NORM_RATIO: return parse_double("norm-ratio", arg, &a->s.norm_ratio);
+    case OPT_MIN_NORM: return parse_double("min-norm", arg, &a->s.min_norm);
+    case OPT_MAX_NORM: return parse_double("max-norm", arg, &a->s.max_norm);
+    case OPT_SPK_MEAN_TOL: return parse_double("spk-mean-tol", arg, &a->s.spk_mean_tol);
+    case OPT_NO_DUP: a->s.duplicates = 0; return 0;
+    case OPT_FAIL_ON: return parse_fail_on(a, arg);
+    case OPT_JSON: a->json = arg; return 0;
+    case OPT_SHOW: return cli_parse_int(arg, &a->show) ? bad("--show needs a number, got '%s'", arg) : 0;
+    case OPT_DEVICE:
+        if (!strcmp(arg, "auto"))
+            a->s.device = ES_DEVICE_AUTO;
+        else if (!strcmp(arg, "cpu"))
+            a->s.device = ES_DEVICE_CPU;
+        else if (!strcmp(arg, "cuda"))
+            a->s.device = ES_DEVICE_CUDA;
+        else
+            return bad("--device is auto, cpu or cuda, got '%s'", arg);
+        return 0;
+    case 'j':
+        if (cli_parse_int(arg, &a->threads) || a->threads == 0)
+            return bad("-j needs a positive number, got '%s'", arg);
+        a->s.threads = a->threads;
+        return 0;
+    case 'q': a->quiet = 1; return 0;
+    default: return -1;
+    }
+}
+
+static int parse_args(int argc, char **argv, validate_args *a)
+{
+    memset(a, 0, sizeof *a);
+    es_validate_defaults(&a->s);
+    a->hash = 1;
+    a->show = 5;
+    for (int c = 0; c < ES_CHECK_COUNT; c++)
+        a->fail_on[c] = c != ES_CHECK_DUPLICATE_AUDIO;
+    int c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "j:qh", opts, NULL)) != -1) {
+        if (c == 'h') {
+            fputs(usage_text, stdout);
+            return 1;
+        }
+        if (c == '?' || option(a, c, optarg)) {
+            if (c == '?')
+                fputs(usage_text, stderr);
+            return -1;
+        }
+    }
+    if (a->costs && optind < argc)
+        return bad("%s", "give LIST or --costs, not both");
+    if (!a->src.utt_emb && !a->src.spk_emb && !a->costs && optind >= argc)
+        return bad("%s", "nothing to validate: give --utt-emb/--spk-emb and/or LIST (see --help)");
+    if ((a->src.utt_keys && !a->src.utt_emb) || (a->src.spk_keys && !a->src.spk_emb))
+        return bad("%s", "--utt-keys/--spk-keys go with --utt-emb/--spk-emb");
+    return 0;
+}
+
+/* The utterances: LIST measured (with hashes), or a cost table read. */
+static int load_table(es_context *ctx, validate_args *a, int argc, char **argv, es_cost_table **t)
+{
+    *t = NULL;
+    if (a->costs)
+        return es_cost_table_read(ctx, a->costs, t);
+    if (optind >= argc)
+        return ES_OK;
+    es_measure_settings ms;
+    es_measure_defaults(&ms);
+    ms.threads = a->threads;
+    ms.hash = a->hash;
+    ms.on_error = ES_ON_ERROR_SKIP; /* unreadable shards are findings */
+    ms.root = a->root;
+    cli_progress progress;
+    cli_progress_init(&progress, "measure", a->quiet);
+    ms.progress = cli_progress_update;
+    ms.progress_user = &progress;
+    int rc = es_measure(ctx, &ms, (const char *const *)argv + optind, (size_t)(argc - optind), t);
+    cli_progress_end(&progress);
+    return rc;
+}
+
+static void print_value(const es_finding *f)
+{
+    switch (f->check) {
+    case ES_CHECK_MISSING_UTT_EMB:
+    case ES_CHECK_MISSING_SPK_EMB:
+    case ES_CHECK_UNREADABLE:
+        break;
+    case ES_CHECK_DUPLICATE_VECTOR:
+    case ES_CHECK_DUPLICATE_AUDIO:
+        printf(" (= %s)", f->other && f->other[0] ? f->other : "an earlier row");
+        break;
+    default:
+        printf(" (%g)", f->value);
+    }
+}
+
+/* The terminal table: every check, its count, the first keys it names. */
+static int print_table(const es_validate_result *r, const validate_args *a)
+{
+    es_validate_info info;
+    es_validate_result_info(r, &info);
+    printf("validated %zu utterance and %zu speaker embeddings (dim %zu) on %s; "
+           "%zu utterances and %zu speakers expected\n", info.utt_rows, info.spk_rows, info.dim,
+           info.device == ES_DEVICE_CUDA ? "cuda" : "cpu", info.utterances, info.speakers);
+    printf("%-18s %9s   %s\n", "check", "found", "first keys");
+    int failed = 0;
+    size_t i = 0, n = es_validate_finding_count(r);
+    for (int c = 0; c < ES_CHECK_COUNT; c++) {
+        size_t count = es_validate_count(r, c);
+        int fails = count && a->fail_on[c];
+        failed |= fails;
+        printf("%-18s %9zu %s ", es_check_name(c), count, fails ? "!" : " ");
+        for (size_t shown = 0; i < n; i++) {
+            es_finding f;
+            es_validate_finding(r, i, &f);
+            if ((int)f.check != c)
+                break;
+            if (shown++ < (size_t)a->show) {
+                printf("%s%s", shown > 1 ? ", " : "", f.key[0] ? f.key : "(row)");
+                print_value(&f);
+            } else if (shown == (size_t)a->show + 1) {
+                printf(", …");
+            }
+        }
+        putchar('\n');
+    }
+    printf(failed ? "FAILED: checks marked ! found problems (--fail-on)\n" : "OK\n");
+    return failed;
+}
+
+int cmd_validate(int argc, char **argv)
+{
+    validate_args a;
+    int rc = parse_args(argc, argv, &a);
+    if (rc)
+        return rc > 0 ? EXIT_OK : EXIT_BAD_INPUT;
+    es_context *ctx = es_context_new();
+    if (!ctx)
+        return cli_fail("out of memory", ES_ERR_NOMEM);
+    es_cost_table *table = NULL;
+    es_validate_result *r = NULL;
+    rc = load_table(ctx, &a, argc, argv, &table);
+    if (rc == ES_OK)
+        rc = es_validate(ctx, &a.s, &a.src, table, &r);
+    if (rc == ES_OK && a.json)
+        rc = es_validate_write_json(ctx, r, a.json);
+    int exit_code = rc == ES_OK ? (print_table(r, &a) ? EXIT_PROBLEMS : EXIT_OK)
+                                : cli_fail(es_errmsg(ctx), rc);
+    es_validate_result_free(r);
+    es_cost_table_free(table);
+    es_context_free(ctx);
+    return exit_code;
+}
