@@ -91,6 +91,11 @@ expect_exit 2 "$BIN" plan -q -k 2 -o "$WORK/x" missing.list
 expect_exit 2 "$BIN" plan -q -k 2 --min-length 1e9 -o "$WORK/x" shards/shards.list
 grep -q "no utterances" "$WORK/err" || fail "all-filtered error: $(cat "$WORK/err")"
 
+# 5b. --on-error skip while measuring a list: the plan is made, the problem listed
+printf 'shards/shards_000000000.tar\nshards/missing.tar\nshards/shards_000000001.tar\n' >"$WORK/bad.list"
+expect_exit 0 "$BIN" plan -q -k 2 --on-error skip -o "$WORK/s" "$WORK/bad.list"
+grep -q "left out 1 problem" "$WORK/err" && grep -q "missing.tar" "$WORK/err" || fail "plan skip summary: $(cat "$WORK/err")"
+
 # 6. a failed run leaves the previous OUTDIR as it was, and no temporary folder
 cp -r "$WORK/p" "$WORK/keep"
 expect_exit 2 "$BIN" plan -q -k 2 -o "$WORK/p" missing.list

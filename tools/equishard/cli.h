@@ -28,6 +28,15 @@ void cli_progress_init(cli_progress *p, const char *what, int quiet);
 void cli_progress_update(void *user, size_t done, size_t total);
 void cli_progress_end(cli_progress *p);
 
+/* Tells on stderr what --on-error skip left out of a table, and how many rows
+ * carry the 'truncated' or 'unsupported' flag. */
+void cli_report_table_problems(const es_cost_table *t);
+
+/* es_load_inputs with a progress line (unless quiet) and the report above:
+ * what plan, simulate and validate do with their "COSTS | LIST..." arguments. */
+int cli_load_inputs(es_context *ctx, es_measure_settings *s, int quiet,
+                    const char *const *inputs, size_t n, es_cost_table **out);
+
 /* Parses a non-negative int option; returns 0 or -1. */
 int cli_parse_int(const char *s, int *out);
 

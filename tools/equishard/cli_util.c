@@ -56,3 +56,42 @@ int cli_parse_int(const char *s, int *out)
     *out = (int)v;
     return 0;
 }
+
+/* Tells what --on-error skip left out, and rows whose audio was not trusted. */
+void cli_report_table_problems(const es_cost_table *t)
+{
+    size_t skips = es_cost_table_skip_count(t);
+    if (skips) {
+        fprintf(stderr, "equishard: left out %zu problem(s):\n", skips);
+        for (size_t i = 0; i < skips; i++)
+            fprintf(stderr, "  %s\n", es_cost_table_skip(t, i));
+    }
+    size_t truncated = 0, unsupported = 0;
+    for (size_t i = 0; i < es_cost_table_size(t); i++) {
+        es_cost_row row;
+        es_cost_table_row(t, i, &row);
+        truncated += (row.flags & ES_FLAG_TRUNCATED) != 0;
+        unsupported += (row.flags & ES_FLAG_UNSUPPORTED) != 0;
+    }
+    if (truncated)
+        fprintf(stderr, "equishard: warning: %zu utterance(s) flagged 'truncated': the audio "
+                        "header claims more data than present\n", truncated);
+    if (unsupported)
+        fprintf(stderr, "equishard: warning: %zu utterance(s) flagged 'unsupported': audio "
+                        "format not probed, samples unknown\n", unsupported);
+}
+
+int cli_load_inputs(es_context *ctx, es_measure_settings *s, int quiet,
+                    const char *const *inputs, size_t n, es_cost_table **out)
+{
+    cli_progress progress;
+    cli_progress_init(&progress, "measure", quiet);
+    s->progress = cli_progress_update;
+    s->progress_user = &progress;
+    int rc = es_load_inputs(ctx, s, inputs, n, out);
+    cli_progress_end(&progress);
+    s->progress = NULL;
+    if (rc == ES_OK)
+        cli_report_table_problems(*out);
+    return rc;
+}

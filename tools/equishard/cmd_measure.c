@@ -10,9 +10,9 @@ static const char usage_text[] =
     "usage: equishard measure [OPTIONS] LIST...\n"
     "\n"
     "Measures every utterance of the inputs into a cost table (TSV; zstd when the\n"
-    "output name ends in .zst). LIST is a shard list (one tar path per line), a\n"
-    "single tar/tar.gz/tar.zst shard, a WeNet raw list (JSON lines) or a Kaldi data\n"
-    "directory; formats are detected from content.\n"
+    "output name ends in .zst). LIST is a shard list (one shard path per line), a\n"
+    "single tar/tar.gz/tar.zst or CosyVoice parquet shard, a WeNet raw list (JSON\n"
+    "lines) or a Kaldi data directory; formats are detected from content.\n"
     "\n"
     "  -o, --output FILE      write the table here (default or \"-\": standard output)\n"
     "  -j, --threads N        measure N shards at once (default: all cores)\n"
@@ -89,30 +89,6 @@ static int parse_args(int argc, char **argv, measure_args *a)
     return 0;
 }
 
-/* Tells what --on-error skip left out, and rows whose audio was not trusted. */
-static void print_summary(const es_cost_table *t)
-{
-    size_t skips = es_cost_table_skip_count(t);
-    if (skips) {
-        fprintf(stderr, "equishard: left out %zu problem(s):\n", skips);
-        for (size_t i = 0; i < skips; i++)
-            fprintf(stderr, "  %s\n", es_cost_table_skip(t, i));
-    }
-    size_t truncated = 0, unsupported = 0;
-    for (size_t i = 0; i < es_cost_table_size(t); i++) {
-        es_cost_row row;
-        es_cost_table_row(t, i, &row);
-        truncated += (row.flags & ES_FLAG_TRUNCATED) != 0;
-        unsupported += (row.flags & ES_FLAG_UNSUPPORTED) != 0;
-    }
-    if (truncated)
-        fprintf(stderr, "equishard: warning: %zu utterance(s) flagged 'truncated': the audio "
-                        "header claims more data than present\n", truncated);
-    if (unsupported)
-        fprintf(stderr, "equishard: warning: %zu utterance(s) flagged 'unsupported': audio "
-                        "format not probed, samples unknown\n", unsupported);
-}
-
 int cmd_measure(int argc, char **argv)
 {
     measure_args a;
@@ -137,7 +113,7 @@ int cmd_measure(int argc, char **argv)
                                         : es_cost_table_write(ctx, table, a.output);
     int exit_code = rc == ES_OK ? EXIT_OK : cli_fail(es_errmsg(ctx), rc);
     if (table)
-        print_summary(table);
+        cli_report_table_problems(table);
     es_cost_table_free(table);
     es_context_free(ctx);
     return exit_code;

@@ -253,10 +253,6 @@ int cmd_plan(int argc, char **argv)
         return rc > 0 ? EXIT_OK : EXIT_BAD_INPUT;
     if (a.plan.mode == ES_PLAN_RESHARD)
         raise_open_file_limit();
-    cli_progress progress;
-    cli_progress_init(&progress, "measure", a.quiet);
-    a.measure.progress = cli_progress_update;
-    a.measure.progress_user = &progress;
     es_context *ctx = es_context_new();
     if (!ctx)
         return cli_fail("out of memory", ES_ERR_NOMEM);
@@ -264,8 +260,7 @@ int cmd_plan(int argc, char **argv)
     size_t n_inputs = (size_t)(argc - optind);
     es_cost_table *table = NULL;
     es_plan *plan = NULL;
-    rc = es_load_inputs(ctx, &a.measure, inputs, n_inputs, &table);
-    cli_progress_end(&progress);
+    rc = cli_load_inputs(ctx, &a.measure, a.quiet, inputs, n_inputs, &table);
     if (rc == ES_OK)
         rc = es_plan_build(ctx, &a.plan, table, &plan);
     if (rc == ES_OK)

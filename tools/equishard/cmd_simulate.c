@@ -353,18 +353,13 @@ int cmd_simulate(int argc, char **argv)
     int rc = parse_args(argc, argv, &a);
     if (rc)
         return rc > 0 ? EXIT_OK : EXIT_BAD_INPUT;
-    cli_progress progress;
-    cli_progress_init(&progress, "measure", a.quiet);
-    a.measure.progress = cli_progress_update;
-    a.measure.progress_user = &progress;
     es_context *ctx = es_context_new();
     if (!ctx)
         return cli_fail("out of memory", ES_ERR_NOMEM);
     es_cost_table *table = NULL;
     es_simulate_result *result = NULL;
-    rc = es_load_inputs(ctx, &a.measure, (const char *const *)argv + optind,
-                        (size_t)(argc - optind), &table);
-    cli_progress_end(&progress);
+    rc = cli_load_inputs(ctx, &a.measure, a.quiet, (const char *const *)argv + optind,
+                         (size_t)(argc - optind), &table);
     if (rc == ES_OK)
         rc = es_simulate(ctx, &a.sim, table, &result);
     if (rc == ES_OK && a.output)
