@@ -31,6 +31,7 @@
 #include "readers/parquet/pq_thrift.h"
 #include "readers/parquet/pq_values.h"
 #include "readers/reader.h"
+#include "validate/sources/emb_set.h"
 
 #define INSPIRE "real/FunAudioLLM__InspireMusic/examples/music_generation/data/samples/parquet/parquet_000000000.tar"
 
@@ -302,6 +303,48 @@ START_TEST(corpus_a_matches_hyparquet)
         es_embedding_rows_release(&ue);
         es_embedding_rows_release(&se);
     }
+}
+END_TEST
+
+/* Corpus A's embeddings against their source, the .pt files the parquet shards were
+ * made from (read by the validator's torch reader, src/validate/sources): every
+ * value of every row, bit for bit as float32 (NaN for NaN). */
+START_TEST(corpus_a_embeddings_equal_pt_source)
+{
+    es_context ctx = {{0}};
+    es_emb_set *utt, *spk;
+    ck_assert_msg(es_emb_set_load(&ctx, fixture_path("corpus_a/kaldi/utt2embedding.pt"), NULL, 0, &utt) == ES_OK,
+                  "%s", ctx.msg);
+    ck_assert_msg(es_emb_set_load(&ctx, fixture_path("corpus_a/kaldi/spk2embedding.pt"), NULL, 1, &spk) == ES_OK,
+                  "%s", ctx.msg);
+    size_t compared = 0;
+    for (int s = 0; s < 4; s++) {
+        char rel[64];
+        snprintf(rel, sizeof rel, "corpus_a/parquet/parquet_%09d.tar", s);
+        es_embedding_rows e[2];
+        ck_assert_int_eq(es_parquet_read_embeddings(&ctx, fixture_path(rel), "utt_embedding", &e[0]), ES_OK);
+        ck_assert_int_eq(es_parquet_read_embeddings(&ctx, fixture_path(rel), "spk_embedding", &e[1]), ES_OK);
+        for (int c = 0; c < 2; c++)
+            for (size_t i = 0; i < e[c].n; i++) {
+                const es_embedding_row *row = &e[c].rows[i];
+                const es_emb_set *src = c ? spk : utt;
+                ptrdiff_t k = es_emb_set_find(src, c ? row->spk : row->key);
+                ck_assert_msg(k >= 0, "%s not in the .pt", c ? row->spk : row->key);
+                ck_assert_uint_eq(row->dim, src->len[k]);
+                for (uint32_t d = 0; d < row->dim; d++) {
+                    float want = src->vals[src->off[k] + d];
+                    ck_assert_msg(isnan(want) ? isnan(row->vec[d]) : memcmp(&want, &row->vec[d], 4) == 0,
+                                  "%s row %zu %s[%u]: %.9g, .pt %.9g", rel, i, c ? "spk" : "utt", d,
+                                  (double)row->vec[d], (double)want);
+                    compared++;
+                }
+            }
+        es_embedding_rows_release(&e[0]);
+        es_embedding_rows_release(&e[1]);
+    }
+    ck_assert_uint_eq(compared, 2 * 60 * 192);
+    es_emb_set_free(utt);
+    es_emb_set_free(spk);
 }
 END_TEST
 
@@ -989,6 +1032,7 @@ static Suite *parquet_suite(void)
     tcase_add_unchecked_fixture(tc, NULL, cleanup);
     tcase_add_test(tc, corpus_a_rows_equal_truth);
     tcase_add_test(tc, corpus_a_matches_hyparquet);
+    tcase_add_test(tc, corpus_a_embeddings_equal_pt_source);
     tcase_add_test(tc, inspiremusic_real_file);
     tcase_add_test(tc, third_party_writers);
     tcase_add_test(tc, null_audio_minimal_and_no_utt);

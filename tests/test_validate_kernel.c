@@ -249,7 +249,7 @@ START_TEST(test_cpu_thread_counts_identical)
     /* the backend itself: per-row results and means */
     size_t n = g.n, d = g.d;
     uint32_t *order = malloc(n * sizeof *order);
-    size_t seg[18] = {0};
+    size_t seg[19] = {0}; /* n_spk + 2 */
     for (size_t i = 0; i < n; i++)
         seg[(g.speaker[i] < 0 ? 17 : g.speaker[i]) + 1]++;
     for (size_t s = 0; s < 17; s++)

@@ -307,19 +307,22 @@ START_TEST(test_pickle_refused)
 }
 END_TEST
 
+/* A byte string literal and its length (it may contain NULs). */
+#define B(s) s, sizeof(s) - 1
+
 /* Hand-made pickles: every code-running opcode is refused by name. */
 START_TEST(test_pickle_opcodes_refused)
 {
     static const struct { const char *bytes; size_t len; const char *name; } cases[] = {
-        {"\x80\x02}R.", 5, "REDUCE ('R')"},
-        {"\x80\x02}b.", 5, "BUILD ('b')"},
-        {"\x80\x02}io\nx\n.", 10, "INST ('i')"},
-        {"\x80\x02}o.", 5, "OBJ ('o')"},
-        {"\x80\x02}\x81.", 5, "NEWOBJ (0x81)"},
-        {"\x80\x04}\x93.", 5, "STACK_GLOBAL (0x93)"},
-        {"\x80\x02}Q.", 5, "BINPERSID ('Q')"},
-        {"\x80\x02}\x82\x01.", 6, "EXT1 (0x82)"},
-        {"\x80\x02}ctorch._utils\n_rebuild_tensor_v2\n.", 36, "GLOBAL torch._utils._rebuild_tensor_v2"},
+        {B("\x80\x02}R."), "REDUCE ('R')"},
+        {B("\x80\x02}b."), "BUILD ('b')"},
+        {B("\x80\x02}io\nx\n."), "INST ('i')"},
+        {B("\x80\x02}o."), "OBJ ('o')"},
+        {B("\x80\x02}\x81."), "NEWOBJ (0x81)"},
+        {B("\x80\x04}\x93."), "STACK_GLOBAL (0x93)"},
+        {B("\x80\x02}Q."), "BINPERSID ('Q')"},
+        {B("\x80\x02}\x82\x01."), "EXT1 (0x82)"},
+        {B("\x80\x02}ctorch._utils\n_rebuild_tensor_v2\n."), "GLOBAL torch._utils._rebuild_tensor_v2"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         es_context *ctx = es_context_new();
@@ -336,17 +339,17 @@ START_TEST(test_pickle_opcodes_refused)
     }
     /* legacy torch serialization, duplicate keys, memo misuse, truncation */
     static const struct { const char *bytes; size_t len; int status; const char *msg; } bad[] = {
-        {"\x80\x02\x8a\x0a\x6c\xfc\x9c\x46\xf9\x20\x6a\xa8\x50\x19", 14, ES_ERR_UNSUPPORTED, "legacy torch format"},
-        {"\x80\x02}(X\x01\x00\x00\x00" "a]X\x01\x00\x00\x00" "a]u.", 22, ES_ERR_FORMAT, "'a' appears twice"},
-        {"\x80\x02}h\x05.", 6, ES_ERR_FORMAT, "memo index not defined"},
-        {"\x80\x02}q\x07.", 6, ES_ERR_UNSUPPORTED, "memo index out of sequence"},
-        {"\x80\x02}(X\x05\x00\x00\x00" "ab", 11, ES_ERR_FORMAT, "truncated"},
-        {"\x80\x02}(X\x01\x00\x00\x00" "a]G\x3f\xf0", 14, ES_ERR_FORMAT, "truncated"},
-        {"\x80\x02}u.", 5, ES_ERR_FORMAT, "SETITEMS without a MARK"},
-        {"\x80\x02}}.", 5, ES_ERR_UNSUPPORTED, "a second dict"},
-        {"\x80\x09}.", 4, ES_ERR_UNSUPPORTED, "protocol"},
-        {"\x80\x02\xff", 3, ES_ERR_FORMAT, "unknown opcode 0xff"},
-        {"\x80\x02}X\xff\xff\xff\x7f", 8, ES_ERR_UNSUPPORTED, "longer than 1 MiB"},
+        {B("\x80\x02\x8a\x0a\x6c\xfc\x9c\x46\xf9\x20\x6a\xa8\x50\x19"), ES_ERR_UNSUPPORTED, "legacy torch format"},
+        {B("\x80\x02}(X\x01\x00\x00\x00" "a]X\x01\x00\x00\x00" "a]u."), ES_ERR_FORMAT, "'a' appears twice"},
+        {B("\x80\x02}h\x05."), ES_ERR_FORMAT, "memo index not defined"},
+        {B("\x80\x02}q\x07."), ES_ERR_UNSUPPORTED, "memo index out of sequence"},
+        {B("\x80\x02}(X\x05\x00\x00\x00" "ab"), ES_ERR_FORMAT, "truncated"},
+        {B("\x80\x02}(X\x01\x00\x00\x00" "a]G\x3f\xf0"), ES_ERR_FORMAT, "truncated"},
+        {B("\x80\x02}u."), ES_ERR_FORMAT, "SETITEMS without a MARK"},
+        {B("\x80\x02}}."), ES_ERR_UNSUPPORTED, "a second dict"},
+        {B("\x80\x09}."), ES_ERR_UNSUPPORTED, "protocol"},
+        {B("\x80\x02\xff"), ES_ERR_FORMAT, "unknown opcode 0xff"},
+        {B("\x80\x02}X\xff\xff\xff\x7f"), ES_ERR_UNSUPPORTED, "longer than 1 MiB"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         es_context *ctx = es_context_new();

@@ -57,7 +57,7 @@ print(len(a["findings"]), "findings, cpu == cuda")
 PY
 }
 step cli_cuda_vs_cpu same_findings
-step bench "$BUILD/tools/bench/bench_validate" --cpu-gib "${CPU_GIB:-1}" --gpu-gib "${GPU_GIB:-8}" --repeat 5
+step bench "$BUILD/tools/bench/bench_validate" --cpu-gib "${CPU_GIB:-1}" --gpu-gib "${GPU_GIB:-8}" --repeat 5 --grouped
 
 echo
 echo "== gpu_check summary =="

@@ -87,8 +87,9 @@ ES_API const char *es_flag_name(unsigned bit);
 typedef struct es_cost_row {
     const char *key;       /* utterance id */
     const char *shard;     /* the shard-list entry (tar/parquet path, raw list, Kaldi dir) */
-    uint64_t pos;          /* position inside the shard: utterance ordinal (tar),
-                              line (raw list), entry (Kaldi wav.scp/segments); from 0 */
+    uint64_t pos;          /* position inside the shard: utterance ordinal (tar), row
+                              (parquet), line (raw list), entry (Kaldi wav.scp/segments);
+                              from 0 */
     uint32_t sample_rate;  /* Hz; 0 when unknown */
     uint32_t channels;
     uint64_t samples;      /* per channel, exact (equals `soxi -s`) */
@@ -151,7 +152,8 @@ typedef struct es_measure_settings {
 ES_API void es_measure_defaults(es_measure_settings *s);
 
 /* Measures every utterance reachable from the given inputs. Each input is a shard
- * list (text file, one path per line), a single shard (tar, tar.gz, tar.zst), a
+ * list (text file, one path per line), a single shard (tar, tar.gz, tar.zst, or a
+ * CosyVoice parquet file), a
  * Kaldi data directory (wav.scp, text, utt2spk, optional segments) or a WeNet raw
  * list (JSON lines with "key", "wav", "txt", optional "start"/"end" seconds).
  * Formats are detected from content, never from names. Rows come out in input
@@ -529,7 +531,8 @@ typedef struct es_emb_matrix {
 
 /* Speakers of the utterance rows (host memory): speaker[i] in [0, n_speakers) is
  * utterance row i's speaker, -1 none. Speaker s's spk_embedding is row s of the
- * speaker matrix when s < its n (n_speakers may exceed it: speakers without one). */
+ * speaker matrix when s < its n (n_speakers may exceed it: speakers without one;
+ * it may not be smaller). */
 typedef struct es_emb_speakers {
     const int32_t *speaker;   /* NULL: no speaker known (no centroid checks) */
     size_t n_speakers;

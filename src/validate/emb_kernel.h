@@ -8,8 +8,9 @@
  *
  * How a row of d floats is reduced. Element i belongs to lane i % ES_K_LANES at
  * position i / ES_K_LANES inside that lane; es_k_elem() adds one element to its
- * lane's state. The CPU walks a row with ES_K_LANES lanes side by side (the
- * compiler turns them into SIMD registers); a CUDA warp gives element i to
+ * lane's state. The CPU walks a row with ES_K_LANES lanes side by side (one
+ * SIMD vector: the *_simd functions at the end, equal bit for bit to the scalar
+ * reference functions, which the tests check); a CUDA warp gives element i to
  * thread i % 32, whose lane is (i % 32) % ES_K_LANES, and merges threads with
  * shuffles. The integer parts of the state (NaN/Inf counts, the row checksum)
  * are therefore bit-identical on both; the sums of squares are rounded in a
@@ -236,6 +237,7 @@ ES_K_SIMD_FN void es_k_count_nonfinite(const float *x, uint32_t n, uint32_t *nan
 /* es_k_sum_lanes with the first level of the tree in vectors. */
 typedef float es_kvf8 __attribute__((vector_size(32)));
 typedef double es_kvd8 __attribute__((vector_size(64)));
+typedef char es_k_lanes_must_be_16[ES_K_LANES == 16 ? 1 : -1]; /* the 8 + 8 split below */
 ES_K_SIMD_FN double es_k_sum_lanes_simd(const es_kvf *v)
 {
     es_kvf8 lo, hi;

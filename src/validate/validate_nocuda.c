@@ -4,8 +4,8 @@
 
 static int unavailable(es_context *ctx)
 {
-    return es_fail(ctx, ES_ERR_UNSUPPORTED,
-                   "no CUDA device: this equishard was built without CUDA (nvcc not found)");
+    return es_fail(ctx, ES_ERR_UNSUPPORTED, "no CUDA device: this equishard was built without "
+                                            "CUDA (no nvcc, or -Dcuda=disabled)");
 }
 
 int es_cuda_probe(es_context *ctx) { return unavailable(ctx); }

@@ -90,6 +90,7 @@ json "$WORK/bad.json" 'u = [f for f in r["findings"] if f["check"] == "unreadabl
     || fail "unreadable finding"
 "$BIN" measure -q --hash -o "$WORK/costs.tsv" "$WORK/k2" || fail "measure --hash"
 expect_exit 1 "$BIN" validate -q --utt-emb $K/utt2embedding.pt --costs "$WORK/costs.tsv" --fail-on duplicate_audio
+expect_exit 1 "$BIN" validate -q --utt-emb $K/utt2embedding.pt --fail-on duplicate_audio "$WORK/costs.tsv"
 
 # 7. unusable input: exit 2, one line naming the file
 expect_exit 2 "$BIN" validate -q --utt-emb "$WORK/nonexistent.pt"

@@ -10,7 +10,7 @@
 #   EQUISHARD  the binary (default build/tools/equishard/equishard)
 #   PAGES      tools/bench/bench_parquet_pages (default next to EQUISHARD's build)
 #   BENCH_DIR  where to write shards (default: a fresh mktemp -d, removed at exit)
-#   REPEAT     timed runs per command, best is reported (default 5)
+#   REPEAT     timed rounds, every command once a round; best is reported (default 5)
 #
 # For each codec (SNAPPY, as pyarrow writes CosyVoice shards by default, and ZSTD)
 # it times, on page-cached files:
@@ -19,7 +19,9 @@
 #     (pread, decompress, levels, values) without audio probes;
 #   - bench_parquet_pages decompress: pread + the codec alone over those columns'
 #     pages, through reused buffers (the floor: any reader must do this much);
-#   - for ZSTD: `zstd -d` over the same page payloads written back to back.
+#   - for ZSTD: `zstd -d` over the same page payloads written back to back;
+#   - equishard's process start (measuring a one-row file), which a long
+#     data.list pays once: "measure minus startup" is the per-shard cost.
 set -euo pipefail
 
 ROWS=${1:-2000}
@@ -46,44 +48,56 @@ echo "cpu:     $(grep -m1 'model name' /proc/cpuinfo 2>/dev/null | cut -d: -f2- 
 echo "zstd:    $(zstd --version)"
 echo
 
-# best_of CMD: one untimed warm-up run, then REPEAT timed runs; the best wall time.
-best_of() {
-    local best=
+# wall CMD: seconds one run takes.
+wall() {
+    local t0 t1
+    t0=$(date +%s.%N)
     bash -c "$1" >/dev/null
-    for ((i = 0; i < REPEAT; i++)); do
-        local t0 t1
-        t0=$(date +%s.%N)
-        bash -c "$1" >/dev/null
-        t1=$(date +%s.%N)
-        best=$(echo "$t0 $t1 ${best:-1e9}" | awk '{d = $2 - $1; print (d < $3 ? d : $3)}')
-    done
-    echo "$best"
+    t1=$(date +%s.%N)
+    echo "$t0 $t1" | awk '{print $2 - $1}'
 }
-# best_inner CMD: the helper prints its own seconds first; best of REPEAT.
-best_inner() {
-    for ((i = 0; i < REPEAT; i++)); do $1 | cut -d' ' -f1; done | sort -g | head -1
+# bench NAME=CMD...: one untimed warm-up run of each, then REPEAT rounds that run
+# every command once in turn (so all see the same machine); the best of each.
+# A command starting with "@" prints its own seconds first (the helper).
+declare -A BEST
+bench() {
+    local spec name cmd t
+    for spec in "$@"; do cmd=${spec#*=}; bash -c "${cmd#@}" >/dev/null; done
+    for ((i = 0; i < REPEAT; i++)); do
+        for spec in "$@"; do
+            name=${spec%%=*}
+            cmd=${spec#*=}
+            if [[ $cmd == @* ]]; then t=$(bash -c "${cmd#@}" | cut -d' ' -f1); else t=$(wall "$cmd"); fi
+            BEST[$name]=$(echo "$t ${BEST[$name]:-1e9}" | awk '{print ($1 < $2 ? $1 : $2)}')
+        done
+    done
 }
 
 printf '%-8s %-44s %10s %10s\n' codec command seconds "x floor"
 for codec in snappy zstd; do
     dir=$WORK/$codec
     [[ -f $dir/data.list ]] || node "$HERE/gen_parquet_bench.mjs" "$ROWS" "$dir" "$codec" >/dev/null
-    files=$(ls "$dir"/*.tar)
-    floor=$(best_inner "$PAGES decompress $files")
-    decode=$(best_inner "$PAGES decode $files")
-    m1=$(best_of "$EQUISHARD measure -q -j 1 $dir/data.list")
-    mh=$(best_of "$EQUISHARD measure -q -j 1 --hash $dir/data.list")
-    m2=$(best_of "$EQUISHARD measure -q -j 2 $dir/data.list")
-    row() { printf '%-8s %-44s %10.3f %10.2f\n' "$codec" "$1" "$2" "$(echo "$2 $floor" | awk '{print $1 / $2}')"; }
-    row "read + decompress needed pages (floor)" "$floor"
-    row "decode needed columns, no probes" "$decode"
-    row "equishard measure -j 1" "$m1"
-    row "equishard measure -j 1 --hash" "$mh"
-    row "equishard measure -j 2" "$m2"
+    files=$(echo "$dir"/*.tar)
+    BEST=()
+    cmds=("floor=@$PAGES decompress $files" "decode=@$PAGES decode $files"
+          "m1=$EQUISHARD measure -q -j 1 $dir/data.list"
+          "mh=$EQUISHARD measure -q -j 1 --hash $dir/data.list"
+          "m2=$EQUISHARD measure -q -j 2 $dir/data.list"
+          "start=$EQUISHARD measure -q $ROOT/tests/data/parquet/minimal.parquet")
     if [[ $codec == zstd ]]; then
         for f in $files; do "$PAGES" extract "$f" "$f.pages.zst"; done
-        z=$(best_of "cat $dir/*.pages.zst | zstd -q -d -c")
-        row "zstd -d of the same page bytes" "$z"
+        cmds+=("z=cat $dir/*.pages.zst | zstd -q -d -c")
     fi
+    bench "${cmds[@]}"
+    floor=${BEST[floor]}
+    row() { printf '%-8s %-44s %10.3f %10.2f\n' "$codec" "$1" "$2" "$(echo "$2 $floor" | awk '{print $1 / $2}')"; }
+    row "read + decompress needed pages (floor)" "$floor"
+    row "decode needed columns, no probes" "${BEST[decode]}"
+    row "equishard measure -j 1" "${BEST[m1]}"
+    row "equishard measure -j 1 --hash" "${BEST[mh]}"
+    row "equishard measure -j 2" "${BEST[m2]}"
+    [[ $codec == zstd ]] && row "zstd -d of the same page bytes" "${BEST[z]}"
+    row "equishard startup (measure a 1-row file)" "${BEST[start]}"
+    row "equishard measure -j 1 minus startup" "$(echo "${BEST[m1]} ${BEST[start]}" | awk '{print $1 - $2}')"
     echo "$codec: $(du -ch $files | tail -1 | cut -f1) in $(echo $files | wc -w) files, $ROWS rows"
 done

@@ -20,8 +20,8 @@ static const char usage_text[] =
     "zero or abnormal norms, utterances far from their speaker's centroid (mislabeled\n"
     "speakers), speaker embeddings that are not the mean of their utterances, identical\n"
     "vectors and identical audio under different keys. LIST (shard lists, shards, raw\n"
-    "lists, Kaldi dirs: as for `measure`) names the utterances that should have\n"
-    "embeddings; unreadable shards or members are findings too.\n"
+    "lists, Kaldi dirs as for `measure`, or cost tables) names the utterances that\n"
+    "should have embeddings; unreadable shards or members are findings too.\n"
     "\n"
     "Sources (detected by content): torch .pt (utt2embedding.pt, spk2embedding.pt),\n"
     ".npy with a key list, CosyVoice parquet shards or a list of them.\n"
@@ -208,7 +208,9 @@ static int parse_args(int argc, char **argv, validate_args *a)
     return 0;
 }
 
-/* The utterances: LIST measured (with hashes), or a cost table read. */
+/* The utterances: LIST measured (with hashes) or read when it is a cost table
+ * (es_load_inputs, as plan and simulate take "COSTS | LIST..."), or --costs.
+ * Problems --on-error skip leaves out become `unreadable` findings. */
 static int load_table(es_context *ctx, validate_args *a, int argc, char **argv, es_cost_table **t)
 {
     *t = NULL;
@@ -220,15 +222,21 @@ static int load_table(es_context *ctx, validate_args *a, int argc, char **argv, 
     es_measure_defaults(&ms);
     ms.threads = a->threads;
     ms.hash = a->hash;
-    ms.on_error = ES_ON_ERROR_SKIP; /* unreadable shards are findings */
+    ms.on_error = ES_ON_ERROR_SKIP;
     ms.root = a->root;
     cli_progress progress;
     cli_progress_init(&progress, "measure", a->quiet);
     ms.progress = cli_progress_update;
     ms.progress_user = &progress;
-    int rc = es_measure(ctx, &ms, (const char *const *)argv + optind, (size_t)(argc - optind), t);
+    int rc = es_load_inputs(ctx, &ms, (const char *const *)argv + optind, (size_t)(argc - optind), t);
     cli_progress_end(&progress);
     return rc;
+}
+
+static void print_key(const char *k)
+{
+    for (; *k; k++)
+        putchar((unsigned char)*k < 0x20 || *k == 0x7f ? '?' : *k);
 }
 
 static void print_value(const es_finding *f)
@@ -240,7 +248,9 @@ static void print_value(const es_finding *f)
         break;
     case ES_CHECK_DUPLICATE_VECTOR:
     case ES_CHECK_DUPLICATE_AUDIO:
-        printf(" (= %s)", f->other && f->other[0] ? f->other : "an earlier row");
+        fputs(" (= ", stdout);
+        print_key(f->other && f->other[0] ? f->other : "an earlier row");
+        putchar(')');
         break;
     default:
         printf(" (%g)", f->value);
@@ -269,10 +279,11 @@ static int print_table(const es_validate_result *r, const validate_args *a)
             if ((int)f.check != c)
                 break;
             if (shown++ < (size_t)a->show) {
-                printf("%s%s", shown > 1 ? ", " : "", f.key[0] ? f.key : "(row)");
+                fputs(shown > 1 ? ", " : "", stdout);
+                print_key(f.key[0] ? f.key : "(row)");
                 print_value(&f);
             } else if (shown == (size_t)a->show + 1) {
-                printf(", …");
+                fputs(a->show ? ", ..." : "...", stdout);
             }
         }
         putchar('\n');
