@@ -68,12 +68,15 @@ demo)
     install_deps
     build build
     cd data-samples
-    ../build/tools/equishard/equishard measure -o ../costs.tsv shards/data.list
+    es=../build/tools/equishard/equishard
+    $es measure -o ../costs.tsv shards/data.list
     echo "wrote costs.tsv ($(($(wc -l <../costs.tsv) - 2)) utterances); the first rows:"
     tail -n +2 ../costs.tsv | head -6 | column -t -s $'\t'
-    echo "seconds of audio per shard (the imbalance a positional split inherits):"
-    tail -n +3 ../costs.tsv | awk -F'\t' '{ s[$2] += $6 / $4; n[$2]++ }
-        END { for (k in s) printf "  %-30s %3d utterances %7.2f s\n", k, n[k], s[k] }' | sort
+    echo
+    # the sample's utterances are short: keep those under CosyVoice 2's 1 s minimum
+    $es simulate --loader cosyvoice --world-size 2 --workers 2 --min-length 10 ../costs.tsv
+    echo
+    $es plan --world-size 2 --workers 2 --min-length 10 -o ../plan ../costs.tsv
     ;;
 test)
     install_deps

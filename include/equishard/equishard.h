@@ -481,6 +481,12 @@ typedef enum es_check {
     ES_CHECK_DUPLICATE_AUDIO,     /* identical audio bytes (xxh3) under another key */
     ES_CHECK_UNREADABLE,          /* a shard or member of the list cannot be read (key:
                                      "FILE: MEMBER: PROBLEM") */
+    ES_CHECK_FILTERED,            /* the loader's filter drops the utterance (kind data;
+                                     value: the es_filter_reason index, other: its name;
+                                     es_validate_data) */
+    ES_CHECK_IMBALANCE,           /* the loader's split of the list is uneven in one epoch
+                                     (kind data, key "epoch E"; value: max/mean − 1 of
+                                     rank frames, other: "imbalance X retention Y") */
     ES_CHECK_COUNT
 } es_check;
 
@@ -588,6 +594,27 @@ ES_API int es_validate(es_context *ctx, const es_validate_settings *s,
 ES_API int es_cost_table_mark_embeddings(es_context *ctx, es_cost_table *t,
                                          const es_emb_sources *src);
 
+/* The data checks that need the loader model, over a cost table's rows. */
+typedef struct es_validate_data_settings {
+    es_cost_model model;     /* the loader's filter and frames; es_cost_model_defaults() */
+    es_loader loader;        /* imbalance: the loader replayed; default cosyvoice */
+    uint32_t world_size;     /* K ranks; 0 (default) = no imbalance check */
+    uint32_t workers;        /* W workers per rank; default 1 */
+    double max_imbalance;    /* imbalance when, in an epoch, max/mean − 1 of the ranks'
+                                frames exceeds this or the retention under the join is
+                                below 1 − this; default 0.05 */
+} es_validate_data_settings;
+
+ES_API void es_validate_data_defaults(es_validate_data_settings *s);
+
+/* Adds to r (from es_validate*) `filtered`: one finding per row of t that
+ * es_cost_model's filter drops, and per-reason counts for the JSON summary; and,
+ * when world_size > 0, `imbalance`: es_simulate (the loader's own defaults but
+ * s->model, world_size and workers; epoch 0, no plan side) and one finding per
+ * epoch over the bound. The findings stay ordered as es_validate_finding says. */
+ES_API int es_validate_data(es_context *ctx, const es_validate_data_settings *s,
+                            const es_cost_table *t, es_validate_result *r);
+
 ES_API void es_validate_result_free(es_validate_result *r);
 
 /* Findings of one check, and of all. */
@@ -600,7 +627,8 @@ ES_API size_t es_validate_finding_count(const es_validate_result *r);
 typedef enum es_kind {
     ES_KIND_UTT = 0,  /* an utterance */
     ES_KIND_SPK = 1,  /* a speaker */
-    ES_KIND_DATA = 2, /* a shard or member of the list (unreadable) */
+    ES_KIND_DATA = 2, /* a shard or member of the list (unreadable), an utterance the
+                         loader drops (filtered), an epoch (imbalance) */
 } es_kind;
 
 /* One finding. Strings are owned by the result. */
@@ -609,7 +637,8 @@ typedef struct es_finding {
     es_kind kind;
     const char *key;    /* its key; "" when the matrix had no keys */
     size_t row;         /* its row in the matrix or source (entry ordinal); ES_NO_ROW
-                           for missing_*, duplicate_audio and unreadable */
+                           for missing_*, duplicate_audio, unreadable, filtered and
+                           imbalance */
     double value;       /* as es_check says; 0 when none */
     const char *other;  /* duplicate_*: the earlier key with the same content
                            ("" without keys); NULL otherwise */

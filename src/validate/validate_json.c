@@ -6,6 +6,7 @@
 
 #include "config.h"
 #include "core/atomic_file.h"
+#include "plan/cost_model.h"
 #include "validate/validate_result.h"
 
 /* A finite number, or the string "inf"/"-inf"/"nan" (JSON has no such numbers). */
@@ -25,19 +26,46 @@ static json_t *settings_json(const es_validate_settings *s)
                      "spk_mean_tol", number(s->spk_mean_tol), "duplicates", s->duplicates != 0);
 }
 
+/* es_validate_data's part of the summary: "filtered" per reason, "loader". */
+static int data_json(const es_validate_result *r, json_t *summary)
+{
+    if (!summary || !r->data_checked)
+        return 0;
+    json_t *f = json_object();
+    int bad = !f;
+    for (int k = 1; !bad && k < ES_DROP_REASONS; k++)
+        bad |= json_object_set_new(f, es_filter_reason_name((es_filter_reason)k),
+                                   json_integer((json_int_t)r->filtered[k]));
+    bad |= json_object_set_new(summary, "filtered", f);
+    if (!bad && r->imbalance_checked)
+        bad |= json_object_set_new(summary, "loader",
+            json_pack("{s:s, s:I, s:I, s:o, s:o, s:o}", "loader", es_loader_name(r->data.loader),
+                      "world_size", (json_int_t)r->data.world_size,
+                      "workers", (json_int_t)r->data.workers, "max_imbalance",
+                      number(r->data.max_imbalance), "imbalance", number(r->imbalance),
+                      "retention", number(r->retention)));
+    return bad;
+}
+
 static json_t *summary_json(const es_validate_result *r)
 {
     const es_validate_info *i = &r->info;
-    return json_pack("{s:s, s:I, s:I, s:I, s:I, s:I, s:o, s:o}",
+    json_t *s = json_pack("{s:s, s:I, s:I, s:I, s:I, s:I, s:o, s:o}",
                      "device", i->device == ES_DEVICE_CUDA ? "cuda" : "cpu",
                      "dim", (json_int_t)i->dim, "utt_embeddings", (json_int_t)i->utt_rows,
                      "spk_embeddings", (json_int_t)i->spk_rows, "utterances", (json_int_t)i->utterances,
                      "speakers", (json_int_t)i->speakers, "median_utt_norm", number(i->median_utt_norm),
                      "median_spk_norm", number(i->median_spk_norm));
+    if (data_json(r, s)) {
+        json_decref(s);
+        return NULL;
+    }
+    return s;
 }
 
-static json_t *finding_json(const es_finding *f)
+static json_t *finding_json(const es_vfinding *v)
 {
+    const es_finding *f = &v->f;
     json_t *o = json_pack("{s:s, s:s, s:s}", "check", es_check_name(f->check), "kind",
                           f->kind == ES_KIND_SPK ? "spk" : f->kind == ES_KIND_DATA ? "data" : "utt", "key", f->key);
     if (!o)
@@ -55,6 +83,13 @@ static json_t *finding_json(const es_finding *f)
         bad |= json_object_set_new(o, "value", json_string(f->other ? f->other : ""));
         if (f->other_row != ES_NO_ROW)
             bad |= json_object_set_new(o, "other_row", json_integer((json_int_t)f->other_row));
+        break;
+    case ES_CHECK_FILTERED:
+        bad |= json_object_set_new(o, "value", json_string(f->other ? f->other : ""));
+        break;
+    case ES_CHECK_IMBALANCE:
+        bad |= json_object_set_new(o, "value", json_pack("{s:o, s:o}", "imbalance", number(f->value),
+                                                         "retention", number(v->value2)));
         break;
     case ES_CHECK_WRONG_DIM:
     case ES_CHECK_NAN:
@@ -80,7 +115,7 @@ static json_t *report_json(const es_validate_result *r)
     for (int c = 0; !bad && c < ES_CHECK_COUNT; c++)
         bad |= json_object_set_new(counts, es_check_name(c), json_integer((json_int_t)r->counts[c]));
     for (size_t i = 0; !bad && i < r->n; i++)
-        bad |= json_array_append_new(findings, finding_json(&r->items[i].f));
+        bad |= json_array_append_new(findings, finding_json(&r->items[i]));
     if (!bad) {
         bad |= json_object_set_new(root, "counts", counts);
         bad |= json_object_set_new(root, "findings", findings);

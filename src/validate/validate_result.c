@@ -8,6 +8,7 @@ static const char *const check_names[ES_CHECK_COUNT] = {
     "missing_utt_emb", "missing_spk_emb", "wrong_dim",         "nan",
     "inf",             "zero_norm",       "abnormal_norm",     "far_from_centroid",
     "spk_mean_mismatch", "duplicate_vector", "duplicate_audio", "unreadable",
+    "filtered", "imbalance",
 };
 
 const char *es_check_name(int check)
@@ -64,6 +65,7 @@ void es_vresult_add(es_validate_result *r, es_check check, es_kind kind, const c
     v->f.other_row = other_row;
     v->order = order;
     v->seq = r->n++;
+    v->value2 = 0;
     r->counts[check]++;
 }
 

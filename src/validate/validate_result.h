@@ -17,6 +17,7 @@ typedef struct es_vfinding {
     es_finding f;  /* key/other point into the result's arena */
     size_t order;  /* sort key inside (check, kind) */
     size_t seq;    /* insertion number: keeps the sort stable */
+    double value2; /* imbalance: the retention (JSON); else 0 */
 } es_vfinding;
 
 struct es_validate_result {
@@ -26,6 +27,11 @@ struct es_validate_result {
     es_arena strings;
     es_validate_info info;
     es_validate_settings settings; /* what the checks used (for the JSON report) */
+    int data_checked;              /* es_validate_data ran: the JSON has its summary */
+    es_validate_data_settings data;
+    uint64_t filtered[16];         /* per es_filter_reason (index 0 unused) */
+    int imbalance_checked;         /* data.world_size > 0 */
+    double imbalance, retention;   /* epoch 0 of the replay */
     int oom;
 };
 

@@ -26,7 +26,7 @@ K=kaldi
 expect_exit 0 "$BIN" validate -q --utt-emb $K/utt2embedding.pt --spk-emb $K/spk2embedding.pt \
     --json "$WORK/clean.json" $K
 grep -q '^OK$' "$WORK/out" || fail "clean run does not say OK: $(cat "$WORK/out")"
-json "$WORK/clean.json" 'assert r["report"] == "validate" and r["findings"] == [] and not any(r["counts"].values()), r
+json "$WORK/clean.json" 'assert r["report"] == "validate" and all(f["check"] == "filtered" for f in r["findings"]) and not any(v for k, v in r["counts"].items() if k != "filtered"), r
 s = r["summary"]; assert (s["utt_embeddings"], s["spk_embeddings"], s["utterances"], s["speakers"], s["dim"]) == (60, 6, 60, 6, 192), s
 assert s["device"] == "cpu" and r["settings"]["min_cosine"] == 0.5' || fail "clean JSON"
 
@@ -38,7 +38,7 @@ expect_exit 1 "$BIN" validate -q --utt-emb $P/utt2embedding.pt --spk-emb $P/spk2
 grep -q '^FAILED' "$WORK/out" || fail "planted run does not say FAILED"
 grep -q 'nan .*A01_0001' "$WORK/out" || fail "table does not name the NaN key: $(cat "$WORK/out")"
 json "$WORK/plant.json" '
-got = sorted("\t".join([f["check"], f["kind"], f["key"]] + ([f["value"]] if f["check"].startswith("duplicate") else [])) for f in r["findings"])
+got = sorted("\t".join([f["check"], f["kind"], f["key"]] + ([f["value"]] if f["check"].startswith("duplicate") else [])) for f in r["findings"] if f["check"] != "filtered")
 want = [l.rstrip("\n") for l in open(sys.argv[1].replace("plant.json", "plant/expected.tsv"))]
 assert got == want, (got, want)
 for f in r["findings"]:
@@ -47,7 +47,7 @@ for f in r["findings"]:
     if f["check"] == "wrong_dim": assert f["value"] == 191
     if f["check"] == "far_from_centroid": assert 0 < f["value"] < 0.5
     if f["check"].startswith("missing"): assert f["value"] is None and "row" not in f
-assert sum(r["counts"].values()) == len(r["findings"]) == 10' || fail "planted JSON"
+assert sum(r["counts"].values()) == len(r["findings"]) == 10 + r["counts"]["filtered"]' || fail "planted JSON"
 
 # 3. --fail-on: only the listed checks decide the exit code
 expect_exit 0 "$BIN" validate -q --utt-emb $P/utt2embedding.pt --utt2spk $P/utt2spk --fail-on none $K
@@ -128,6 +128,34 @@ awk -F'\t' 'NR > 2 { u = ($11 ~ /utt_emb/); s = ($11 ~ /spk_emb/)
     if (u != ($1 != "A03_0003") || s != ($10 != "A02")) { print "row " $1 ": " $11; bad = 1 } }
     END { exit bad }' "$WORK/m.tsv" || fail "measure flags"
 expect_exit 2 "$BIN" measure -q --utt-emb "$WORK/nonexistent.pt" $K
+
+# 10. data checks with the loader model (data-samples: 24 utterances in 3 uneven shards)
+cd "$ES_SOURCE_ROOT/data-samples" || exit 1
+expect_exit 0 "$BIN" validate -q --json "$WORK/data.json" shards/data.list
+json "$WORK/data.json" 'import csv
+truth = list(csv.DictReader(open("truth.tsv"), delimiter="\t"))
+want = sorted(t["key"] for t in truth if int(t["num_samples"]) / int(t["sample_rate"]) * 100 < 100)
+got = [f for f in r["findings"] if f["check"] == "filtered"]
+assert want and sorted(f["key"] for f in got) == want, (got, want)
+assert all(f["kind"] == "data" and f["value"] == "too_short" for f in got), got
+assert r["summary"]["filtered"]["too_short"] == len(want) == r["counts"]["filtered"], r["summary"]
+assert r["counts"]["imbalance"] == 0 and "loader" not in r["summary"]' || fail "filtered keys"
+expect_exit 1 "$BIN" validate -q --fail-on filtered shards/data.list
+expect_exit 0 "$BIN" validate -q --min-length 0 --fail-on filtered shards/data.list
+expect_exit 1 "$BIN" validate -q --world-size 2 --json "$WORK/imb.json" shards/data.list
+grep -q 'imbalance .*1 ! epoch 0' "$WORK/out" || fail "imbalance table: $(cat "$WORK/out")"
+json "$WORK/imb.json" 'i = [f for f in r["findings"] if f["check"] == "imbalance"]
+assert len(i) == 1 and i[0]["key"] == "epoch 0" and i[0]["kind"] == "data", i
+v = i[0]["value"]; s = r["summary"]["loader"]
+assert v["imbalance"] > 0.05 or v["retention"] < 0.95, v
+assert (s["loader"], s["world_size"], s["workers"], s["max_imbalance"]) == ("cosyvoice", 2, 1, 0.05), s
+assert (s["imbalance"], s["retention"]) == (v["imbalance"], v["retention"]), s' || fail "imbalance JSON"
+expect_exit 0 "$BIN" validate -q --world-size 2 --max-imbalance 1 shards/data.list
+expect_exit 0 "$BIN" validate -q --world-size 2 --fail-on none shards/data.list
+expect_exit 0 "$BIN" validate -q --world-size 1 --loader wenet --workers 0 shards/data.list
+expect_exit 2 "$BIN" validate -q --world-size 2 --loader frobnicate shards/data.list
+expect_exit 2 "$BIN" validate -q --world-size 0 shards/data.list
+expect_exit 2 "$BIN" validate -q --world-size 2 --utt-emb "$FIX/corpus_a/kaldi/utt2embedding.pt"
 
 echo "$failures failure(s)"
 exit $((failures > 0))

@@ -1,6 +1,6 @@
 /* equishard validate [--device auto|cpu|cuda] [--json FILE] [--fail-on LIST]
  *                    [--utt-emb SRC] [--spk-emb SRC] [--utt2spk FILE] [--dim D]
- *                    [thresholds] [LIST...]
+ *                    [thresholds] [--world-size K ...] [cost model] [LIST...]
  *
  * The CI data-validation step (DESIGN.md §2, §8): loads the embeddings, measures
  * LIST (or reads --costs) to know the utterances, runs the checks, prints a short
@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
+#include "cli_model.h"
 
 static const char usage_text[] =
     "usage: equishard validate [OPTIONS] [LIST...]\n"
@@ -44,9 +44,18 @@ static const char usage_text[] =
     "      --spk-mean-tol X   spk_mean_mismatch above relative difference X (default 1e-3)\n"
     "      --no-duplicates    skip the duplicate_vector check\n"
     "\n"
+    "Data checks (with LIST or --costs; the filter and frames come from the cost\n"
+    "model options below):\n"
+    "      --loader NAME      cosyvoice (default) or wenet: its recipe's filter defaults\n"
+    "                         and, with --world-size, its split of the list\n"
+    "      --world-size K     replay the loader over K ranks (imbalance check; default off)\n"
+    "      --workers W        data-loader workers per rank (default 1)\n"
+    "      --max-imbalance X  imbalance when rank frames' max/mean - 1 > X or the\n"
+    "                         retention under the join < 1 - X (default 0.05)\n"
+    "\n"
     "Output:\n"
     "      --fail-on LIST     comma-separated checks that make the exit code 1, or all,\n"
-    "                         none (default: every check but duplicate_audio)\n"
+    "                         none (default: every check but duplicate_audio, filtered)\n"
     "      --json FILE        write every finding as JSON (docs/VALIDATE.md)\n"
     "      --show N           keys shown per check on the terminal (default 5)\n"
     "      --device D         auto (default: CUDA when present), cpu or cuda\n"
@@ -56,11 +65,13 @@ static const char usage_text[] =
     "\n"
     "Checks: missing_utt_emb missing_spk_emb wrong_dim nan inf zero_norm abnormal_norm\n"
     "far_from_centroid spk_mean_mismatch duplicate_vector duplicate_audio unreadable\n"
+    "filtered imbalance\n"
     "Exit: 0 clean, 1 a --fail-on check found something, 2 unusable input.\n";
 
 typedef struct validate_args {
     es_validate_settings s;
     es_emb_sources src;
+    es_validate_data_settings data;
     const char *costs, *json, *root;
     int fail_on[ES_CHECK_COUNT];
     int hash, quiet, show, threads;
@@ -111,6 +122,7 @@ enum {
     OPT_UTT_EMB = 256, OPT_UTT_KEYS, OPT_SPK_EMB, OPT_SPK_KEYS, OPT_UTT2SPK, OPT_COSTS, OPT_ROOT,
     OPT_NO_HASH, OPT_DIM, OPT_MIN_COSINE, OPT_ZERO_NORM, OPT_NORM_RATIO, OPT_MIN_NORM, OPT_MAX_NORM,
     OPT_SPK_MEAN_TOL, OPT_NO_DUP, OPT_FAIL_ON, OPT_JSON, OPT_SHOW, OPT_DEVICE,
+    OPT_LOADER, OPT_WORLD_SIZE, OPT_WORKERS, OPT_MAX_IMBALANCE,
 };
 
 static const struct option opts[] = {
@@ -127,8 +139,22 @@ static const struct option opts[] = {
     {"json", required_argument, NULL, OPT_JSON},       {"show", required_argument, NULL, OPT_SHOW},
     {"device", required_argument, NULL, OPT_DEVICE},   {"threads", required_argument, NULL, 'j'},
     {"quiet", no_argument, NULL, 'q'},                 {"help", no_argument, NULL, 'h'},
-    {NULL, 0, NULL, 0},
+    {"loader", required_argument, NULL, OPT_LOADER},   {"world-size", required_argument, NULL, OPT_WORLD_SIZE},
+    {"workers", required_argument, NULL, OPT_WORKERS},
+    {"max-imbalance", required_argument, NULL, OPT_MAX_IMBALANCE},
 };
+static const char short_options[] = "j:qh";
+
+static int parse_loader(const char *arg, es_loader *l)
+{
+    if (!strcmp(arg, "cosyvoice"))
+        *l = ES_LOADER_COSYVOICE;
+    else if (!strcmp(arg, "wenet"))
+        *l = ES_LOADER_WENET;
+    else
+        return -1;
+    return 0;
+}
 
 /* One option; returns 0, or -1 after printing why. */
 static int option(validate_args *a, int c, const char *arg)
@@ -174,37 +200,83 @@ static int option(validate_args *a, int c, const char *arg)
         a->s.threads = a->threads;
         return 0;
     case 'q': a->quiet = 1; return 0;
+    case OPT_LOADER: /* applied by prescan; checked here */
+        return parse_loader(arg, &a->data.loader) ? bad("--loader is cosyvoice or wenet, got '%s'", arg) : 0;
+    case OPT_WORLD_SIZE:
+        if (cli_parse_int(arg, &dim) || dim <= 0)
+            return bad("--world-size needs a positive number, got '%s'", arg);
+        a->data.world_size = (uint32_t)dim;
+        return 0;
+    case OPT_WORKERS:
+        if (cli_parse_int(arg, &dim) || dim < 0)
+            return bad("--workers needs a number >= 0, got '%s'", arg);
+        a->data.workers = dim ? (uint32_t)dim : 1; /* num_workers 0 behaves as 1 */
+        return 0;
+    case OPT_MAX_IMBALANCE:
+        if (cli_parse_double(arg, &a->data.max_imbalance) || !(a->data.max_imbalance >= 0))
+            return bad("--max-imbalance needs a number >= 0, got '%s'", arg);
+        return 0;
     default: return -1;
     }
+}
+
+/* First pass: only --loader, whose recipe gives the cost model's defaults that
+ * the cost model options then override (as in simulate). */
+static void prescan(int argc, char **argv, const struct option *all, validate_args *a)
+{
+    es_loader loader = ES_LOADER_COSYVOICE;
+    int c;
+    opterr = 0;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, short_options, all, NULL)) != -1)
+        if (c == OPT_LOADER)
+            parse_loader(optarg, &loader);
+    opterr = 1;
+    optind = 0; /* glibc: start over, re-reading the (now permuted) argv */
+    es_simulate_settings sim;
+    es_simulate_defaults(&sim, loader);
+    a->data.loader = loader;
+    a->data.model = sim.model;
 }
 
 static int parse_args(int argc, char **argv, validate_args *a)
 {
     memset(a, 0, sizeof *a);
     es_validate_defaults(&a->s);
+    es_validate_data_defaults(&a->data);
     a->hash = 1;
     a->show = 5;
     for (int c = 0; c < ES_CHECK_COUNT; c++)
-        a->fail_on[c] = c != ES_CHECK_DUPLICATE_AUDIO;
-    int c;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "j:qh", opts, NULL)) != -1) {
+        a->fail_on[c] = c != ES_CHECK_DUPLICATE_AUDIO && c != ES_CHECK_FILTERED;
+    struct option *all = cli_join_options(opts, sizeof opts / sizeof opts[0], 1, 0);
+    if (!all)
+        return bad("%s", "out of memory");
+    prescan(argc, argv, all, a);
+    int c, rc = 0;
+    while (!rc && (c = getopt_long(argc, argv, short_options, all, NULL)) != -1) {
         if (c == 'h') {
-            fputs(usage_text, stdout);
-            return 1;
+            printf("%s\n%s", usage_text, cli_model_usage);
+            rc = 1;
+            break;
         }
-        if (c == '?' || option(a, c, optarg)) {
+        int used = c == '?' ? 0 : cli_model_option(c, optarg, &a->data.model, "validate");
+        if (used < 0 || (!used && (c == '?' || option(a, c, optarg)))) {
             if (c == '?')
                 fputs(usage_text, stderr);
-            return -1;
+            rc = -1;
         }
     }
+    free(all);
+    if (rc)
+        return rc;
     if (a->costs && optind < argc)
         return bad("%s", "give LIST or --costs, not both");
     if (!a->src.utt_emb && !a->src.spk_emb && !a->costs && optind >= argc)
         return bad("%s", "nothing to validate: give --utt-emb/--spk-emb and/or LIST (see --help)");
     if ((a->src.utt_keys && !a->src.utt_emb) || (a->src.spk_keys && !a->src.spk_emb))
         return bad("%s", "--utt-keys/--spk-keys go with --utt-emb/--spk-emb");
+    if (a->data.world_size && !a->costs && optind >= argc)
+        return bad("%s", "--world-size needs LIST or --costs (the utterances to split)");
     return 0;
 }
 
@@ -245,6 +317,10 @@ static void print_value(const es_finding *f)
     case ES_CHECK_MISSING_UTT_EMB:
     case ES_CHECK_MISSING_SPK_EMB:
     case ES_CHECK_UNREADABLE:
+        break;
+    case ES_CHECK_FILTERED:
+    case ES_CHECK_IMBALANCE:
+        printf(" (%s)", f->other ? f->other : "");
         break;
     case ES_CHECK_DUPLICATE_VECTOR:
     case ES_CHECK_DUPLICATE_AUDIO:
@@ -306,6 +382,8 @@ int cmd_validate(int argc, char **argv)
     rc = load_table(ctx, &a, argc, argv, &table);
     if (rc == ES_OK)
         rc = es_validate(ctx, &a.s, &a.src, table, &r);
+    if (rc == ES_OK && table)
+        rc = es_validate_data(ctx, &a.data, table, r);
     if (rc == ES_OK && a.json)
         rc = es_validate_write_json(ctx, r, a.json);
     int exit_code = rc == ES_OK ? (print_table(r, &a) ? EXIT_PROBLEMS : EXIT_OK)
