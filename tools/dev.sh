@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # One entry point for a fresh Debian machine (README.md):
 #
-#   tools/dev.sh demo   install dependencies, build, measure data-samples/
+#   tools/dev.sh demo   install dependencies, build, then on data-samples/: measure,
+#                       simulate CosyVoice's split beside equishard's, write a plan
 #   tools/dev.sh test   install dependencies, build, run every test: the unit and
 #                       CLI suites, the same suites under ASan+UBSan, and each
-#                       fuzzer for a bounded time (FUZZ_SECONDS, default 30)
+#                       fuzzer for a bounded time (FUZZ_SECONDS, default 15;
+#                       CI must stay under 15 minutes)
 #
 # Installing needs root (apt-get); as another user, set ES_NO_INSTALL=1 once the
 # packages in DEPS are there.
@@ -40,7 +42,7 @@ build() { # dir [meson options...]
 }
 
 fuzz() {
-    local seconds=${FUZZ_SECONDS:-30}
+    local seconds=${FUZZ_SECONDS:-15}
     local dir=build-fuzz
     if [[ ! -f $dir/build.ninja ]]; then
         rm -rf "$dir"
@@ -89,7 +91,7 @@ test)
     echo "all tests passed"
     ;;
 *)
-    sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'
     exit 2
     ;;
 esac
