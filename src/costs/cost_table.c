@@ -3,6 +3,7 @@
  * per row, and merging per-shard tables (es_cost_table_move_into) moves pointers,
  * never strings. */
 #include "costs/cost_table.h"
+#include "core/grow.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -45,26 +46,6 @@ ES_API const char *es_cost_table_skip(const es_cost_table *t, size_t i)
     return t && i < t->n_skips ? t->skips[i] : NULL;
 }
 
-/* Grows *arr (of elements of size `size`) so it holds at least `need`; doubling
- * keeps appends amortised O(1). Returns 0 on success, -1 when out of memory. */
-static int grow(void **arr, size_t *cap, size_t need, size_t size, size_t first)
-{
-    if (need <= *cap)
-        return 0;
-    size_t c = *cap ? *cap : first;
-    while (c < need) {
-        if (c > SIZE_MAX / 2 / size)
-            return -1;
-        c *= 2;
-    }
-    void *p = realloc(*arr, c * size);
-    if (!p)
-        return -1;
-    *arr = p;
-    *cap = c;
-    return 0;
-}
-
 /* Copies s unless it equals `prev` (a string already in the arena): consecutive
  * rows usually share shard and speaker, and sharing saves most of the arena. */
 static const char *intern(es_arena *a, const char *s, const char *prev)
@@ -79,7 +60,7 @@ static const char *intern(es_arena *a, const char *s, const char *prev)
 int es_cost_table_append(es_cost_table *t, const es_cost_row *row)
 {
     void *rows = t->rows;
-    if (grow(&rows, &t->cap, t->n + 1, sizeof(es_cost_row), 1024) != 0)
+    if (es_grow(&rows, &t->cap, t->n + 1, sizeof(es_cost_row), 1024) != 0)
         return ES_ERR_NOMEM;
     t->rows = rows;
 
@@ -98,7 +79,7 @@ int es_cost_table_append(es_cost_table *t, const es_cost_row *row)
 int es_cost_table_add_skip(es_cost_table *t, const char *msg)
 {
     void *skips = t->skips;
-    if (grow(&skips, &t->cap_skips, t->n_skips + 1, sizeof(char *), 16) != 0)
+    if (es_grow(&skips, &t->cap_skips, t->n_skips + 1, sizeof(char *), 16) != 0)
         return ES_ERR_NOMEM;
     t->skips = skips;
     char *copy = es_arena_strndup(&t->strings, msg, strlen(msg));
@@ -114,7 +95,7 @@ int es_cost_table_move_into(es_cost_table *dst, es_cost_table *src)
         return ES_ERR_USAGE;
     /* Reserve before moving anything, so failure leaves both tables as they were. */
     void *skips = dst->skips;
-    if (grow(&skips, &dst->cap_skips, dst->n_skips + src->n_skips, sizeof(char *), 16) != 0)
+    if (es_grow(&skips, &dst->cap_skips, dst->n_skips + src->n_skips, sizeof(char *), 16) != 0)
         return ES_ERR_NOMEM;
     dst->skips = skips;
     if (dst->n == 0 && src->cap > dst->cap) {
@@ -129,7 +110,7 @@ int es_cost_table_move_into(es_cost_table *dst, es_cost_table *src)
         src->cap = c;
     } else if (src->n) {
         void *rows = dst->rows;
-        if (grow(&rows, &dst->cap, dst->n + src->n, sizeof(es_cost_row), 1024) != 0)
+        if (es_grow(&rows, &dst->cap, dst->n + src->n, sizeof(es_cost_row), 1024) != 0)
             return ES_ERR_NOMEM;
         dst->rows = rows;
         memcpy(dst->rows + dst->n, src->rows, src->n * sizeof(es_cost_row));

@@ -2,6 +2,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include "core/grow.h"
 
 #include "readers/parquet/pq_file.h"
 #include "readers/parquet/pq_rows.h"
@@ -14,25 +15,10 @@ typedef struct building {
     size_t *key_off, *spk_off, *vec_off;
 } building;
 
-static int grow(void **p, size_t *cap, size_t need, size_t size)
-{
-    if (need <= *cap)
-        return 0;
-    size_t n = *cap ? *cap : 256;
-    while (n < need)
-        n *= 2;
-    void *q = realloc(*p, n * size);
-    if (!q)
-        return -1;
-    *p = q;
-    *cap = n;
-    return 0;
-}
-
 static int add_string(building *b, const char *s, size_t *off)
 {
     size_t n = strlen(s) + 1;
-    if (grow((void **)&b->out->strings, &b->str_cap, b->str_len + n, 1))
+    if (es_grow((void **)&b->out->strings, &b->str_cap, b->str_len + n, 1, 256))
         return -1;
     memcpy(b->out->strings + b->str_len, s, n);
     *off = b->str_len;
@@ -44,10 +30,10 @@ static int add_rows(building *b, const pq_rows *utt, const pq_rows *spk, const p
 {
     es_embedding_rows *o = b->out;
     size_t need = o->n + utt->n;
-    if (grow((void **)&o->rows, &b->cap, need, sizeof *o->rows) ||
-        grow((void **)&b->key_off, &b->key_cap, need, sizeof *b->key_off) ||
-        grow((void **)&b->spk_off, &b->spk_cap, need, sizeof *b->spk_off) ||
-        grow((void **)&b->vec_off, &b->vec_cap, need, sizeof *b->vec_off))
+    if (es_grow((void **)&o->rows, &b->cap, need, sizeof *o->rows, 256) ||
+        es_grow((void **)&b->key_off, &b->key_cap, need, sizeof *b->key_off, 256) ||
+        es_grow((void **)&b->spk_off, &b->spk_cap, need, sizeof *b->spk_off, 256) ||
+        es_grow((void **)&b->vec_off, &b->vec_cap, need, sizeof *b->vec_off, 256))
         return -1;
     for (size_t i = 0; i < utt->n; i++) {
         es_embedding_row *row = &o->rows[o->n + i];
@@ -59,7 +45,7 @@ static int add_rows(building *b, const pq_rows *utt, const pq_rows *spk, const p
         if (!emb || !emb->present[i] || emb->count[i] == 0)
             continue;
         uint32_t dim = emb->count[i];
-        if (grow((void **)&o->values, &b->val_cap, b->val_len + dim, sizeof *o->values))
+        if (es_grow((void **)&o->values, &b->val_cap, b->val_len + dim, sizeof *o->values, 256))
             return -1;
         memcpy(o->values + b->val_len, emb->floats + emb->off[i], dim * sizeof *o->values);
         b->val_len += dim;

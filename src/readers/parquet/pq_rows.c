@@ -3,6 +3,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include "core/grow.h"
 
 #include "core/utf8.h"
 #include "readers/parquet/pq_column.h"
@@ -38,21 +39,6 @@ int pq_rows_check(es_context *ctx, const es_pq_file *f, const pq_leaf *l, pq_row
     return ES_ERR_INTERNAL;
 }
 
-static int grow(void **p, size_t *cap, size_t need, size_t size)
-{
-    if (need <= *cap)
-        return 0;
-    size_t n = *cap ? *cap : 256;
-    while (n < need)
-        n *= 2;
-    void *q = realloc(*p, n * size);
-    if (!q)
-        return -1;
-    *p = q;
-    *cap = n;
-    return 0;
-}
-
 static int new_row(pq_rows *r, pq_rows_mode mode)
 {
     if (r->n == r->cap) {
@@ -78,7 +64,7 @@ static int new_row(pq_rows *r, pq_rows_mode mode)
 
 static int add_string(pq_rows *r, const pq_entry *e)
 {
-    if (grow((void **)&r->bytes, &r->bytes_cap, r->bytes_len + e->len + 1, 1))
+    if (es_grow((void **)&r->bytes, &r->bytes_cap, r->bytes_len + e->len + 1, 1, 256))
         return -1;
     if (e->len)
         memcpy(r->bytes + r->bytes_len, e->ptr, e->len);
@@ -89,7 +75,7 @@ static int add_string(pq_rows *r, const pq_entry *e)
 
 static int add_float(pq_rows *r, const pq_leaf *l, const pq_entry *e)
 {
-    if (grow((void **)&r->floats, &r->floats_cap, r->n_floats + 1, sizeof *r->floats))
+    if (es_grow((void **)&r->floats, &r->floats_cap, r->n_floats + 1, sizeof *r->floats, 256))
         return -1;
     float v = NAN; /* pandas writes a NaN inside a list as a null element */
     if (e->ptr) {

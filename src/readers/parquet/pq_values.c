@@ -3,27 +3,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "core/grow.h"
 
 #include "readers/parquet/pq_delta.h"
 #include "readers/parquet/pq_meta.h"
 #include "readers/parquet/pq_rle.h"
 
 enum { OK = 0, BAD = -1, NOMEM = -2 };
-
-static int grow(void **p, size_t *cap, size_t need, size_t size)
-{
-    if (need <= *cap)
-        return OK;
-    size_t n = *cap ? *cap : 64;
-    while (n < need)
-        n *= 2;
-    void *q = realloc(*p, n * size);
-    if (!q)
-        return NOMEM;
-    *p = q;
-    *cap = n;
-    return OK;
-}
 
 uint32_t pq_type_width(int type, int32_t type_length)
 {
@@ -93,7 +79,7 @@ static int plain(int type, uint32_t width, const uint8_t *d, size_t len, size_t 
     if (type == PQ_BOOLEAN) { /* bit-packed, LSB first */
         if ((n + 7) / 8 > len)
             return short_data(err, errlen, "PLAIN", len * 8, n);
-        if (grow((void **)&b->scratch, &b->scratch_cap, n, 1))
+        if (es_grow((void **)&b->scratch, &b->scratch_cap, n, 1, 64))
             return NOMEM;
         for (size_t i = 0; i < n; i++) {
             b->scratch[i] = (d[i / 8] >> (i % 8)) & 1;
@@ -160,8 +146,8 @@ static int delta_ints(int type, const uint8_t *d, size_t len, size_t n, pq_value
     }
     uint32_t w = type == PQ_INT32 ? 4 : 8;
     size_t used;
-    if (grow((void **)&b->ints, &b->ints_cap, n + 1, sizeof *b->ints) ||
-        grow((void **)&b->scratch, &b->scratch_cap, n * w + 1, 1))
+    if (es_grow((void **)&b->ints, &b->ints_cap, n + 1, sizeof *b->ints, 64) ||
+        es_grow((void **)&b->scratch, &b->scratch_cap, n * w + 1, 1, 64))
         return NOMEM;
     if (pq_delta_binary_decode(d, len, n, b->ints, &used, err, errlen) < 0)
         return BAD;
@@ -180,7 +166,7 @@ static int delta_length(const uint8_t *d, size_t len, size_t n, pq_value_buf *b,
                         char *err, size_t errlen)
 {
     size_t off;
-    if (grow((void **)&b->ints, &b->ints_cap, n + 1, sizeof *b->ints))
+    if (es_grow((void **)&b->ints, &b->ints_cap, n + 1, sizeof *b->ints, 64))
         return NOMEM;
     char why[160];
     if (pq_delta_binary_decode(d, len, n, b->ints, &off, why, sizeof why) < 0) {
@@ -233,7 +219,7 @@ static int delta_byte_array(const uint8_t *d, size_t len, size_t n, size_t limit
             rc = BAD;
         }
     }
-    if (rc == OK && grow((void **)&b->scratch, &b->scratch_cap, total + 1, 1))
+    if (rc == OK && es_grow((void **)&b->scratch, &b->scratch_cap, total + 1, 1, 64))
         rc = NOMEM;
     size_t at = 0;
     for (size_t i = 0; rc == OK && i < n; i++) {
@@ -265,7 +251,7 @@ static int byte_stream_split(uint32_t width, const uint8_t *d, size_t len, size_
 {
     if (width == 0 || len / width < n)
         return short_data(err, errlen, "BYTE_STREAM_SPLIT", width ? len / width : 0, n);
-    if (grow((void **)&b->scratch, &b->scratch_cap, n * width + 1, 1))
+    if (es_grow((void **)&b->scratch, &b->scratch_cap, n * width + 1, 1, 64))
         return NOMEM;
     for (size_t i = 0; i < n; i++) {
         for (uint32_t k = 0; k < width; k++)
@@ -280,7 +266,7 @@ static int rle_booleans(const uint8_t *d, size_t len, size_t n, pq_value_buf *b,
 {
     if (len < 4 || le32(d) > len - 4)
         return short_data(err, errlen, "RLE", 0, n);
-    if (grow((void **)&b->scratch, &b->scratch_cap, n + 1, 1))
+    if (es_grow((void **)&b->scratch, &b->scratch_cap, n + 1, 1, 64))
         return NOMEM;
     pq_rle r;
     pq_rle_init(&r, d + 4, le32(d), 1);
@@ -306,7 +292,7 @@ int pq_values_decode(int type, int32_t type_length, int encoding, const uint8_t 
                      size_t len, size_t n, const pq_value *dict, size_t n_dict,
                      size_t scratch_limit, pq_value_buf *out, char *err, size_t errlen)
 {
-    if (grow((void **)&out->vals, &out->cap, n + 1, sizeof *out->vals))
+    if (es_grow((void **)&out->vals, &out->cap, n + 1, sizeof *out->vals, 64))
         return NOMEM;
     uint32_t width = pq_type_width(type, type_length);
     size_t used;
