@@ -9,31 +9,17 @@
 #include <unistd.h>
 
 #include "readers/parquet/parquet_embeddings.h"
-#include "readers/reader.h"
+#include "fuzz_shard.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-static char path[64];
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    if (!path[0])
-        snprintf(path, sizeof path, "/tmp/es-fuzz-parquet-%ld", (long)getpid());
-    FILE *fp = fopen(path, "wb");
-    if (!fp)
+    const char *path = fuzz_write_input("parquet", data, size);
+    if (!path)
         return 0;
-    fwrite(data, 1, size, fp);
-    fclose(fp);
     es_context ctx = {{0}};
-    es_reader_opts opts = {.hash = size & 2, .probe_buffer = 1 << 20};
-    es_shard_reader *r;
-    if (es_reader_parquet.open(&ctx, path, "fuzz.parquet", &opts, &r) == ES_OK) {
-        es_cost_row row;
-        int n = 0;
-        while (es_reader_parquet.next(&ctx, r, &row) > 0 && n++ < 100000)
-            ;
-        es_reader_parquet.close(r);
-    }
+    fuzz_read_shard(&es_reader_parquet, path, "fuzz.parquet", size & 2, &ctx);
     if (size & 1) {
         es_embedding_rows e;
         if (es_parquet_read_embeddings(&ctx, path, size & 4 ? "spk_embedding" : "utt_embedding", &e) == ES_OK)
