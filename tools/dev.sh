@@ -72,9 +72,12 @@ fuzz() {
         [[ -x $exe && -f $exe ]] || continue
         local name=${exe##*/fuzz_}
         local seeds=tests/fuzz/corpus/$name
+        [[ -d $seeds ]] || seeds=tests/fuzz/corpus/${name%%_*} # parquet_write: parquet's
         local work
         work=$(mktemp -d)
         echo "fuzzing $name for ${seconds}s"
+        # undefined behaviour is a finding too, not a line in the log
+        UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
         "$exe" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
             -artifact_prefix="$work/" "$work" "$seeds" 2>"$work/log" \
             || { tail -40 "$work/log"; echo "fuzzer $name found a crash: $work"; exit 1; }

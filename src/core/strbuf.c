@@ -28,7 +28,8 @@ void es_strbuf_append(es_strbuf *sb, const char *data, size_t n)
 {
     if (!reserve(sb, n))
         return;
-    memcpy(sb->buf + sb->len, data, n);
+    if (n) /* data may be NULL when n is 0 (an empty buffer's contents) */
+        memcpy(sb->buf + sb->len, data, n);
     sb->len += n;
     sb->buf[sb->len] = '\0';
 }
