@@ -2,7 +2,8 @@
 # One entry point for a fresh Debian machine (README.md):
 #
 #   tools/dev.sh demo   install dependencies, build, then on data-samples/: measure,
-#                       simulate CosyVoice's split beside equishard's, write a plan
+#                       simulate CosyVoice's split beside equishard's, write a plan,
+#                       and reshard the CosyVoice parquet files
 #   tools/dev.sh test   install dependencies, build, run every test: the unit and
 #                       CLI suites, the same suites under ASan+UBSan, and each
 #                       fuzzer for a bounded time (FUZZ_SECONDS, default 15;
@@ -100,6 +101,9 @@ demo)
     $es simulate --loader cosyvoice --world-size 2 --workers 2 --min-length 10 ../costs.tsv
     echo
     $es plan --world-size 2 --workers 2 --min-length 10 -o ../plan ../costs.tsv
+    echo
+    echo "CosyVoice parquet (make_parquet_list.py's layout) rewritten into 2x2 equal-cost files:"
+    $es plan --world-size 2 --workers 2 --min-length 10 --mode reshard -o ../plan-parquet parquet/data.list
     ;;
 test)
     install_deps
@@ -113,7 +117,7 @@ test)
     echo "all tests passed"
     ;;
 *)
-    sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'
     exit 2
     ;;
 esac

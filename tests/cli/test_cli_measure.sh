@@ -88,12 +88,12 @@ grep -q 'noise.bin' "$WORK/err" || fail "noise error names the file"
 # 9. data-samples (the README demo): every layout measures to its soxi truth
 cd "$ES_SOURCE_ROOT/data-samples" || exit 1
 truth() { tail -n +2 truth.tsv | awk -F'\t' -v OFS='\t' '{print $1,$3,$4,$5,$6}' | sort; }
-for input in shards/data.list shards-zst/data.list raw.list kaldi; do
+for input in shards/data.list shards-zst/data.list raw.list kaldi parquet/data.list; do
     expect_exit 0 "$BIN" measure -q -o "$WORK/ds.tsv" "$input"
     diff <(tail -n +3 "$WORK/ds.tsv" | cut -f1,4,5,6,8 | sort) <(truth) >"$WORK/diff" \
         || fail "data-samples $input differs from truth.tsv: $(head -4 "$WORK/diff")"
 done
-for input in kaldi shards/data.list; do # speakers: utt2spk, and the shards' key.spk members
+for input in kaldi shards/data.list parquet/data.list; do # speakers: utt2spk, key.spk members, spk column
     expect_exit 0 "$BIN" measure -q -o "$WORK/ds.tsv" "$input"
     diff <(tail -n +3 "$WORK/ds.tsv" | cut -f1,10 | sort) <(tail -n +2 truth.tsv | cut -f1,2 | sort) >/dev/null \
         || fail "data-samples $input speakers differ from truth.tsv"

@@ -83,7 +83,9 @@ for codec in snappy zstd; do
           "m1=$EQUISHARD measure -q -j 1 $dir/data.list"
           "mh=$EQUISHARD measure -q -j 1 --hash $dir/data.list"
           "m2=$EQUISHARD measure -q -j 2 $dir/data.list"
-          "start=$EQUISHARD measure -q $ROOT/tests/data/parquet/minimal.parquet")
+          "start=$EQUISHARD measure -q $ROOT/tests/data/parquet/minimal.parquet"
+          "rs=$EQUISHARD plan -q -k 2 --mode reshard --compress $codec --min-length 0 --token-max-length 100000 -o $WORK/rs-$codec $dir/data.list"
+          "cp=rm -rf $WORK/cp-$codec && mkdir $WORK/cp-$codec && cp $files $WORK/cp-$codec/")
     if [[ $codec == zstd ]]; then
         for f in $files; do "$PAGES" extract "$f" "$f.pages.zst"; done
         cmds+=("z=cat $dir/*.pages.zst | zstd -q -d -c")
@@ -99,5 +101,8 @@ for codec in snappy zstd; do
     [[ $codec == zstd ]] && row "zstd -d of the same page bytes" "${BEST[z]}"
     row "equishard startup (measure a 1-row file)" "${BEST[start]}"
     row "equishard measure -j 1 minus startup" "$(echo "${BEST[m1]} ${BEST[start]}" | awk '{print $1 - $2}')"
+    printf '%-8s %-44s %10.3f %10.2f  (x cp)\n' "$codec" "reshard: plan --mode reshard -k 2" "${BEST[rs]}" \
+        "$(echo "${BEST[rs]} ${BEST[cp]}" | awk '{print $1 / $2}')"
+    printf '%-8s %-44s %10.3f\n' "$codec" "cp of the same files" "${BEST[cp]}"
     echo "$codec: $(du -ch $files | tail -1 | cut -f1) in $(echo $files | wc -w) files, $ROWS rows"
 done
