@@ -41,6 +41,12 @@ build() { # dir [meson options...]
     ninja -C "$dir"
 }
 
+install_build() { # the library and the Python package, system-wide: `import equishard`
+    [[ -n "${ES_NO_INSTALL:-}" || $(id -u) != 0 ]] && return
+    meson install -C build --quiet >/dev/null
+    ldconfig
+}
+
 fuzz() {
     local seconds=${FUZZ_SECONDS:-15}
     local dir=build-fuzz
@@ -69,6 +75,7 @@ case "${1:-}" in
 demo)
     install_deps
     build build
+    install_build
     cd data-samples
     es=../build/tools/equishard/equishard
     $es measure -o ../costs.tsv shards/data.list
@@ -83,6 +90,7 @@ demo)
 test)
     install_deps
     build build
+    install_build
     meson test -C build --print-errorlogs
     build build-asan -Db_sanitize=address,undefined -Dbuildtype=debug
     ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
