@@ -469,9 +469,9 @@ class ValidateResult(_Handle):
             names.append(_str(L.es_check_name(len(names))))
         self.counts = {name: L.es_validate_count(ptr, i) for i, name in enumerate(names)}
         self.findings = []
+        row = lambda r: None if r == _ffi.NO_ROW else r  # noqa: E731
         for i in range(L.es_validate_finding_count(ptr)):
             L.es_validate_finding(ptr, i, byref(f))
-            row = lambda r: None if r == _ffi.NO_ROW else r
             self.findings.append(Finding(names[f.check], KINDS[f.kind], _str(f.key), row(f.row),
                                          f.value, _str(f.other), row(f.other_row)))
         info = _ffi.ValidateInfo()

@@ -7,7 +7,6 @@
  * workers (position j·W + w of rank-R.list is worker w's j-th entry, the
  * DataLoader's round robin); batch mode sorts batches by (rank, step). The
  * original lines of raw lists are read back on first use, into the index. */
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -79,7 +78,9 @@ static int load_lines(es_context *ctx, struct plan_raw_lines *r, const char *pat
     return rc;
 }
 
-int es_plan_element_text(es_context *ctx, const es_plan *p, size_t e, const char **text)
+/* Element e as the user's list wrote it: a shard path; a raw-list row as its
+ * original JSON line; a Kaldi entry as its key. *text is owned by the plan. */
+static int element_text(es_context *ctx, const es_plan *p, size_t e, const char **text)
 {
     const plan_element *el = &p->elements[e];
     const es_cost_row *row = &p->table->rows[el->first_row];
@@ -215,7 +216,7 @@ ES_API int es_plan_rank_shard(es_context *ctx, const es_plan *p, uint32_t rank, 
     if (!list || i >= end - begin)
         return es_fail(ctx, ES_ERR_USAGE, "es_plan_rank_shard: no entry %zu of rank %u worker %d "
                        "in a shard-mode plan", i, rank, worker == ES_PLAN_ALL_WORKERS ? -1 : (int)worker);
-    return es_plan_element_text(ctx, p, list[begin + i], entry);
+    return element_text(ctx, p, list[begin + i], entry);
 }
 
 ES_API size_t es_plan_batch_count(const es_plan *p, uint32_t rank)

@@ -80,11 +80,6 @@ void es_plan_reshard_free(struct plan_reshard *r);
 int es_plan_index_build(es_context *ctx, es_plan *p);
 void es_plan_index_release(plan_index *x);
 
-/* Element e as the user's list wrote it: a shard path; a raw-list row as its
- * original JSON line (the list is read back once); a Kaldi entry as its key.
- * *text is owned by the plan. */
-int es_plan_element_text(es_context *ctx, const es_plan *p, size_t e, const char **text);
-
 /* Common metrics from loads (imbalance, spread, retention); lower_bound must be set. */
 void es_plan_finish_metrics(es_plan *p);
 
