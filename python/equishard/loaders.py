@@ -12,9 +12,9 @@ by position themselves:
   wenet/dataset/datapipes.py (yields {"file_name", "line"}).
 
 Rank and world size come from torch.distributed when it is initialized, else from
-the RANK / WORLD_SIZE environment variables (torchrun sets them), else the
-arguments; the worker from torch.utils.data.get_worker_info() inside a DataLoader
-worker. torch is optional: without it the classes are plain iterables and take
+the arguments, else the RANK / WORLD_SIZE environment variables (torchrun sets
+them); the worker from torch.utils.data.get_worker_info() inside a DataLoader
+worker, else the arguments. torch is optional: without it the classes are plain iterables and take
 rank/worker from the environment and arguments. This module does not load
 libequishard.
 """
