@@ -12,14 +12,14 @@ import array
 import ctypes
 import ctypes.util
 import dataclasses
+import os
 from ctypes import byref, c_char_p, c_int32, c_size_t, c_void_p
 
 from . import _ffi
 from ._ffi import lib
 
-PLAN_MODES = {"shard": 0, "batch": 1, "reshard": 2}
 ENUMS = {
-    "mode": PLAN_MODES,
+    "mode": {"shard": 0, "batch": 1, "reshard": 2},
     "remainder": {"pad": 0, "drop": 1, "carry": 2},
     "compress": {"none": 0, "gzip": 1, "zstd": 2},
     "loader": {"cosyvoice": 0, "wenet": 1},
@@ -50,8 +50,8 @@ def _bytes(s):
 
 def _strings(items):
     """A C array of char* for a list of paths (the array keeps them alive)."""
-    items = [items] if isinstance(items, (str, bytes)) or hasattr(items, "__fspath__") else list(items)
-    arr = (c_char_p * max(len(items), 1))(*[_bytes(getattr(i, "__fspath__", lambda: i)()) for i in items])
+    items = [items] if isinstance(items, (str, bytes, os.PathLike)) else list(items)
+    arr = (c_char_p * max(len(items), 1))(*[_bytes(os.fspath(i)) for i in items])
     return arr, len(items)
 
 
@@ -205,30 +205,25 @@ class CostTable(_Handle):
             super().close()
 
 
-def _measure_settings(threads, root, on_error, hash):
+def _table_from(fn, inputs, threads, root, on_error, hash):
     s = _ffi.MeasureSettings()
     lib().es_measure_defaults(byref(s))
-    return _apply(s, dict(threads=threads, root=root, on_error=on_error, hash=int(bool(hash))))
+    _apply(s, dict(threads=threads, root=root, on_error=on_error, hash=int(bool(hash))))
+    arr, n = _strings(inputs)
+    out = c_void_p()
+    with _Context() as ctx:
+        ctx.check(fn(ctx.ptr, byref(s), arr, n, byref(out)))
+    return CostTable(out.value)
 
 
 def measure(lists, threads=0, root=None, on_error="fail", hash=False):
     """es_measure over shard lists, shards, raw lists or Kaldi dirs -> CostTable."""
-    s = _measure_settings(threads, root, on_error, hash)
-    arr, n = _strings(lists)
-    out = c_void_p()
-    with _Context() as ctx:
-        ctx.check(lib().es_measure(ctx.ptr, byref(s), arr, n, byref(out)))
-    return CostTable(out.value)
+    return _table_from(lib().es_measure, lists, threads, root, on_error, hash)
 
 
 def load(inputs, threads=0, root=None, on_error="fail", hash=False):
     """es_load_inputs: cost tables are read, anything else measured -> CostTable."""
-    s = _measure_settings(threads, root, on_error, hash)
-    arr, n = _strings(inputs)
-    out = c_void_p()
-    with _Context() as ctx:
-        ctx.check(lib().es_load_inputs(ctx.ptr, byref(s), arr, n, byref(out)))
-    return CostTable(out.value)
+    return _table_from(lib().es_load_inputs, inputs, threads, root, on_error, hash)
 
 
 def _table(t):
@@ -269,9 +264,10 @@ class Plan(_Handle):
     metrics, loads, worker_loads, remainder(), reshard_info, write(outdir)."""
     _free = "es_plan_free"
 
-    def __init__(self, ptr, table, owns_table):
+    def __init__(self, ptr, table, owns_table, world_size, workers, mode):
         super().__init__(ptr)
         self.table, self._owns_table = table, owns_table
+        self.world_size, self.workers, self.mode = world_size, workers, mode
         table._pin()
         s = _ffi.PlanMetrics()
         lib().es_plan_get_metrics(ptr, byref(s))
@@ -348,10 +344,10 @@ def plan(table, world_size, workers=1, mode="shard", **settings):
     """es_plan_build. table: a CostTable, or paths (cost tables or lists, as the
     CLI's COSTS | LIST...). settings: es_plan_settings / es_cost_model fields,
     e.g. max_frames_in_batch=2000, remainder="carry", seed=1, min_length=10."""
-    table, owns = _table(table)
     s = _ffi.PlanSettings()
     lib().es_plan_defaults(byref(s))
     _apply(s, dict(settings, world_size=world_size, workers=workers, mode=mode))
+    table, owns = _table(table)
     out = c_void_p()
     try:
         with _Context() as ctx:
@@ -360,9 +356,7 @@ def plan(table, world_size, workers=1, mode="shard", **settings):
         if owns:
             table.close()
         raise
-    p = Plan(out.value, table, owns)
-    p.world_size, p.workers, p.mode = s.world_size, s.workers, mode
-    return p
+    return Plan(out.value, table, owns, s.world_size, s.workers, mode)
 
 
 # ---- simulate -------------------------------------------------------------------
