@@ -13,7 +13,9 @@ import math
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
+import textwrap
 import unittest
 
 import equishard
@@ -262,6 +264,38 @@ class ValidateTensorTest(Base):
         with self.assertRaises(equishard.Error) as e:
             equishard.validate_tensor(self.matrix(), self.N, self.D, device="cuda")
         self.assertEqual(e.exception.status, "ES_ERR_UNSUPPORTED")
+
+
+class GilTest(Base):
+    def test_a_blocked_call_lets_other_threads_run(self):
+        """ctypes.CDLL releases the GIL around foreign calls (docs/PYTHON.md): a
+        thread blocked inside es_measure, opening a FIFO a raw list names, must not
+        stop the main thread from writing that FIFO. Held, it would deadlock: the
+        check runs in a child with a timeout."""
+        fifo, raw = os.path.join(self.tmp, "audio.wav"), os.path.join(self.tmp, "raw.list")
+        os.mkfifo(fifo)
+        with open(raw, "w") as f:
+            f.write(json.dumps({"key": "k", "wav": fifo, "txt": "hello"}) + "\n")
+        code = textwrap.dedent("""
+            import sys, threading, time, equishard
+            fifo, raw, wav = sys.argv[1:]
+            def run():
+                try:
+                    equishard.measure([raw])
+                except equishard.Error:
+                    pass  # a FIFO has no size: the probe may refuse it, that is fine
+            t = threading.Thread(target=run)
+            t.start()
+            time.sleep(0.3)  # meanwhile the thread blocks in the library's open()
+            try:
+                with open(fifo, "wb") as f, open(wav, "rb") as src:
+                    f.write(src.read())
+            except BrokenPipeError:
+                pass
+            t.join()
+        """)
+        wav = os.path.join(CORPUS, "wav", "A01", "A01_0001.wav")
+        subprocess.run([sys.executable, "-c", code, fifo, raw, wav], check=True, timeout=60)
 
 
 class RepeatedCallsTest(Base):
