@@ -83,6 +83,15 @@ class MeasureTest(Base):
         cli("measure", "--quiet", "--root", CORPUS, "-o", mine, SHARDS)
         with open(path, "rb") as a, open(mine, "rb") as b:
             self.assertEqual(a.read(), b.read())
+        # hashed and compressed: the same bytes as `measure --hash -o x.tsv.zst`
+        hashed, mine = os.path.join(self.tmp, "h.tsv.zst"), os.path.join(self.tmp, "cli-h.tsv.zst")
+        with equishard.measure(SHARDS, root=CORPUS, hash=True) as t:
+            self.assertTrue(all("hashed" in r.flag_names and r.hash for r in t))
+            self.assertEqual(len({r.hash for r in t}), 60)
+            t.write(hashed)
+        cli("measure", "--quiet", "--hash", "--root", CORPUS, "-o", mine, SHARDS)
+        with open(hashed, "rb") as a, open(mine, "rb") as b:
+            self.assertEqual(a.read(), b.read())
 
     def test_errors_are_exceptions_with_status_and_message(self):
         with self.assertRaises(equishard.Error) as e:
