@@ -78,7 +78,15 @@ static int same_file(const char *a, const char *b)
     return same;
 }
 
-/* Every file of a except data.list and shards.tsv (which name the folder) is in b, same bytes. */
+/* Whether an output file names its folder (so differs between two OUTDIRs). */
+static int names_outdir(const char *name)
+{
+    return !strcmp(name, "data.list") || !strcmp(name, "shards.tsv") ||
+           !strcmp(name, "utt2data.list") || !strcmp(name, "spk2data.list") ||
+           !strncmp(name, "utt2parquet_", 12) || !strncmp(name, "spk2parquet_", 12);
+}
+
+/* Every file of a except those naming the folder is in b, same bytes. */
 static void assert_same_outputs(const char *a, const char *b)
 {
     DIR *d = opendir(a);
@@ -86,8 +94,7 @@ static void assert_same_outputs(const char *a, const char *b)
     struct dirent *e;
     int files = 0;
     while ((e = readdir(d))) {
-        if (e->d_name[0] == '.' || !strcmp(e->d_name, "data.list") ||
-            !strcmp(e->d_name, "shards.tsv"))
+        if (e->d_name[0] == '.' || names_outdir(e->d_name))
             continue;
         char pa[4400], pb[4400];
         snprintf(pa, sizeof pa, "%s/%s", a, e->d_name);
@@ -129,6 +136,9 @@ static void assert_same_measure(const es_cost_table *orig, const char *new_list)
         ck_assert_uint_eq(x[i].text_len, y[i].text_len);
         ck_assert_str_eq(x[i].spk, y[i].spk);
         ck_assert_uint_eq(x[i].flags, y[i].flags);
+        ck_assert_uint_eq(x[i].speech_tokens, y[i].speech_tokens);
+        ck_assert_uint_eq(x[i].audio_bytes, y[i].audio_bytes);
+        ck_assert_uint_eq(x[i].channels, y[i].channels);
     }
     free(x), free(y);
     es_cost_table_free(t);
@@ -617,7 +627,75 @@ START_TEST(changed_sources_fail_and_keep_outdir)
 }
 END_TEST
 
-START_TEST(only_tar_input)
+/* ---- parquet: CosyVoice files in, CosyVoice files out ---------------------------- */
+
+/* Corpus A's four arrow-rs-written parquet files (tests/fixtures/corpus_a/parquet):
+ * resharded with each codec, the new files read back through our reader equal
+ * the sources row for row (hyparquet checks them in tests/cli too); passes of
+ * one writer give the same bytes; the codec is the one asked for. */
+START_TEST(parquet_corpus_a_round_trip)
+{
+    char root[4096];
+    snprintf(root, sizeof root, "%s", fixture_path("corpus_a"));
+    es_cost_table *t = measure("parquet/data.list", root);
+    ck_assert_uint_eq(t->n, 60);
+    char *dir = make_temp_dir();
+    es_context *ctx = es_context_new();
+    es_plan_settings s;
+    es_plan_defaults(&s);
+    s.world_size = 2;
+    s.workers = 2;
+    s.mode = ES_PLAN_RESHARD;
+    s.root = root;
+    loose_filter(&s);
+    static const es_compress codecs[] = {ES_COMPRESS_AUTO, ES_COMPRESS_NONE, ES_COMPRESS_ZSTD,
+                                         ES_COMPRESS_GZIP};
+    static const char *const codec_json[] = {"snappy", "none", "zstd", "gzip"};
+    for (int c = 0; c < 4; c++) {
+        char out[4200], again[4200], list[4400], plan[4400];
+        snprintf(out, sizeof out, "%s/out-%d", dir, c);
+        snprintf(again, sizeof again, "%s/again-%d", dir, c);
+        s.compress = codecs[c];
+        es_plan_reshard_info info;
+        ck_assert_msg(reshard(ctx, t, &s, out, 0, &info) == ES_OK, "%s", es_errmsg(ctx));
+        ck_assert_uint_eq(info.shards, 4);
+        snprintf(list, sizeof list, "%s/data.list", out);
+        assert_same_measure(t, list);
+        /* one writer at a time: each source re-read per pass, same files */
+        ck_assert_msg(reshard(ctx, t, &s, again, 1, NULL) == ES_OK, "%s", es_errmsg(ctx));
+        assert_same_outputs(out, again);
+        snprintf(plan, sizeof plan, "%s/plan.json", out);
+        size_t n;
+        char *json = (char *)read_whole_file(plan, &n);
+        char want[64];
+        snprintf(want, sizeof want, "\"compress\": \"%s\"", codec_json[c]);
+        ck_assert_msg(json && strstr(json, want), "plan.json lacks %s", want);
+        ck_assert_ptr_nonnull(strstr(json, "\"format\": \"parquet\""));
+        free(json);
+        /* the files beside the shards */
+        for (int i = 0; i < 4; i++) {
+            char f[4400];
+            snprintf(f, sizeof f, "%s/utt2parquet_%09d.json", out, i);
+            ck_assert_int_eq(access(f, F_OK), 0);
+            snprintf(f, sizeof f, "%s/spk2parquet_%09d.json", out, i);
+            ck_assert_int_eq(access(f, F_OK), 0);
+        }
+    }
+    /* snappy is parquet's codec, not a tar filter */
+    es_cost_table *tar = measure("shards/shards.list", root);
+    char out[4200];
+    snprintf(out, sizeof out, "%s/tar-snappy", dir);
+    s.compress = ES_COMPRESS_SNAPPY;
+    ck_assert_int_eq(reshard(ctx, tar, &s, out, 0, NULL), ES_ERR_USAGE);
+    ck_assert_ptr_nonnull(strstr(es_errmsg(ctx), "snappy is for parquet"));
+    es_cost_table_free(tar);
+    es_cost_table_free(t);
+    es_context_free(ctx);
+    free(dir);
+}
+END_TEST
+
+START_TEST(unsupported_sources)
 {
     char root[4096];
     snprintf(root, sizeof root, "%s", fixture_path("corpus_a"));
@@ -634,10 +712,22 @@ START_TEST(only_tar_input)
     /* a raw list: rows are list entries of their own */
     es_cost_table *raw = measure("raw.list", root);
     ck_assert_int_eq(reshard(ctx, raw, &s, out, 0, NULL), ES_ERR_UNSUPPORTED);
-    ck_assert_ptr_nonnull(strstr(es_errmsg(ctx), "reshard writes tar shards from tar input"));
+    ck_assert_ptr_nonnull(strstr(es_errmsg(ctx), "this row is a raw-list or Kaldi entry"));
     es_cost_table_free(raw);
-    /* rows naming a parquet shard (as the parquet reader writes them) */
+    /* tar and parquet sources in one table */
     es_cost_table *t = es_cost_table_new();
+    for (int i = 0; i < 4; i++) {
+        char key[16];
+        snprintf(key, sizeof key, "k%d", i);
+        es_cost_row r = {key, i < 2 ? "parquet/parquet_000000000.tar" : "shards/shards_000000000.tar",
+                         (uint64_t)i, 16000, 1, 32000, 0, 10, 0, "", ES_FLAG_AUDIO | ES_FLAG_TEXT, 0};
+        ck_assert_int_eq(es_cost_table_append(t, &r), ES_OK);
+    }
+    ck_assert_int_eq(reshard(ctx, t, &s, out, 0, NULL), ES_ERR_UNSUPPORTED);
+    ck_assert_ptr_nonnull(strstr(es_errmsg(ctx), "must all be tar or all parquet"));
+    es_cost_table_free(t);
+    /* parquet rows whose keys are not the file's: changed since measured */
+    t = es_cost_table_new();
     for (int i = 0; i < 4; i++) {
         char key[16];
         snprintf(key, sizeof key, "k%d", i);
@@ -645,8 +735,8 @@ START_TEST(only_tar_input)
                          10, 0, "", ES_FLAG_AUDIO | ES_FLAG_TEXT, 0};
         ck_assert_int_eq(es_cost_table_append(t, &r), ES_OK);
     }
-    ck_assert_int_eq(reshard(ctx, t, &s, out, 0, NULL), ES_ERR_UNSUPPORTED);
-    ck_assert_ptr_nonnull(strstr(es_errmsg(ctx), "parquet reshard is issue 4"));
+    ck_assert_int_eq(reshard(ctx, t, &s, out, 0, NULL), ES_ERR_FORMAT);
+    ck_assert_ptr_nonnull(strstr(es_errmsg(ctx), "the file changed since it was measured"));
     ck_assert_int_ne(access(out, F_OK), 0);
     /* more shards than utterances */
     s.shards_per_worker = 3;
@@ -668,7 +758,8 @@ int main(void)
     tcase_add_test(tc, generated_corpus_equal_cost);
     tcase_add_test(tc, large_table_quality);
     tcase_add_test(tc, changed_sources_fail_and_keep_outdir);
-    tcase_add_test(tc, only_tar_input);
+    tcase_add_test(tc, parquet_corpus_a_round_trip);
+    tcase_add_test(tc, unsupported_sources);
     suite_add_tcase(s, tc);
     return run_suite(s);
 }

@@ -6,7 +6,9 @@
 #   tools/dev.sh test   install dependencies, build, run every test: the unit and
 #                       CLI suites, the same suites under ASan+UBSan, and each
 #                       fuzzer for a bounded time (FUZZ_SECONDS, default 15;
-#                       CI must stay under 15 minutes)
+#                       CI must stay under 15 minutes); the parquet reshard
+#                       tests' independent reader, hyparquet, comes from npm
+#                       into build-npm/
 #
 # Installing needs root (apt-get); as another user, set ES_NO_INSTALL=1 once the
 # packages in DEPS are there.
@@ -29,6 +31,22 @@ install_deps() {
     fi
     apt-get update -qq
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"
+}
+
+# The parquet reshard tests read equishard's output with hyparquet, an independent
+# reader from the npm registry: a test-only dependency, kept in build-npm/.
+NPM_TEST_DEPS=(hyparquet@1.33.0 hyparquet-compressors@1.1.2)
+
+install_npm_deps() {
+    [[ -d build-npm/node_modules/hyparquet-compressors ]] && return
+    if ! command -v npm >/dev/null; then
+        if [[ -n "${ES_NO_INSTALL:-}" || $(id -u) != 0 ]]; then
+            echo "dev.sh: no npm: the hyparquet checks of the reshard tests will be skipped" >&2
+            return
+        fi
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends nodejs npm
+    fi
+    npm install --prefix build-npm --no-audit --no-fund --loglevel=error "${NPM_TEST_DEPS[@]}"
 }
 
 build() { # dir [meson options...]
@@ -89,6 +107,7 @@ demo)
     ;;
 test)
     install_deps
+    install_npm_deps
     build build
     install_build
     meson test -C build --print-errorlogs
@@ -99,7 +118,7 @@ test)
     echo "all tests passed"
     ;;
 *)
-    sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'
     exit 2
     ;;
 esac

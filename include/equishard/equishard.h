@@ -216,11 +216,15 @@ typedef enum es_remainder {
     ES_REMAINDER_CARRY = 2, /* leave them out and list them for the next epoch */
 } es_remainder;
 
-/* Filter of the tar shards reshard writes. */
+/* Compression of the shards reshard writes: the tar filter, or the parquet
+ * pages' codec. */
 typedef enum es_compress {
-    ES_COMPRESS_NONE = 0, /* plain tar: shards_000000000.tar */
-    ES_COMPRESS_GZIP = 1, /* .tar.gz, level 6, no timestamp (deterministic) */
-    ES_COMPRESS_ZSTD = 2, /* .tar.zst, level 3 */
+    ES_COMPRESS_NONE = 0,   /* plain tar: shards_000000000.tar; parquet: UNCOMPRESSED */
+    ES_COMPRESS_GZIP = 1,   /* .tar.gz / GZIP pages, level 6, no timestamp (deterministic) */
+    ES_COMPRESS_ZSTD = 2,   /* .tar.zst / ZSTD pages, level 3 */
+    ES_COMPRESS_SNAPPY = 3, /* parquet only: SNAPPY pages */
+    ES_COMPRESS_AUTO = 4,   /* the default: none for tar, snappy for parquet (pyarrow's
+                               default, what make_parquet_list.py writes) */
 } es_compress;
 
 typedef struct es_plan_settings {
@@ -241,7 +245,8 @@ typedef struct es_plan_settings {
     const char *root;             /* reshard: resolve the table's relative `shard` paths
                                      against this folder; NULL = the current directory
                                      (as measure's root; borrowed, must outlive the plan) */
-    es_compress compress;         /* reshard: filter of the written shards; default none */
+    es_compress compress;         /* reshard: compression of the written shards;
+                                     default ES_COMPRESS_AUTO */
 } es_plan_settings;
 
 typedef struct es_plan es_plan;
@@ -334,7 +339,8 @@ ES_API size_t es_plan_remainder_row(const es_plan *p, size_t i);
  * of the written data.list (shard j → rank j % K, worker (j / K) % W: CosyVoice's
  * [rank::K][worker::W] and WeNet's i % (K·W) rule agree on it). es_plan_build
  * accepts only rows that name shards (no ES_FLAG_ITEM: ES_ERR_UNSUPPORTED);
- * es_plan_write then requires every source to be a tar shard. */
+ * es_plan_write then requires every source to be a tar shard, or every source
+ * a CosyVoice parquet file. */
 typedef struct es_plan_reshard_info {
     uint32_t shards;             /* N */
     uint32_t shards_per_worker;  /* M */
@@ -355,14 +361,23 @@ ES_API int es_plan_reshard_info_get(const es_plan *p, es_plan_reshard_info *out)
  * under a temporary name beside it and renamed into place when complete (an
  * existing OUTDIR is swapped out atomically and removed).
  * Reshard: the source shards (the table's `shard` paths, resolved against
- * settings.root) are read once each (more often only when N exceeds the writers
- * that may be open at once: open files, ~1 GiB of compressor state), every
- * member of each kept utterance copied byte for byte into its new shard
- * OUTDIR/shards_000000000.tar[.gz|.zst], then every written shard read back and
- * checked member by member (names, sizes, xxh3). Also writes data.list (one line
- * per shard, "OUTDIR/shards_….tar" with OUTDIR as given), shards.tsv (per shard:
- * utterances, frames, cost, rank, worker) and, when the filter dropped any,
- * filtered.tsv (key, shard, pos, reason): those are not copied. No rank lists. */
+ * settings.root) must all be tar shards or all CosyVoice parquet files; they are
+ * read once each (more often only when N exceeds the writers that may be open
+ * at once: open files, ~1 GiB of compressor state).
+ * Tar: every member of each kept utterance is copied byte for byte into its new
+ * shard OUTDIR/shards_000000000.tar[.gz|.zst]; every written shard is read back
+ * and checked member by member (names, sizes, xxh3).
+ * Parquet: each kept row, every column of it, is copied value for value into
+ * OUTDIR/parquet_000000000.tar (CosyVoice's name for its parquet files): the
+ * sources' schema (which must be the same in all), one row group, PLAIN pages;
+ * every written file is read back and checked column by column (levels and
+ * values, xxh3). Also utt2parquet_000000000.json / spk2parquet_000000000.json
+ * per file and utt2data.list / spk2data.list listing them, as
+ * make_parquet_list.py writes them.
+ * Both: data.list (one line per shard, "OUTDIR/<name>" with OUTDIR as given),
+ * shards.tsv (per shard: utterances, frames, cost, rank, worker) and, when the
+ * filter dropped any, filtered.tsv (key, shard, pos, reason): those are not
+ * copied. No rank lists. */
 ES_API int es_plan_write(es_context *ctx, const es_plan *p, const es_cost_table *t,
                          const char *outdir, const char *const *inputs, size_t n_inputs);
 

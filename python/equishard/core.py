@@ -21,7 +21,7 @@ from ._ffi import lib
 ENUMS = {
     "mode": {"shard": 0, "batch": 1, "reshard": 2},
     "remainder": {"pad": 0, "drop": 1, "carry": 2},
-    "compress": {"none": 0, "gzip": 1, "zstd": 2},
+    "compress": {"none": 0, "gzip": 1, "zstd": 2, "snappy": 3, "auto": 4},
     "loader": {"cosyvoice": 0, "wenet": 1},
     "device": {"auto": 0, "cpu": 1, "cuda": 2},
     "on_error": {"fail": 0, "skip": 1},

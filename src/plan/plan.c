@@ -17,6 +17,7 @@ ES_API void es_plan_defaults(es_plan_settings *s)
     s->max_frames_in_batch = 2000;
     s->sort_size = 500;
     s->remainder = ES_REMAINDER_PAD;
+    s->compress = ES_COMPRESS_AUTO;
 }
 
 ES_API size_t es_filter_reason_count(void) { return ES_DROP_REASONS; }

@@ -20,6 +20,13 @@
 /* Loader permutations the plan checks: CosyVoice epochs 0 .. 19. */
 #define ES_RESHARD_PERMUTATIONS 20
 
+/* What the new shards are: the sources' format (all tar, or all parquet). */
+typedef enum es_reshard_format {
+    ES_RESHARD_TAR = 0,     /* shards_000000000.tar[.gz|.zst] (WeNet / WebDataset) */
+    ES_RESHARD_PARQUET = 1, /* parquet_000000000.tar (CosyVoice's make_parquet_list.py
+                               names its parquet files so) + utt2/spk2parquet JSON */
+} es_reshard_format;
+
 typedef struct plan_reshard {
     uint32_t n_shards;   /* N */
     uint32_t per_worker; /* M */
@@ -31,9 +38,14 @@ typedef struct plan_reshard {
     /* Writers open at once; 0 = from the open-file limit and a memory budget.
      * Tests set it to force several passes. */
     size_t max_open;
+    /* Settled by es_reshard_write from the sources (and reported by plan.json,
+     * written after the shards): the format and compression written. */
+    es_reshard_format format;
+    es_compress compress;
 } plan_reshard;
 
-/* Writes the shards, data.list, shards.tsv and filtered.tsv into d. */
+/* Writes the shards, data.list, shards.tsv and filtered.tsv into d (and, for
+ * parquet, utt2data.list, spk2data.list and the JSON files they list). */
 int es_reshard_write(es_context *ctx, es_outdir *d, const es_plan *p);
 
 /* plan.json's reshard keys: parameters "compress", "shards_per_worker";
@@ -42,7 +54,8 @@ int es_reshard_write(es_context *ctx, es_outdir *d, const es_plan *p);
 struct json_t;
 void es_reshard_json(const es_plan *p, struct json_t *parameters, struct json_t *metrics);
 
-/* Shard file name for index i under the plan's compression ("shards_000000007.tar"). */
+/* File name of new shard i under the settled format and compression
+ * ("shards_000000007.tar.zst", "parquet_000000007.tar"). */
 void es_reshard_shard_name(const es_plan *p, uint32_t i, char *buf, size_t len);
 
 #endif

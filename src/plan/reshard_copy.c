@@ -1,4 +1,4 @@
-/* Reshard mode, the copy: source tar shards streamed into the new shards.
+/* Reshard mode, the tar copy: source tar shards streamed into the new shards.
  *
  * Each source shard is opened once per pass and read front to back; its
  * members are grouped into utterances exactly as the tar reader does
@@ -19,36 +19,19 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <xxhash.h>
 
 #include "core/strbuf.h"
 #include "core/strmap.h"
 #include "costs/cost_table.h"
 #include "plan/reshard_tar.h"
-#include "plan/plan_reshard.h"
+#include "plan/reshard_job.h"
 #include "readers/manifest.h"
 #include "readers/member_group.h"
 #include "readers/reader.h"
 #include "readers/shard_file.h"
 
 #define COPY_BUFFER (256u << 10)
-#define WRITER_MEMORY_BUDGET ((size_t)1 << 30)
-#define RESERVED_FDS 64
-
-/* One kept utterance to copy: table row, its position in its source, target. */
-typedef struct copy_item {
-    uint64_t pos;
-    size_t row;
-    uint32_t src;
-    uint32_t target;
-} copy_item;
-
-typedef struct copy_source {
-    const char *shard; /* as the table names it */
-    char *path;        /* resolved against the root */
-    size_t begin, end; /* its items */
-} copy_source;
 
 typedef struct copy_target {
     struct archive *a;
@@ -59,11 +42,8 @@ typedef struct copy_target {
 
 typedef struct copy_run {
     const es_plan *p;
-    es_outdir *d;
-    copy_item *items;
-    size_t n_items;
-    copy_source *sources;
-    size_t n_sources;
+    reshard_job *job;
+    copy_item *items;     /* the job's */
     copy_target *targets; /* N */
     uint32_t t0, t1;      /* the pass: targets [t0, t1) are open */
     void *buf;
@@ -72,115 +52,15 @@ typedef struct copy_run {
     es_strbuf key;
 } copy_run;
 
-void es_reshard_shard_name(const es_plan *p, uint32_t i, char *buf, size_t len)
-{
-    const char *ext = p->s.compress == ES_COMPRESS_GZIP   ? ".tar.gz"
-                      : p->s.compress == ES_COMPRESS_ZSTD ? ".tar.zst"
-                                                          : ".tar";
-    snprintf(buf, len, "shards_%09u%s", i, ext);
-}
-
-static int cmp_items(const void *a, const void *b)
-{
-    const copy_item *x = a, *y = b;
-    if (x->src != y->src)
-        return x->src < y->src ? -1 : 1;
-    if (x->pos != y->pos)
-        return x->pos < y->pos ? -1 : 1;
-    return (x->row > y->row) - (x->row < y->row);
-}
-
-/* Sources in table order of first appearance; items sorted by (source, pos). */
-static int collect(es_context *ctx, copy_run *run)
-{
-    const es_plan *p = run->p;
-    const plan_reshard *r = p->reshard;
-    es_strmap seen = {0};
-    run->items = malloc(p->n_kept * sizeof *run->items);
-    run->sources = malloc(p->n_kept * sizeof *run->sources);
-    int rc = run->items && run->sources ? ES_OK : es_fail(ctx, ES_ERR_NOMEM, "out of memory");
-    for (size_t k = 0; rc == ES_OK && k < p->n_kept; k++) {
-        const char *shard = p->table->rows[p->kept[k]].shard;
-        if (es_strmap_get(&seen, shard, strlen(shard)))
-            continue;
-        if (run->n_sources == UINT32_MAX) {
-            rc = es_fail(ctx, ES_ERR_UNSUPPORTED, "plan: reshard reads at most 2^32 - 1 shards");
-            break;
-        }
-        char buf[4096];
-        const char *path = es_resolve_path(p->s.root, shard, buf, sizeof buf);
-        copy_source *s = &run->sources[run->n_sources];
-        *s = (copy_source){shard, strdup(path), 0, 0};
-        if (!s->path || es_strmap_put(&seen, shard, strlen(shard),
-                                      (const void *)(uintptr_t)(run->n_sources + 1)))
-            rc = es_fail(ctx, ES_ERR_NOMEM, "out of memory");
-        run->n_sources += s->path != NULL;
-    }
-    for (uint32_t t = 0; rc == ES_OK && t < r->n_shards; t++)
-        for (size_t i = r->start[t]; i < r->start[t + 1]; i++) {
-            const es_cost_row *row = &p->table->rows[r->rows[i]];
-            const es_strmap_slot *slot = es_strmap_get(&seen, row->shard, strlen(row->shard));
-            run->items[run->n_items++] =
-                (copy_item){row->pos, r->rows[i], (uint32_t)((uintptr_t)slot->value - 1), t};
-        }
-    es_strmap_release(&seen);
-    if (rc != ES_OK)
-        return rc;
-    qsort(run->items, run->n_items, sizeof *run->items, cmp_items);
-    for (size_t i = 0; i < run->n_items; i++) {
-        copy_source *s = &run->sources[run->items[i].src];
-        if (s->end == 0)
-            s->begin = i;
-        s->end = i + 1;
-    }
-    return ES_OK;
-}
-
-/* Every source must still be there and be a tar shard, before anything is written. */
-static int check_sources(es_context *ctx, const copy_run *run)
-{
-    for (size_t i = 0; i < run->n_sources; i++) {
-        const copy_source *s = &run->sources[i];
-        uint8_t head[ES_SNIFF_BYTES];
-        FILE *fp = fopen(s->path, "rb");
-        if (!fp)
-            return es_fail(ctx, ES_ERR_IO, "%s: source shard cannot be opened: %s (moved or "
-                           "deleted since it was measured?)", s->path, strerror(errno));
-        size_t n = fread(head, 1, sizeof head, fp);
-        int bad = ferror(fp);
-        fclose(fp);
-        if (bad)
-            return es_fail(ctx, ES_ERR_IO, "%s: source shard cannot be read", s->path);
-        if (es_reader_for(head, n) != &es_reader_tar)
-            return es_fail(ctx, ES_ERR_UNSUPPORTED, "%s: not a tar shard: reshard writes tar "
-                           "shards from tar input; parquet reshard is issue 4", s->path);
-    }
-    return ES_OK;
-}
-
-/* Writers open at once: the open-file limit and the memory budget. */
-static size_t open_cap(const es_plan *p)
-{
-    if (p->reshard->max_open)
-        return p->reshard->max_open;
-    struct rlimit rl;
-    size_t fds = 1024;
-    if (getrlimit(RLIMIT_NOFILE, &rl) == 0)
-        fds = rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur > (1u << 20) ? (1u << 20) : rl.rlim_cur;
-    fds = fds > RESERVED_FDS + 1 ? fds - RESERVED_FDS : 1;
-    size_t mem = WRITER_MEMORY_BUDGET / reshard_writer_memory(p->s.compress);
-    return fds < mem ? fds : mem;
-}
-
 static int open_targets(es_context *ctx, copy_run *run)
 {
     for (uint32_t t = run->t0; t < run->t1; t++) {
         copy_target *tg = &run->targets[t];
         es_reshard_shard_name(run->p, t, tg->name, sizeof tg->name);
-        tg->fp = es_outdir_create(ctx, run->d, tg->name);
+        tg->fp = es_outdir_create(ctx, run->job->d, tg->name);
         if (!tg->fp)
             return ES_ERR_IO;
-        tg->a = reshard_writer_open(ctx, tg->fp, run->p->s.compress, tg->name);
+        tg->a = reshard_writer_open(ctx, tg->fp, run->job->compress, tg->name);
         if (!tg->a)
             return ES_ERR_IO;
     }
@@ -195,7 +75,7 @@ static int close_targets(es_context *ctx, copy_run *run, int ok)
         copy_target *tg = &run->targets[t];
         if (ok && rc == ES_OK) {
             rc = reshard_writer_close(ctx, tg->a, tg->name);
-            int crc = tg->fp ? es_outdir_close(ctx, run->d, tg->fp, tg->name) : ES_OK;
+            int crc = tg->fp ? es_outdir_close(ctx, run->job->d, tg->fp, tg->name) : ES_OK;
             rc = rc == ES_OK ? crc : rc;
         } else {
             if (tg->a)
@@ -356,8 +236,8 @@ static int verify_targets(es_context *ctx, copy_run *run)
     for (uint32_t t = run->t0; t < run->t1; t++) {
         const copy_target *tg = &run->targets[t];
         char path[4200];
-        snprintf(path, sizeof path, "%s/%s", run->d->temp_path, tg->name);
-        int rc = reshard_verify(ctx, path, tg->name, run->p->s.compress, &tg->digest, run->buf,
+        snprintf(path, sizeof path, "%s/%s", run->job->d->temp_path, tg->name);
+        int rc = reshard_verify(ctx, path, tg->name, run->job->compress, &tg->digest, run->buf,
                                 COPY_BUFFER);
         if (rc != ES_OK)
             return rc;
@@ -368,13 +248,13 @@ static int verify_targets(es_context *ctx, copy_run *run)
 static int run_passes(es_context *ctx, copy_run *run)
 {
     uint32_t N = run->p->reshard->n_shards;
-    size_t cap = open_cap(run->p);
+    size_t cap = reshard_open_cap(run->p, reshard_writer_memory(run->job->compress));
     for (uint32_t t0 = 0; t0 < N; t0 = run->t1) {
         run->t0 = t0;
         run->t1 = N - t0 > cap ? t0 + (uint32_t)cap : N;
         int rc = open_targets(ctx, run);
-        for (size_t i = 0; rc == ES_OK && i < run->n_sources; i++)
-            rc = copy_source_shard(ctx, run, &run->sources[i]);
+        for (size_t i = 0; rc == ES_OK && i < run->job->n_sources; i++)
+            rc = copy_source_shard(ctx, run, &run->job->sources[i]);
         int crc = close_targets(ctx, run, rc == ES_OK);
         rc = rc == ES_OK ? crc : rc;
         if (rc == ES_OK)
@@ -387,10 +267,6 @@ static int run_passes(es_context *ctx, copy_run *run)
 
 static void run_release(copy_run *run)
 {
-    for (size_t i = 0; i < run->n_sources; i++)
-        free(run->sources[i].path);
-    free(run->sources);
-    free(run->items);
     free(run->targets);
     free(run->buf);
     if (run->hash)
@@ -400,81 +276,16 @@ static void run_release(copy_run *run)
     es_strbuf_release(&run->key);
 }
 
-static int write_text(es_context *ctx, es_outdir *d, const char *name, const es_strbuf *sb)
+int reshard_copy_tar(es_context *ctx, reshard_job *job)
 {
-    if (sb->oom)
-        return es_fail(ctx, ES_ERR_NOMEM, "out of memory");
-    FILE *fp = es_outdir_create(ctx, d, name);
-    if (!fp)
-        return ES_ERR_IO;
-    if (sb->len)
-        fwrite(sb->buf, 1, sb->len, fp);
-    return es_outdir_close(ctx, d, fp, name);
-}
-
-/* data.list and shards.tsv: shard j is read by rank j % K, worker (j / K) % W
- * under the un-permuted split. */
-static int write_lists(es_context *ctx, es_outdir *d, const es_plan *p)
-{
-    const plan_reshard *r = p->reshard;
-    es_strbuf list = {0}, tsv = {0};
-    es_strbuf_puts(&tsv, "shard\tutterances\tframes\tcost\trank\tworker\n");
-    for (uint32_t s = 0; s < r->n_shards; s++) {
-        char name[64];
-        es_reshard_shard_name(p, s, name, sizeof name);
-        es_strbuf_printf(&list, "%s/%s\n", d->final_path, name);
-        es_strbuf_printf(&tsv, "%s/%s\t%zu\t%llu\t%.17g\t%u\t%u\n", d->final_path, name,
-                         r->start[s + 1] - r->start[s], (unsigned long long)r->shard_frames[s],
-                         r->shard_cost[s], s % p->K, (s / p->K) % p->W);
-    }
-    int rc = write_text(ctx, d, "data.list", &list);
-    if (rc == ES_OK)
-        rc = write_text(ctx, d, "shards.tsv", &tsv);
-    es_strbuf_release(&list);
-    es_strbuf_release(&tsv);
-    return rc;
-}
-
-/* filtered.tsv: the rows the filter dropped (not copied), with the reason. */
-static int write_filtered(es_context *ctx, es_outdir *d, const es_plan *p)
-{
-    if (p->n_kept == p->table->n)
-        return ES_OK;
-    es_strbuf sb = {0};
-    es_strbuf_puts(&sb, "key\tshard\tpos\treason\n");
-    for (size_t i = 0, k = 0; i < p->table->n; i++) {
-        if (k < p->n_kept && p->kept[k] == i) {
-            k++;
-            continue;
-        }
-        const es_cost_row *row = &p->table->rows[i];
-        es_strbuf_printf(&sb, "%s\t%s\t%llu\t%s\n", row->key, row->shard,
-                         (unsigned long long)row->pos,
-                         es_filter_reason_name(es_filter_row(&p->s.model, row)));
-    }
-    int rc = write_text(ctx, d, "filtered.tsv", &sb);
-    es_strbuf_release(&sb);
-    return rc;
-}
-
-int es_reshard_write(es_context *ctx, es_outdir *d, const es_plan *p)
-{
-    copy_run run = {.p = p, .d = d};
-    run.targets = calloc(p->reshard->n_shards, sizeof *run.targets);
+    copy_run run = {.p = job->p, .job = job, .items = job->items};
+    run.targets = calloc(job->p->reshard->n_shards, sizeof *run.targets);
     run.buf = malloc(COPY_BUFFER);
     run.hash = XXH3_createState();
     run.out = archive_entry_new();
     int rc = run.targets && run.buf && run.hash && run.out
-                 ? collect(ctx, &run)
+                 ? run_passes(ctx, &run)
                  : es_fail(ctx, ES_ERR_NOMEM, "out of memory");
-    if (rc == ES_OK)
-        rc = check_sources(ctx, &run);
-    if (rc == ES_OK)
-        rc = run_passes(ctx, &run);
-    if (rc == ES_OK)
-        rc = write_lists(ctx, d, p);
-    if (rc == ES_OK)
-        rc = write_filtered(ctx, d, p);
     run_release(&run);
     return rc;
 }

@@ -30,7 +30,7 @@ static int add_filter(struct archive *a, es_compress c)
     case ES_COMPRESS_ZSTD:
         r = archive_write_add_filter_zstd(a);
         return r < ARCHIVE_WARN ? r : archive_write_set_filter_option(a, "zstd", "compression-level", "3");
-    case ES_COMPRESS_NONE:
+    default: /* none: es_reshard_write settled AUTO and refused SNAPPY for tar */
         break;
     }
     return archive_write_add_filter_none(a);

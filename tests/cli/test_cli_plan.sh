@@ -152,9 +152,11 @@ diff -r "$WORK/r-none" "$WORK/r-keep" >/dev/null || fail "reshard repeat run dif
 # a cost table of the shards works as well as the list
 expect_exit 0 "$BIN" plan -q -k 2 -w 2 --mode reshard --min-length 0 -o "$WORK/r-t" "$WORK/costs.tsv.zst"
 cmp -s "$WORK/r-t/shards_000000000.tar" "$WORK/r-none/shards_000000000.tar" || fail "reshard from the table differs"
-# only tar input; bad option values
+# only shard input; bad option values
 expect_exit 2 "$BIN" plan -q -k 2 --mode reshard -o "$WORK/rx" raw.list
-grep -q "reshard writes tar shards from tar input" "$WORK/err" || fail "raw-list reshard error: $(cat "$WORK/err")"
+grep -q "reshard rewrites tar shards and parquet files" "$WORK/err" || fail "raw-list reshard error: $(cat "$WORK/err")"
+expect_exit 2 "$BIN" plan -q -k 2 --mode reshard --compress snappy -o "$WORK/rx" shards/shards.list
+grep -q "snappy is for parquet shards" "$WORK/err" || fail "tar + snappy error: $(cat "$WORK/err")"
 expect_exit 2 "$BIN" plan -q -k 2 --mode reshard --compress lz4 -o "$WORK/rx" shards/shards.list
 expect_exit 2 "$BIN" plan -q -k 2 --mode reshard --shards-per-worker 0 -o "$WORK/rx" shards/shards.list
 expect_exit 2 "$BIN" plan -q -k 8 -w 8 --mode reshard -o "$WORK/rx" shards/shards.list

@@ -19,11 +19,15 @@ static const char usage_text[] =
     "  -w, --workers W           data-loader workers per rank (default 1)\n"
     "  -m, --mode MODE           shard: whole shards to ranks and workers (default)\n"
     "                            batch: utterances into batches, equal counts per rank\n"
-    "                            reshard: rewrite into K*W*M tar shards of equal cost\n"
-    "                            and a new OUTDIR/data.list (tar input only)\n"
+    "                            reshard: rewrite tar shards or CosyVoice parquet files\n"
+    "                            into K*W*M shards of equal cost and a new\n"
+    "                            OUTDIR/data.list (parquet: also utt2data.list and\n"
+    "                            spk2data.list, as make_parquet_list.py writes them)\n"
     "      --shards-per-worker M reshard: M shards per rank and worker (default: about\n"
     "                            1000 utterances a shard)\n"
-    "      --compress none|gzip|zstd  reshard: filter of the new shards (default none)\n"
+    "      --compress none|gzip|zstd|snappy  reshard: the new shards' tar filter or\n"
+    "                            parquet codec (default: none for tar, snappy for\n"
+    "                            parquet; snappy is for parquet only)\n"
     "  -o, --output OUTDIR       where to write the plan (replaced atomically)\n"
     "      --max-frames-in-batch N  dynamic batching budget (default 2000)\n"
     "      --batch-size N        static batches of N instead\n"
@@ -130,10 +134,16 @@ static int own_option(int c, const char *arg, plan_args *a)
         a->plan.shards_per_worker = (uint32_t)v;
         return 0;
     case OPT_COMPRESS:
-        if (!strcmp(arg, "none") || !strcmp(arg, "gzip") || !strcmp(arg, "zstd")) {
-            a->plan.compress = arg[0] == 'n' ? ES_COMPRESS_NONE
-                               : arg[0] == 'g' ? ES_COMPRESS_GZIP : ES_COMPRESS_ZSTD;
-            return 0;
+        {
+            static const char *const names[] = {
+                [ES_COMPRESS_NONE] = "none", [ES_COMPRESS_GZIP] = "gzip",
+                [ES_COMPRESS_ZSTD] = "zstd", [ES_COMPRESS_SNAPPY] = "snappy",
+                [ES_COMPRESS_AUTO] = "auto"};
+            for (int c = 0; c <= ES_COMPRESS_AUTO; c++)
+                if (!strcmp(arg, names[c])) {
+                    a->plan.compress = (es_compress)c;
+                    return 0;
+                }
         }
         break;
     case OPT_MAX_IMBALANCE:

@@ -7,6 +7,7 @@
 #include <zlib.h>
 #include <zstd.h>
 
+#include "core/grow.h"
 #include "readers/parquet/pq_meta.h"
 
 int pq_codec_supported(int codec)
@@ -107,4 +108,68 @@ int pq_decompress(int codec, const uint8_t *src, size_t n, uint8_t *dst, size_t 
         snprintf(err, errlen, "codec %s is not supported", pq_codec_name(codec));
         return -1;
     }
+}
+
+/* ---- compression (the reshard writer) ----------------------------------------- */
+
+/* Bound on the compressed size of n bytes under `codec`. */
+static size_t compress_bound(int codec, size_t n)
+{
+    switch (codec) {
+    case PQ_SNAPPY: return snappy_max_compressed_length(n);
+    case PQ_ZSTD: return ZSTD_compressBound(n);
+    case PQ_GZIP: return compressBound((uLong)n) + 32; /* + gzip header and trailer */
+    default: return n;
+    }
+}
+
+static int gzip_compress(const uint8_t *src, size_t n, uint8_t *dst, size_t cap, size_t *out)
+{
+    z_stream z = {0};
+    /* windowBits 15 + 16: a gzip wrapper with mtime 0, so output is deterministic */
+    if (deflateInit2(&z, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+        return -1;
+    z.next_in = (Bytef *)src;
+    z.avail_in = (uInt)n;
+    z.next_out = dst;
+    z.avail_out = (uInt)cap;
+    int rc = deflate(&z, Z_FINISH);
+    *out = z.total_out;
+    deflateEnd(&z);
+    return rc == Z_STREAM_END ? 0 : -1;
+}
+
+int pq_compress(int codec, const uint8_t *src, size_t n, uint8_t **dst, size_t *cap,
+                size_t *out, char *err, size_t errlen)
+{
+    size_t bound = compress_bound(codec, n);
+    if (bound > UINT32_MAX || es_grow((void **)dst, cap, bound ? bound : 1, 1, 1 << 16) != 0) {
+        snprintf(err, errlen, "out of memory compressing a %zu-byte page", n);
+        return -1;
+    }
+    int bad = 0;
+    switch (codec) {
+    case PQ_UNCOMPRESSED:
+        if (n)
+            memcpy(*dst, src, n);
+        *out = n;
+        break;
+    case PQ_SNAPPY:
+        *out = *cap;
+        bad = snappy_compress((const char *)src, n, (char *)*dst, out) != SNAPPY_OK;
+        break;
+    case PQ_ZSTD:
+        *out = ZSTD_compress(*dst, *cap, src, n, 3);
+        bad = ZSTD_isError(*out);
+        break;
+    case PQ_GZIP:
+        bad = gzip_compress(src, n, *dst, *cap, out) != 0;
+        break;
+    default:
+        snprintf(err, errlen, "codec %s cannot be written", pq_codec_name(codec));
+        return -1;
+    }
+    if (bad)
+        snprintf(err, errlen, "%s: compression failed", pq_codec_name(codec));
+    return bad ? -1 : 0;
 }

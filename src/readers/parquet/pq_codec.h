@@ -16,4 +16,11 @@ int pq_codec_supported(int codec);
 int pq_decompress(int codec, const uint8_t *src, size_t n, uint8_t *dst, size_t want,
                   char *err, size_t errlen);
 
+/* Compresses src[0..n) with `codec` (UNCOMPRESSED, SNAPPY, ZSTD level 3, GZIP
+ * level 6 with mtime 0) into *dst, grown as needed (capacity *cap); *out is the
+ * compressed length. Deterministic: same bytes in, same bytes out. Returns 0,
+ * or -1 with a reason in err. */
+int pq_compress(int codec, const uint8_t *src, size_t n, uint8_t **dst, size_t *cap,
+                size_t *out, char *err, size_t errlen);
+
 #endif

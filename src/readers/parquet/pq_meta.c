@@ -236,10 +236,20 @@ static int schema_list(parser *ps, int type, pq_file_meta *m)
         m->n_schema = i + 1;
         if (pq_thrift_struct_begin(&ps->t, elem, "SchemaElement") < 0)
             return -1;
+        size_t begin = pq_thrift_offset(&ps->t);
         int r = schema_elem(ps, &m->schema[i]);
         pq_thrift_struct_end(&ps->t);
         if (r < 0)
             return -1;
+        /* kept whole (logical type, scale, field id…) for the writer to copy */
+        size_t n_raw = pq_thrift_offset(&ps->t) - begin;
+        m->schema[i].raw = malloc(n_raw);
+        if (!m->schema[i].raw) {
+            ps->oom = 1;
+            return fail(ps, "out of memory");
+        }
+        memcpy(m->schema[i].raw, ps->t.start + begin, n_raw);
+        m->schema[i].raw_len = n_raw;
     }
     return 0;
 }
@@ -313,8 +323,10 @@ int pq_file_meta_decode(const uint8_t *data, size_t n, pq_file_meta *m, char *er
 
 void pq_file_meta_release(pq_file_meta *m)
 {
-    for (uint32_t i = 0; m->schema && i < m->n_schema; i++)
+    for (uint32_t i = 0; m->schema && i < m->n_schema; i++) {
         free(m->schema[i].name);
+        free(m->schema[i].raw);
+    }
     free(m->schema);
     for (uint32_t g = 0; m->row_groups && g < m->n_row_groups; g++) {
         pq_row_group *rg = &m->row_groups[g];

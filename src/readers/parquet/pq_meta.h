@@ -33,6 +33,9 @@ typedef struct pq_schema_elem {
     int32_t repetition;     /* PQ_REQUIRED…; -1 when absent (the root) */
     int32_t num_children;   /* 0 for a leaf */
     int32_t converted_type; /* -1 when absent; 3 = LIST (legacy annotation) */
+    uint8_t *raw;           /* the element's compact-protocol bytes, STOP included:
+                               what a writer copies to keep every annotation */
+    size_t raw_len;
 } pq_schema_elem;
 
 typedef struct pq_column_meta {
