@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # One entry point for a fresh Debian machine (README.md):
 #
-#   tools/dev.sh demo   install dependencies, build, then on data-samples/: measure,
-#                       simulate CosyVoice's split beside equishard's, write a plan
-#   tools/dev.sh test   install dependencies, build, run every test: the unit and
-#                       CLI suites, the same suites under ASan+UBSan, and each
+#   tools/dev.sh demo   install dependencies, build, install (library, Python
+#                       package), then on data-samples/: measure, simulate
+#                       CosyVoice's split beside equishard's, write a plan
+#   tools/dev.sh test   install dependencies, build, install, run every test: the
+#                       unit, CLI and Python suites, the same under ASan+UBSan
+#                       (with the Python binding's leak check), and each
 #                       fuzzer for a bounded time (FUZZ_SECONDS, default 15;
 #                       CI must stay under 15 minutes); the parquet reshard
 #                       tests' independent reader, hyparquet, comes from npm
@@ -118,7 +120,7 @@ test)
     echo "all tests passed"
     ;;
 *)
-    sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'
     exit 2
     ;;
 esac
