@@ -377,6 +377,37 @@ static void list_equals_file(es_context *ctx, const es_plan *p, uint32_t r, uint
     es_strbuf_release(&sb);
 }
 
+/* Each line of rank r's batches.jsonl starts with the batch's step and worker
+ * and holds its keys, in es_plan_batch_info's order. */
+static void batches_equal_file(const es_plan *p, const es_cost_table *t, uint32_t r,
+                               const char *path)
+{
+    size_t len;
+    char *file = (char *)read_whole_file(path, &len), *line = file;
+    es_plan_batch b;
+    for (size_t i = 0; i < es_plan_batch_count(p, r); i++) {
+        ck_assert_int_eq(es_plan_batch_info(p, r, i, &b), ES_OK);
+        es_strbuf want = {0};
+        es_strbuf_printf(&want, "{\"step\": %llu, \"worker\": %u, ", (unsigned long long)b.step,
+                         b.worker);
+        ck_assert_int_eq(strncmp(line, want.buf, want.len), 0);
+        ck_assert_uint_eq(b.step, i); /* step order, one batch a step */
+        want.len = 0;
+        for (size_t j = 0; j < b.n_rows; j++) {
+            es_cost_row row;
+            es_cost_table_row(t, b.rows[j], &row);
+            es_strbuf_printf(&want, "%s\"%s\"", j ? ", " : "\"keys\": [", row.key);
+        }
+        es_strbuf_puts(&want, "]");
+        ck_assert_ptr_nonnull(strstr(line, want.buf));
+        es_strbuf_release(&want);
+        line = strchr(line, '\n') + 1;
+    }
+    ck_assert_uint_eq((size_t)(line - file), len);
+    ck_assert_int_eq(es_plan_batch_info(p, r, es_plan_batch_count(p, r), &b), ES_ERR_USAGE);
+    free(file);
+}
+
 START_TEST(accessors_match_written_lists)
 {
     size_t n = 600;
@@ -421,30 +452,7 @@ START_TEST(accessors_match_written_lists)
                 continue;
             }
             snprintf(path, sizeof path, "%s/rank-%05u.batches.jsonl", out, r);
-            size_t len;
-            char *file = (char *)read_whole_file(path, &len), *line = file;
-            es_plan_batch b;
-            for (size_t i = 0; i < es_plan_batch_count(p, r); i++) {
-                ck_assert_int_eq(es_plan_batch_info(p, r, i, &b), ES_OK);
-                es_strbuf want = {0};
-                es_strbuf_printf(&want, "{\"step\": %llu, \"worker\": %u, ",
-                                 (unsigned long long)b.step, b.worker);
-                ck_assert_int_eq(strncmp(line, want.buf, want.len), 0);
-                ck_assert_uint_eq(b.step, i); /* step order, one batch a step */
-                want.len = 0;
-                for (size_t j = 0; j < b.n_rows; j++) {
-                    es_cost_row row;
-                    es_cost_table_row(t, b.rows[j], &row);
-                    es_strbuf_printf(&want, "%s\"%s\"", j ? ", " : "\"keys\": [", row.key);
-                }
-                es_strbuf_puts(&want, "]");
-                ck_assert_ptr_nonnull(strstr(line, want.buf));
-                es_strbuf_release(&want);
-                line = strchr(line, '\n') + 1;
-            }
-            ck_assert_uint_eq((size_t)(line - file), len);
-            ck_assert_int_eq(es_plan_batch_info(p, r, es_plan_batch_count(p, r), &b), ES_ERR_USAGE);
-            free(file);
+            batches_equal_file(p, t, r, path);
         }
         if (mode == 0)
             ck_assert_uint_eq(entries, 15 + 7); /* every shard and raw row once */
