@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "check_helpers.h"
+#include "core/strbuf.h"
 #include "costs/cost_table.h"
 #include "plan/batching.h"
 #include "plan/partition.h"
@@ -353,6 +354,119 @@ START_TEST(repeat_runs_are_byte_identical)
 }
 END_TEST
 
+/* The accessors give each rank's lists and batches as es_plan_write writes them:
+ * the lines of every rank-R[.worker-W].list (shard paths, and a raw list's
+ * original lines for item rows) and, per batch line, step, worker and keys. */
+static void list_equals_file(es_context *ctx, const es_plan *p, uint32_t r, uint32_t w,
+                             const char *path)
+{
+    es_strbuf sb = {0};
+    const char *entry;
+    for (size_t i = 0; i < es_plan_rank_shard_count(p, r, w); i++) {
+        ck_assert_int_eq(es_plan_rank_shard(ctx, p, r, w, i, &entry), ES_OK);
+        es_strbuf_printf(&sb, "%s\n", entry);
+    }
+    ck_assert_int_eq(es_plan_rank_shard(ctx, p, r, w, es_plan_rank_shard_count(p, r, w), &entry),
+                     ES_ERR_USAGE);
+    size_t len;
+    unsigned char *want = read_whole_file(path, &len);
+    ck_assert_ptr_nonnull(want);
+    ck_assert_uint_eq(sb.len, len);
+    ck_assert(len == 0 || memcmp(sb.buf, want, len) == 0);
+    free(want);
+    es_strbuf_release(&sb);
+}
+
+/* Each line of rank r's batches.jsonl starts with the batch's step and worker
+ * and holds its keys, in es_plan_batch_info's order. */
+static void batches_equal_file(const es_plan *p, const es_cost_table *t, uint32_t r,
+                               const char *path)
+{
+    size_t len;
+    char *file = (char *)read_whole_file(path, &len), *line = file;
+    es_plan_batch b;
+    for (size_t i = 0; i < es_plan_batch_count(p, r); i++) {
+        ck_assert_int_eq(es_plan_batch_info(p, r, i, &b), ES_OK);
+        es_strbuf want = {0};
+        es_strbuf_printf(&want, "{\"step\": %llu, \"worker\": %u, ", (unsigned long long)b.step,
+                         b.worker);
+        ck_assert_int_eq(strncmp(line, want.buf, want.len), 0);
+        ck_assert_uint_eq(b.step, i); /* step order, one batch a step */
+        want.len = 0;
+        for (size_t j = 0; j < b.n_rows; j++) {
+            es_cost_row row;
+            es_cost_table_row(t, b.rows[j], &row);
+            es_strbuf_printf(&want, "%s\"%s\"", j ? ", " : "\"keys\": [", row.key);
+        }
+        es_strbuf_puts(&want, "]");
+        ck_assert_ptr_nonnull(strstr(line, want.buf));
+        es_strbuf_release(&want);
+        line = strchr(line, '\n') + 1;
+    }
+    ck_assert_uint_eq((size_t)(line - file), len);
+    ck_assert_int_eq(es_plan_batch_info(p, r, es_plan_batch_count(p, r), &b), ES_ERR_USAGE);
+    free(file);
+}
+
+START_TEST(accessors_match_written_lists)
+{
+    size_t n = 600;
+    double *sec = lognormal_seconds(n, 5);
+    es_cost_table *t = make_table(sec, n, 40);
+    char *dir = make_temp_dir();
+    char raw[4200], out[4200], path[4300];
+    snprintf(raw, sizeof raw, "%s/raw.list", dir);
+    FILE *fp = fopen(raw, "w");
+    for (int i = 0; i < 7; i++) { /* a raw list's rows are entries of their own */
+        char key[16];
+        snprintf(key, sizeof key, "raw%d", i);
+        fprintf(fp, "{\"key\": \"%s\", \"wav\": \"w%d.wav\", \"txt\": \"x\"}\n", key, i);
+        es_cost_row r = {key, raw, (uint64_t)i, 16000, 1, 48000, 100, 20, 0, "spk",
+                         ES_FLAG_AUDIO | ES_FLAG_TEXT | ES_FLAG_ITEM, 0};
+        ck_assert_int_eq(es_cost_table_append(t, &r), ES_OK);
+    }
+    fclose(fp);
+    es_context *ctx = es_context_new();
+    for (int mode = 0; mode < 2; mode++) {
+        es_plan_settings s;
+        es_plan_defaults(&s);
+        s.world_size = 3;
+        s.workers = 2;
+        s.mode = mode ? ES_PLAN_BATCH : ES_PLAN_SHARD;
+        es_plan *p = NULL;
+        ck_assert_int_eq(es_plan_build(ctx, &s, t, &p), ES_OK);
+        snprintf(out, sizeof out, "%s/plan-%d", dir, mode);
+        ck_assert_int_eq(es_plan_write(ctx, p, t, out, NULL, 0), ES_OK);
+        size_t entries = 0;
+        for (uint32_t r = 0; r < 3; r++) {
+            ck_assert_uint_eq(es_plan_batch_count(p, r) != 0, mode == 1);
+            ck_assert_uint_eq(es_plan_rank_shard_count(p, r, ES_PLAN_ALL_WORKERS) != 0, mode == 0);
+            if (mode == 0) {
+                entries += es_plan_rank_shard_count(p, r, ES_PLAN_ALL_WORKERS);
+                for (uint32_t w = 0; w < 2; w++) {
+                    snprintf(path, sizeof path, "%s/rank-%05u.worker-%u.list", out, r, w);
+                    list_equals_file(ctx, p, r, w, path);
+                }
+                snprintf(path, sizeof path, "%s/rank-%05u.list", out, r);
+                list_equals_file(ctx, p, r, ES_PLAN_ALL_WORKERS, path);
+                continue;
+            }
+            snprintf(path, sizeof path, "%s/rank-%05u.batches.jsonl", out, r);
+            batches_equal_file(p, t, r, path);
+        }
+        if (mode == 0)
+            ck_assert_uint_eq(entries, 15 + 7); /* every shard and raw row once */
+        ck_assert_uint_eq(es_plan_rank_shard_count(p, 3, 0), 0);
+        ck_assert_uint_eq(es_plan_remainder_count(p), 0);
+        es_plan_free(p);
+    }
+    es_context_free(ctx);
+    es_cost_table_free(t);
+    free(sec);
+    free(dir);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("plan");
@@ -371,6 +485,7 @@ int main(void)
     tcase_add_test(plan, batch_mode_guarantees);
     tcase_add_test(plan, shard_mode_quality);
     tcase_add_test(plan, repeat_runs_are_byte_identical);
+    tcase_add_test(plan, accessors_match_written_lists);
     suite_add_tcase(s, plan);
     return run_suite(s);
 }

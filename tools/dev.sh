@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # One entry point for a fresh Debian machine (README.md):
 #
-#   tools/dev.sh demo   install dependencies, build, then on data-samples/: measure,
-#                       simulate CosyVoice's split beside equishard's, write a plan,
+#   tools/dev.sh demo   install dependencies, build, install (library, Python
+#                       package), then on data-samples/: measure, simulate
+#                       CosyVoice's split beside equishard's, write a plan,
 #                       and reshard the CosyVoice parquet files
-#   tools/dev.sh test   install dependencies, build, run every test: the unit and
-#                       CLI suites, the same suites under ASan+UBSan, and each
+#   tools/dev.sh test   install dependencies, build, install, run every test: the
+#                       unit, CLI and Python suites, the same under ASan+UBSan
+#                       (with the Python binding's leak check), and each
 #                       fuzzer for a bounded time (FUZZ_SECONDS, default 15;
 #                       CI must stay under 15 minutes); the parquet reshard
 #                       tests' independent reader, hyparquet, comes from npm
@@ -60,6 +62,12 @@ build() { # dir [meson options...]
     ninja -C "$dir"
 }
 
+install_build() { # the library and the Python package, system-wide: `import equishard`
+    [[ -n "${ES_NO_INSTALL:-}" || $(id -u) != 0 ]] && return
+    meson install -C build --quiet >/dev/null
+    ldconfig
+}
+
 fuzz() {
     local seconds=${FUZZ_SECONDS:-15}
     local dir=build-fuzz
@@ -91,6 +99,7 @@ case "${1:-}" in
 demo)
     install_deps
     build build
+    install_build
     cd data-samples
     es=../build/tools/equishard/equishard
     $es measure -o ../costs.tsv shards/data.list
@@ -109,6 +118,7 @@ test)
     install_deps
     install_npm_deps
     build build
+    install_build
     meson test -C build --print-errorlogs
     build build-asan -Db_sanitize=address,undefined -Dbuildtype=debug
     ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
@@ -117,7 +127,7 @@ test)
     echo "all tests passed"
     ;;
 *)
-    sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'
     exit 2
     ;;
 esac

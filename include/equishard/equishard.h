@@ -294,6 +294,45 @@ ES_API int es_plan_rank_load(const es_plan *p, uint32_t rank, es_plan_load *out)
 ES_API int es_plan_worker_load(const es_plan *p, uint32_t rank, uint32_t worker,
                                es_plan_load *out);
 
+/* The lists a plan gives each rank, in exactly the order and text es_plan_write
+ * writes them to OUTDIR, for callers that feed a loader without the files.
+ *
+ * Shard mode: worker w < W is rank-R.worker-W.list; ES_PLAN_ALL_WORKERS is
+ * rank-R.list (the workers' entries interleaved: position j·W + w is worker w's
+ * j-th). The count is 0 when rank or worker is out of range or p is not a
+ * shard-mode plan. Entry i is one line without its newline, as the user's list
+ * wrote it: a shard path, a raw-list row's original JSON line (the raw list is
+ * read back on first use: ES_ERR_IO, or ES_ERR_FORMAT when it lost lines since it
+ * was measured), a Kaldi entry's utterance key. *entry is owned by p and lives
+ * as long as it. ES_ERR_USAGE when out of range. */
+#define ES_PLAN_ALL_WORKERS UINT32_MAX
+ES_API size_t es_plan_rank_shard_count(const es_plan *p, uint32_t rank, uint32_t worker);
+ES_API int es_plan_rank_shard(es_context *ctx, const es_plan *p, uint32_t rank, uint32_t worker,
+                              size_t i, const char **entry);
+
+/* Batch mode: rank R's batches in step order (the lines of rank-R.batches.jsonl). */
+typedef struct es_plan_batch {
+    uint64_t step;
+    uint32_t worker;      /* the DataLoader worker that yields it (step mod W) */
+    double cost;
+    uint64_t frames;      /* sum of its utterances' feature frames */
+    uint32_t longest;     /* frames of the longest */
+    int repeat;           /* a padding copy of another batch (ES_REMAINDER_PAD) */
+    size_t n_rows;
+    const size_t *rows;   /* n_rows indices into the plan's table, in batch order
+                             (keys and shard/pos: es_cost_table_row); owned by p */
+} es_plan_batch;
+
+/* 0 when rank is out of range or p is not a batch-mode plan. */
+ES_API size_t es_plan_batch_count(const es_plan *p, uint32_t rank);
+/* Batch i (< es_plan_batch_count) of rank; ES_ERR_USAGE when out of range. */
+ES_API int es_plan_batch_info(const es_plan *p, uint32_t rank, size_t i, es_plan_batch *out);
+
+/* Batch mode with ES_REMAINDER_CARRY or _DROP: the table rows left out of this
+ * epoch (remainder.tsv), in its order; the row index of i, or (size_t)-1 past the end. */
+ES_API size_t es_plan_remainder_count(const es_plan *p);
+ES_API size_t es_plan_remainder_row(const es_plan *p, size_t i);
+
 /* Reshard mode (ES_PLAN_RESHARD): N = K × W × M new shards, each kept utterance
  * in exactly one, shard costs as equal as es_partition makes them. Rank and
  * worker loads (es_plan_rank_load) are those of the loaders' un-permuted split

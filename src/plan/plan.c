@@ -41,6 +41,7 @@ ES_API void es_plan_free(es_plan *p)
     free(p->carried);
     free(p->loads);
     es_plan_reshard_free(p->reshard);
+    es_plan_index_release(&p->index);
     free(p);
 }
 
@@ -109,6 +110,8 @@ ES_API int es_plan_build(es_context *ctx, const es_plan_settings *s, const es_co
         rc = s->mode == ES_PLAN_BATCH     ? es_plan_build_batch(ctx, p)
              : s->mode == ES_PLAN_RESHARD ? es_plan_build_reshard(ctx, p)
                                           : es_plan_build_shard(ctx, p);
+    if (rc == ES_OK)
+        rc = es_plan_index_build(ctx, p);
     if (rc != ES_OK) {
         es_plan_free(p);
         return rc;

@@ -31,6 +31,16 @@ typedef struct plan_batch {
     int repeat;         /* a padding copy of another batch (ES_REMAINDER_PAD) */
 } plan_batch;
 
+/* The lists as the loaders read them (plan_access.c), built by es_plan_build.
+ * Shard mode: group g = rank·W + worker holds order[start[g] .. start[g + 1]),
+ * list order; interleaved[] over the same ranges of a rank is its rank-R.list.
+ * Batch mode: rank r's batches in step order are by_rank[start[r] .. start[r + 1]). */
+typedef struct plan_index {
+    size_t *order, *interleaved, *start;
+    const plan_batch **by_rank;
+    struct plan_raw_lines *raw; /* raw-list lines, read on first use */
+} plan_index;
+
 struct es_plan {
     es_plan_settings s;
     const es_cost_table *table; /* borrowed; must outlive the plan */
@@ -57,6 +67,7 @@ struct es_plan {
     /* results */
     es_plan_load *loads; /* K × W */
     es_plan_metrics metrics;
+    plan_index index;
 };
 
 /* Mode builders: fill elements/batches, loads and the mode's metrics. */
@@ -64,6 +75,10 @@ int es_plan_build_shard(es_context *ctx, es_plan *p);
 int es_plan_build_batch(es_context *ctx, es_plan *p);
 int es_plan_build_reshard(es_context *ctx, es_plan *p);
 void es_plan_reshard_free(struct plan_reshard *r);
+
+/* The index above (after the mode builder), and its release. */
+int es_plan_index_build(es_context *ctx, es_plan *p);
+void es_plan_index_release(plan_index *x);
 
 /* Common metrics from loads (imbalance, spread, retention); lower_bound must be set. */
 void es_plan_finish_metrics(es_plan *p);

@@ -1,0 +1,28 @@
+"""equishard: even multi-GPU training data, planned before training starts.
+
+A ctypes binding of libequishard (include/equishard/equishard.h); see
+docs/PYTHON.md. Nothing beyond the standard library is needed at run time.
+
+    import equishard
+    table = equishard.measure(["data/train/data.list"])
+    with equishard.plan(table, world_size=8, workers=4) as p:
+        print(p.metrics.imbalance, p.shards(0))
+        p.write("plan")
+
+`equishard.loaders` (CosyVoice / WeNet drop-ins that read a plan's OUTDIR) does
+not load the library.
+"""
+from .core import (Batch, CostRow, CostTable, Error, Finding, Load, Plan, PlanMetrics,
+                   SimulateResult, ValidateResult, load, measure, plan, simulate, validate,
+                   validate_tensor)
+
+
+def version():
+    """The library's version string (es_version)."""
+    from ._ffi import lib
+    return lib().es_version().decode()
+
+
+__all__ = ["Batch", "CostRow", "CostTable", "Error", "Finding", "Load", "Plan", "PlanMetrics",
+           "SimulateResult", "ValidateResult", "load", "measure", "plan", "simulate",
+           "validate", "validate_tensor", "version"]

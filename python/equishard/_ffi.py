@@ -1,0 +1,257 @@
+"""ctypes declarations of include/equishard/equishard.h and the library lookup.
+
+Every structure here mirrors one of the header's, field for field and in order;
+every function gets its argtypes/restype so ctypes converts and checks
+arguments. The library is loaded on first use (lib()), so `equishard.loaders`
+imports on a training node without libequishard.
+"""
+import ctypes
+import ctypes.util
+import os
+from ctypes import (POINTER, Structure, c_char_p, c_double, c_int, c_int32, c_int64, c_size_t,
+                    c_uint32, c_uint64, c_void_p)
+
+c_enum = c_int
+
+
+class CostRow(Structure):
+    _fields_ = [("key", c_char_p), ("shard", c_char_p), ("pos", c_uint64),
+                ("sample_rate", c_uint32), ("channels", c_uint32), ("samples", c_uint64),
+                ("audio_bytes", c_uint64), ("text_len", c_uint32), ("speech_tokens", c_uint32),
+                ("spk", c_char_p), ("flags", c_uint32), ("hash", c_uint64)]
+
+
+PROGRESS_FN = ctypes.CFUNCTYPE(None, c_void_p, c_size_t, c_size_t)
+
+
+class MeasureSettings(Structure):
+    _fields_ = [("threads", c_int), ("hash", c_int), ("on_error", c_enum), ("root", c_char_p),
+                ("progress", PROGRESS_FN), ("progress_user", c_void_p)]
+
+
+class CostModel(Structure):
+    _fields_ = [("frame_rate", c_double), ("w_frames", c_double), ("w_text", c_double),
+                ("w_speech_tokens", c_double), ("w_frames_sq", c_double),
+                ("w_missing_emb", c_double), ("w_overhead", c_double),
+                ("min_length", c_double), ("max_length", c_double),
+                ("token_min_length", c_uint32), ("token_max_length", c_uint32),
+                ("min_output_input_ratio", c_double), ("max_output_input_ratio", c_double),
+                ("require_speech_token", c_int)]
+
+
+class PlanSettings(Structure):
+    _fields_ = [("world_size", c_uint32), ("workers", c_uint32), ("mode", c_enum),
+                ("model", CostModel), ("max_frames_in_batch", c_uint64),
+                ("batch_size", c_uint32), ("sort_size", c_uint32), ("remainder", c_enum),
+                ("seed", c_uint64), ("epoch", c_int64), ("shards_per_worker", c_uint32),
+                ("root", c_char_p), ("compress", c_enum)]
+
+
+class PlanMetrics(Structure):
+    _fields_ = [("imbalance", c_double), ("lower_bound", c_double),
+                ("lower_bound_gap", c_double), ("step_straggler", c_double),
+                ("retention", c_double), ("batch_spread", c_uint64),
+                ("total_batches", c_uint64), ("steps", c_uint64), ("kept", c_uint64),
+                ("filtered", c_uint64), ("remainder_batches", c_uint64),
+                ("remainder_utterances", c_uint64), ("method", c_char_p)]
+
+
+class PlanLoad(Structure):
+    _fields_ = [("cost", c_double), ("utterances", c_uint64), ("frames", c_uint64),
+                ("batches", c_uint64)]
+
+
+class PlanBatch(Structure):
+    _fields_ = [("step", c_uint64), ("worker", c_uint32), ("cost", c_double),
+                ("frames", c_uint64), ("longest", c_uint32), ("repeat", c_int),
+                ("n_rows", c_size_t), ("rows", POINTER(c_size_t))]
+
+
+class ReshardInfo(Structure):
+    _fields_ = [("shards", c_uint32), ("shards_per_worker", c_uint32),
+                ("shard_cost_min", c_double), ("shard_cost_max", c_double),
+                ("shard_cost_mean", c_double), ("shard_max_deviation", c_double),
+                ("permutations", c_uint32), ("permutation_max_deviation", c_double)]
+
+
+class SimulateSettings(Structure):
+    _fields_ = [("loader", c_enum), ("world_size", c_uint32), ("workers", c_uint32),
+                ("epoch_first", c_int64), ("epoch_last", c_int64), ("list_shuffle", c_int),
+                ("partition", c_int), ("model", CostModel), ("shuffle_size", c_uint32),
+                ("sort_size", c_uint32), ("max_frames_in_batch", c_uint64),
+                ("batch_size", c_uint32), ("trials", c_uint32), ("seed", c_uint64),
+                ("plan_side", c_int)]
+
+
+class SimulateInput(Structure):
+    _fields_ = [("entries", c_size_t), ("utterances", c_uint64), ("kept", c_uint64),
+                ("frames", c_uint64), ("seconds", c_double)]
+
+
+class SimulateEpoch(Structure):
+    _fields_ = [("epoch", c_int64), ("min_batches", c_double), ("total_batches", c_double),
+                ("retention", c_double), ("skipped_batches", c_double),
+                ("skipped_utterances", c_double), ("skipped_frames", c_double),
+                ("skipped_seconds", c_double), ("utterances", c_uint64), ("frames", c_uint64),
+                ("seconds", c_double), ("empty_first_batches", c_uint64)]
+
+
+class SimulateRank(Structure):
+    _fields_ = [("n_shards", c_size_t), ("utterances", c_uint64), ("frames", c_uint64),
+                ("seconds", c_double), ("batches", c_double), ("batches_min", c_uint64),
+                ("batches_max", c_uint64), ("batches_stddev", c_double),
+                ("trained_batches", c_double), ("skipped_utterances", c_double),
+                ("skipped_frames", c_double), ("skipped_seconds", c_double)]
+
+
+class SimulatePlan(Structure):
+    _fields_ = [("mode", c_char_p), ("available", c_int), ("error", c_char_p),
+                ("metrics", PlanMetrics)]
+
+
+class ValidateSettings(Structure):
+    _fields_ = [("device", c_enum), ("threads", c_int), ("dim", c_size_t),
+                ("zero_norm", c_double), ("min_norm", c_double), ("max_norm", c_double),
+                ("norm_ratio", c_double), ("min_cosine", c_double), ("spk_mean_tol", c_double),
+                ("duplicates", c_int)]
+
+
+class EmbMatrix(Structure):
+    _fields_ = [("data", c_void_p), ("dtype", c_enum), ("n", c_size_t), ("dim", c_size_t),
+                ("keys", POINTER(c_char_p))]
+
+
+class EmbSpeakers(Structure):
+    _fields_ = [("speaker", POINTER(c_int32)), ("n_speakers", c_size_t)]
+
+
+class EmbSources(Structure):
+    _fields_ = [("utt_emb", c_char_p), ("utt_keys", c_char_p), ("spk_emb", c_char_p),
+                ("spk_keys", c_char_p), ("utt2spk", c_char_p)]
+
+
+class ValidateDataSettings(Structure):
+    _fields_ = [("model", CostModel), ("loader", c_enum), ("world_size", c_uint32),
+                ("workers", c_uint32), ("max_imbalance", c_double)]
+
+
+class Finding(Structure):
+    _fields_ = [("check", c_enum), ("kind", c_enum), ("key", c_char_p), ("row", c_size_t),
+                ("value", c_double), ("other", c_char_p), ("other_row", c_size_t)]
+
+
+class ValidateInfo(Structure):
+    _fields_ = [("device", c_enum), ("utt_rows", c_size_t), ("spk_rows", c_size_t),
+                ("utterances", c_size_t), ("speakers", c_size_t), ("dim", c_size_t),
+                ("median_utt_norm", c_double), ("median_spk_norm", c_double)]
+
+
+P = c_void_p  # opaque handles: es_context*, es_cost_table*, es_plan*, results
+STRS = POINTER(c_char_p)
+_SIGNATURES = {
+    "es_version": (c_char_p, []),
+    "es_status_name": (c_char_p, [c_int]),
+    "es_context_new": (P, []),
+    "es_context_free": (None, [P]),
+    "es_errmsg": (c_char_p, [P]),
+    "es_flag_name": (c_char_p, [ctypes.c_uint]),
+    "es_cost_table_free": (None, [P]),
+    "es_cost_table_size": (c_size_t, [P]),
+    "es_cost_table_row": (c_int, [P, c_size_t, POINTER(CostRow)]),
+    "es_cost_table_write": (c_int, [P, P, c_char_p]),
+    "es_cost_table_read": (c_int, [P, c_char_p, POINTER(P)]),
+    "es_cost_table_skip_count": (c_size_t, [P]),
+    "es_cost_table_skip": (c_char_p, [P, c_size_t]),
+    "es_measure_defaults": (None, [POINTER(MeasureSettings)]),
+    "es_measure": (c_int, [P, POINTER(MeasureSettings), STRS, c_size_t, POINTER(P)]),
+    "es_load_inputs": (c_int, [P, POINTER(MeasureSettings), STRS, c_size_t, POINTER(P)]),
+    "es_cost_model_defaults": (None, [POINTER(CostModel)]),
+    "es_plan_defaults": (None, [POINTER(PlanSettings)]),
+    "es_plan_build": (c_int, [P, POINTER(PlanSettings), P, POINTER(P)]),
+    "es_plan_free": (None, [P]),
+    "es_plan_get_metrics": (None, [P, POINTER(PlanMetrics)]),
+    "es_filter_reason_count": (c_size_t, []),
+    "es_filter_reason_name_at": (c_char_p, [c_size_t]),
+    "es_plan_filtered": (c_uint64, [P, c_size_t]),
+    "es_plan_rank_load": (c_int, [P, c_uint32, POINTER(PlanLoad)]),
+    "es_plan_worker_load": (c_int, [P, c_uint32, c_uint32, POINTER(PlanLoad)]),
+    "es_plan_rank_shard_count": (c_size_t, [P, c_uint32, c_uint32]),
+    "es_plan_rank_shard": (c_int, [P, P, c_uint32, c_uint32, c_size_t, POINTER(c_char_p)]),
+    "es_plan_batch_count": (c_size_t, [P, c_uint32]),
+    "es_plan_batch_info": (c_int, [P, c_uint32, c_size_t, POINTER(PlanBatch)]),
+    "es_plan_remainder_count": (c_size_t, [P]),
+    "es_plan_remainder_row": (c_size_t, [P, c_size_t]),
+    "es_plan_reshard_info_get": (c_int, [P, POINTER(ReshardInfo)]),
+    "es_plan_write": (c_int, [P, P, P, c_char_p, STRS, c_size_t]),
+    "es_loader_name": (c_char_p, [c_enum]),
+    "es_simulate_defaults": (None, [POINTER(SimulateSettings), c_enum]),
+    "es_simulate": (c_int, [P, POINTER(SimulateSettings), P, POINTER(P)]),
+    "es_simulate_result_free": (None, [P]),
+    "es_simulate_input_info": (None, [P, POINTER(SimulateInput)]),
+    "es_simulate_filtered": (c_uint64, [P, c_size_t]),
+    "es_simulate_epoch_count": (c_size_t, [P]),
+    "es_simulate_epoch_info": (c_int, [P, c_size_t, POINTER(SimulateEpoch)]),
+    "es_simulate_rank_info": (c_int, [P, c_size_t, c_uint32, POINTER(SimulateRank)]),
+    "es_simulate_worker_info": (c_int, [P, c_size_t, c_uint32, c_uint32, POINTER(SimulateRank)]),
+    "es_simulate_rank_shard": (c_char_p, [P, c_size_t, c_uint32, c_size_t]),
+    "es_simulate_plan_count": (c_size_t, [P]),
+    "es_simulate_plan_info": (c_int, [P, c_size_t, POINTER(SimulatePlan)]),
+    "es_simulate_plan_rank": (c_int, [P, c_size_t, c_uint32, POINTER(PlanLoad)]),
+    "es_simulate_write_json": (c_int, [P, P, c_char_p]),
+    "es_check_name": (c_char_p, [c_int]),
+    "es_validate_defaults": (None, [POINTER(ValidateSettings)]),
+    "es_validate_host": (c_int, [P, POINTER(ValidateSettings), POINTER(EmbMatrix),
+                                 POINTER(EmbMatrix), POINTER(EmbSpeakers), POINTER(P)]),
+    "es_validate_device": (c_int, [P, POINTER(ValidateSettings), POINTER(EmbMatrix),
+                                   POINTER(EmbMatrix), POINTER(EmbSpeakers), POINTER(P)]),
+    "es_validate": (c_int, [P, POINTER(ValidateSettings), POINTER(EmbSources), P, POINTER(P)]),
+    "es_validate_data_defaults": (None, [POINTER(ValidateDataSettings)]),
+    "es_validate_data": (c_int, [P, POINTER(ValidateDataSettings), P, P]),
+    "es_validate_result_free": (None, [P]),
+    "es_validate_count": (c_size_t, [P, c_int]),
+    "es_validate_finding_count": (c_size_t, [P]),
+    "es_validate_finding": (c_int, [P, c_size_t, POINTER(Finding)]),
+    "es_validate_result_info": (None, [P, POINTER(ValidateInfo)]),
+    "es_validate_write_json": (c_int, [P, P, c_char_p]),
+}
+
+ALL_WORKERS = 0xFFFFFFFF  # ES_PLAN_ALL_WORKERS
+NO_ROW = ctypes.c_size_t(-1).value  # ES_NO_ROW
+
+_here = os.path.dirname(os.path.abspath(__file__))
+# python/equishard/ in a checkout: the library meson builds in build/src/
+BUILD_TREE_LIB = os.path.join(_here, "..", "..", "build", "src", "libequishard.so")
+
+
+def candidates():
+    """Where lib() looks, in order: $EQUISHARD_LIB, the build tree beside a
+    checkout's python/ folder, then the installed library (ld.so.cache)."""
+    env = os.environ.get("EQUISHARD_LIB")
+    if env:
+        return [env]  # explicit: no silent fallback to another build
+    found = [os.path.normpath(BUILD_TREE_LIB)] if os.path.exists(BUILD_TREE_LIB) else []
+    return found + [ctypes.util.find_library("equishard") or "libequishard.so.0"]
+
+
+_lib = None
+
+
+def lib():
+    """The loaded library with every prototype declared (loaded once)."""
+    global _lib
+    if _lib is None:
+        errors = []
+        for path in candidates():
+            try:
+                handle = ctypes.CDLL(path)  # CDLL: the GIL is released around each call
+                break
+            except OSError as e:
+                errors.append(str(e))
+        else:
+            raise ImportError("equishard: cannot load libequishard (set EQUISHARD_LIB to "
+                              "its path): " + "; ".join(errors))
+        for name, (restype, argtypes) in _SIGNATURES.items():
+            fn = getattr(handle, name)
+            fn.restype, fn.argtypes = restype, argtypes
+        _lib = handle
+    return _lib

@@ -1,0 +1,196 @@
+"""Drop-ins for the training loaders' list stage that read an equishard plan OUTDIR.
+
+`equishard plan -o OUTDIR` (or Plan.write) writes plan.json and, per rank,
+rank-00000.worker-0.list (shard mode) or rank-00000.batches.jsonl (batch mode);
+docs/PLAN.md describes them. The classes here hand each rank and DataLoader worker
+exactly its planned entries, in plan order, where the loaders would split the list
+by position themselves:
+
+- DataList: CosyVoice's cosyvoice/dataset/dataset.py DataList (same arguments,
+  same yielded dicts: {"src", "rank", "world_size", "worker_id", "num_workers"}).
+- ShardList: WeNet's TextLineDataPipe(...).shard(partition) in
+  wenet/dataset/datapipes.py (yields {"file_name", "line"}).
+
+Rank and world size come from torch.distributed when it is initialized, else from
+the arguments, else the RANK / WORLD_SIZE environment variables (torchrun sets
+them); the worker from torch.utils.data.get_worker_info() inside a DataLoader
+worker, else the arguments. torch is optional: without it the classes are plain iterables and take
+rank/worker from the environment and arguments. This module does not load
+libequishard.
+"""
+import json
+import math
+import os
+
+try:  # the loaders' base classes when torch is there, so DataLoader and the
+    import torch.utils.data as _torch_data  # datapipes' functional API accept us
+    _IterableDataset = _torch_data.IterableDataset
+    _IterDataPipe = getattr(_torch_data, "IterDataPipe", _IterableDataset)
+except ImportError:
+    _torch_data = None
+    _IterableDataset = _IterDataPipe = object
+
+PLAN_ENV = "EQUISHARD_PLAN"
+
+
+def distributed_info(rank=None, world_size=None):
+    """(rank, world_size): torch.distributed if initialized, else the arguments,
+    else $RANK / $WORLD_SIZE, else (0, 1)."""
+    try:
+        import torch.distributed as dist
+        if dist.is_available() and dist.is_initialized():
+            return dist.get_rank(), dist.get_world_size()
+    except ImportError:
+        pass
+    if rank is None:
+        rank = int(os.environ.get("RANK", 0))
+    if world_size is None:
+        world_size = int(os.environ.get("WORLD_SIZE", 1))
+    return rank, world_size
+
+
+def worker_info(worker_id=None, num_workers=None):
+    """(worker_id, num_workers): torch's get_worker_info() inside a DataLoader
+    worker, else the arguments, else (0, 1)."""
+    if _torch_data is not None:
+        info = _torch_data.get_worker_info()
+        if info is not None:
+            return info.id, info.num_workers
+    return (worker_id or 0), (num_workers or 1)
+
+
+class PlanDir:
+    """A plan OUTDIR: plan.json's parameters and the rank files."""
+
+    def __init__(self, outdir):
+        self.outdir = os.fspath(outdir)
+        with open(os.path.join(self.outdir, "plan.json"), encoding="utf-8") as f:
+            self.info = json.load(f)
+        p = self.info["parameters"]
+        self.mode, self.world_size, self.workers = p["mode"], p["world_size"], p["workers"]
+        if self.mode not in ("shard", "batch"):
+            raise ValueError(f"{self.outdir}: a {self.mode} plan has no rank lists; train on "
+                             "its data.list with the loader's own split")
+
+    def check(self, rank, world_size, worker_id, num_workers):
+        """Refuses a job whose ranks or workers differ from the plan's."""
+        if world_size != self.world_size or not 0 <= rank < world_size:
+            raise ValueError(f"{self.outdir}: planned for world size {self.world_size}, "
+                             f"running rank {rank} of {world_size}")
+        if max(num_workers, 1) != self.workers:
+            raise ValueError(f"{self.outdir}: planned for {self.workers} DataLoader workers a "
+                             f"rank, running with num_workers={num_workers}")
+
+    def list_path(self, rank, worker=None):
+        name = f"rank-{rank:05d}.list" if worker is None else f"rank-{rank:05d}.worker-{worker}.list"
+        return os.path.join(self.outdir, name)
+
+    def entries(self, rank, worker=None):
+        """Shard mode: the lines of rank-R.worker-W.list (worker None: rank-R.list)."""
+        with open(self.list_path(rank, worker), encoding="utf-8") as f:
+            return [line.rstrip("\n") for line in f]
+
+    def batches(self, rank, worker=None):
+        """Batch mode: rank-R.batches.jsonl's batches in step order (worker: only
+        those that worker yields, step mod W)."""
+        path = os.path.join(self.outdir, f"rank-{rank:05d}.batches.jsonl")
+        with open(path, encoding="utf-8") as f:
+            out = [json.loads(line) for line in f]
+        return out if worker is None else [b for b in out if b["worker"] == worker]
+
+
+def _plan_dir(plan, lists):
+    plan = plan or os.environ.get(PLAN_ENV)
+    if plan is None and isinstance(lists, (str, os.PathLike)) and os.path.isdir(lists):
+        plan = lists
+    if plan is None:
+        raise ValueError(f"no plan OUTDIR: pass plan= or set ${PLAN_ENV}")
+    return PlanDir(plan)
+
+
+class DataList(_IterableDataset):
+    """CosyVoice's DataList over a plan: `DataList(lists, shuffle, partition)`
+    with the plan OUTDIR from `plan=`, $EQUISHARD_PLAN, or `lists` itself when it
+    is that folder. Yields this rank's and worker's entries in plan order as
+    {"src": entry, "rank", "world_size", "worker_id", "num_workers"}; in batch
+    mode one dict a batch, {"src": None, "batch": {"step", "keys", "items", ...}, ...}.
+
+    The plan fixes the split, so `shuffle` (CosyVoice's per-epoch list shuffle)
+    does not reorder it: its set_epoch is kept for the recipes that call it.
+    partition=False keeps CosyVoice's own behaviour (every rank reads all of
+    `lists`, split by worker), which its cross-validation set uses. When `lists`
+    is a list, every planned shard must be in it (a plan of other data fails)."""
+
+    def __init__(self, lists, shuffle=True, partition=True, plan=None, rank=None,
+                 world_size=None, worker_id=None, num_workers=None):
+        self.lists = lists
+        self.shuffle, self.partition = shuffle, partition
+        self.plan = _plan_dir(plan, lists) if partition else None
+        self.epoch = -1
+        self._rank, self._world = rank, world_size
+        self._worker, self._workers = worker_id, num_workers
+
+    def set_epoch(self, epoch):
+        self.epoch = epoch
+
+    def sampler_info(self):
+        rank, world = distributed_info(self._rank, self._world)
+        worker, workers = worker_info(self._worker, self._workers)
+        return dict(rank=rank, world_size=world, worker_id=worker, num_workers=workers)
+
+    def _entries(self, info):
+        if self.plan is None:  # CosyVoice's partition=False: all of lists, by worker
+            idx = list(range(len(self.lists)))
+            if len(idx) < info["num_workers"]:
+                idx = (idx * math.ceil(info["num_workers"] / len(idx)))[:info["num_workers"]]
+            return [self.lists[i] for i in idx[info["worker_id"]::info["num_workers"]]]
+        self.plan.check(**info)
+        entries = self.plan.entries(info["rank"], info["worker_id"])
+        if not isinstance(self.lists, (str, os.PathLike)):
+            known = set(self.lists)
+            missing = [e for e in entries if e not in known]
+            if missing:
+                raise ValueError(f"{self.plan.outdir}: planned entry {missing[0]!r} is not in "
+                                 "the data list (a plan of other data?)")
+        return entries
+
+    def __iter__(self):
+        info = self.sampler_info()
+        if self.plan is not None and self.plan.mode == "batch":
+            self.plan.check(**info)
+            for batch in self.plan.batches(info["rank"], info["worker_id"]):
+                yield dict(src=None, batch=batch, **info)
+            return
+        for entry in self._entries(info):
+            yield dict(src=entry, **info)
+
+
+class ShardList(_IterDataPipe):
+    """WeNet's list stage, `TextLineDataPipe(filenames).shard(partition)`, over a
+    plan: yields {"file_name": the rank list, "line": entry} for this rank's and
+    worker's entries in plan order (shard mode), so `.map_ignore_error(parse_url)
+    .tar_file_and_group()` (shards) or the raw-list parsing follow unchanged.
+    `plan` is the OUTDIR (or $EQUISHARD_PLAN when None)."""
+
+    def __init__(self, plan=None, partition=True, rank=None, world_size=None, worker_id=None,
+                 num_workers=None):
+        self.plan = _plan_dir(plan, None)
+        if self.plan.mode != "shard":
+            raise ValueError(f"{self.plan.outdir}: ShardList reads shard-mode plans; "
+                             "this one is in batch mode")
+        self.partition = partition
+        self.epoch = -1
+        self._args = (rank, world_size, worker_id, num_workers)
+
+    def set_epoch(self, epoch):
+        self.epoch = epoch
+
+    def __iter__(self):
+        rank, world = distributed_info(*self._args[:2])
+        worker, workers = worker_info(*self._args[2:])
+        self.plan.check(rank, world, worker, workers)
+        ranks = [rank] if self.partition else range(self.plan.world_size)
+        for r in ranks:  # partition=False: every rank reads every rank's list
+            path = self.plan.list_path(r, worker)
+            for line in self.plan.entries(r, worker):
+                yield {"file_name": path, "line": line}

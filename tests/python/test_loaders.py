@@ -1,0 +1,144 @@
+"""equishard.loaders without torch (and with a stand-in torch module in a child
+process): each rank and worker gets exactly its plan's entries, in plan order,
+as the CLI's OUTDIR lists them."""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import textwrap
+import unittest
+from unittest import mock
+
+from equishard import loaders
+from test_binding import CLI, CORPUS, SHARDS
+
+PYTHON_DIR = os.path.dirname(os.path.dirname(os.path.abspath(loaders.__file__)))
+
+
+def read_lines(path):
+    with open(path, encoding="utf-8") as f:
+        return [line.rstrip("\n") for line in f]
+
+
+class LoadersTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.mkdtemp(prefix="es-loaders-")
+        cls.lists = read_lines(SHARDS)
+        cls.shard = os.path.join(cls.tmp, "shard")
+        cls.batch = os.path.join(cls.tmp, "batch")
+        cls.raw = os.path.join(cls.tmp, "raw")
+        for out, args in ((cls.shard, []), (cls.batch, ["--mode", "batch"]), (cls.raw, [])):
+            subprocess.run([CLI, "plan", "--world-size", "2", "--workers", "2", "--min-length", "10",
+                            *args, "-o", out, "raw.list" if out == cls.raw else "shards/shards.list"],
+                           cwd=CORPUS, check=True, stdout=subprocess.DEVNULL)
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.tmp)
+
+    def test_import_does_not_need_torch_or_the_library(self):
+        self.assertNotIn("torch", sys.modules)
+        self.assertIs(loaders.DataList.__mro__[1], object)
+
+    def test_cosyvoice_datalist_gives_each_worker_its_planned_shards(self):
+        seen = []
+        for rank in range(2):
+            for worker in range(2):
+                d = loaders.DataList(self.lists, plan=self.shard, rank=rank, world_size=2,
+                                     worker_id=worker, num_workers=2)
+                d.set_epoch(3)
+                got = list(d)
+                want = read_lines(os.path.join(self.shard, f"rank-{rank:05d}.worker-{worker}.list"))
+                self.assertEqual([x["src"] for x in got], want)
+                self.assertTrue(want)
+                self.assertEqual({(x["rank"], x["world_size"], x["worker_id"], x["num_workers"]) for x in got},
+                                 {(rank, 2, worker, 2)})
+                seen += want
+        self.assertEqual(sorted(seen), sorted(self.lists))  # every shard once
+
+    def test_rank_from_environment_and_plan_from_env_or_lists(self):
+        env = {"RANK": "1", "WORLD_SIZE": "2", loaders.PLAN_ENV: self.shard}
+        with mock.patch.dict(os.environ, env):
+            got = [x["src"] for x in loaders.DataList(self.lists, worker_id=1, num_workers=2)]
+        self.assertEqual(got, read_lines(os.path.join(self.shard, "rank-00001.worker-1.list")))
+        with mock.patch.dict(os.environ, {"RANK": "0", "WORLD_SIZE": "2"}):
+            got = [x["src"] for x in loaders.DataList(self.shard, num_workers=2)]  # the OUTDIR as lists
+        self.assertEqual(got, read_lines(os.path.join(self.shard, "rank-00000.worker-0.list")))
+
+    def test_mismatched_jobs_and_other_data_are_refused(self):
+        with mock.patch.dict(os.environ, {"RANK": "0", "WORLD_SIZE": "4"}):
+            with self.assertRaisesRegex(ValueError, "world size 2"):
+                list(loaders.DataList(self.lists, plan=self.shard, num_workers=2))
+        with self.assertRaisesRegex(ValueError, "num_workers=1"):
+            list(loaders.DataList(self.lists, plan=self.shard, rank=0, world_size=2))
+        with self.assertRaisesRegex(ValueError, "not in the data list"):
+            list(loaders.DataList(self.lists[:1], plan=self.shard, rank=0, world_size=2,
+                                  worker_id=0, num_workers=2))
+
+    def test_partition_false_is_cosyvoices_own_split(self):
+        d = loaders.DataList(self.lists, partition=False, worker_id=1, num_workers=2)
+        self.assertEqual([x["src"] for x in d], self.lists[1::2])
+
+    def test_batch_mode_yields_each_workers_batches_in_step_order(self):
+        for rank in range(2):
+            lines = [json.loads(l) for l in read_lines(os.path.join(self.batch, f"rank-{rank:05d}.batches.jsonl"))]
+            merged = []
+            for worker in range(2):
+                got = [x["batch"] for x in loaders.DataList(self.lists, plan=self.batch, rank=rank, world_size=2,
+                                                             worker_id=worker, num_workers=2)]
+                self.assertTrue(all(b["worker"] == worker for b in got))
+                merged += got
+            # the DataLoader takes batches from its workers in turn: step order again
+            self.assertEqual(sorted(merged, key=lambda b: b["step"]), lines)
+
+    def test_wenet_shard_list_yields_file_name_and_line(self):
+        for plan in (self.shard, self.raw):
+            for rank in range(2):
+                path = os.path.join(plan, f"rank-{rank:05d}.worker-0.list")
+                got = list(loaders.ShardList(plan, rank=rank, world_size=2, worker_id=0, num_workers=2))
+                self.assertEqual(got, [{"file_name": path, "line": l} for l in read_lines(path)])
+        raw_lines = set(read_lines(os.path.join(CORPUS, "raw.list")))
+        got = list(loaders.ShardList(self.raw, partition=False, rank=0, world_size=2, worker_id=1, num_workers=2))
+        self.assertTrue(got and all(x["line"] in raw_lines for x in got))  # the JSON lines as written
+        with self.assertRaisesRegex(ValueError, "batch mode"):
+            loaders.ShardList(self.batch)
+
+    def test_with_a_torch_stand_in(self):
+        """torch.distributed and get_worker_info() are asked when torch is importable."""
+        fake = os.path.join(self.tmp, "fake")
+        os.makedirs(os.path.join(fake, "torch", "utils"), exist_ok=True)
+        files = {
+            "torch/__init__.py": "",
+            "torch/utils/__init__.py": "",
+            "torch/utils/data.py": """
+                import types
+                class IterableDataset: pass
+                class IterDataPipe(IterableDataset): pass
+                def get_worker_info(): return types.SimpleNamespace(id=1, num_workers=2)
+            """,
+            "torch/distributed.py": """
+                def is_available(): return True
+                def is_initialized(): return True
+                def get_rank(): return 1
+                def get_world_size(): return 2
+            """,
+        }
+        for name, text in files.items():
+            with open(os.path.join(fake, name), "w") as f:
+                f.write(textwrap.dedent(text))
+        code = ("import json, sys; from equishard import loaders; "
+                "d = loaders.DataList(sys.argv[1], plan=sys.argv[2]); "
+                "assert isinstance(d, loaders._torch_data.IterableDataset); "
+                "print(json.dumps([x['src'] for x in d]))")
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join([fake, PYTHON_DIR]), RANK="0", WORLD_SIZE="9")
+        out = subprocess.run([sys.executable, "-c", code, SHARDS, self.shard], env=env, check=True,
+                             capture_output=True, text=True, cwd=CORPUS).stdout
+        # SHARDS is read as a path, not a list: no membership check; rank 1 worker 1 from "torch"
+        self.assertEqual(json.loads(out), read_lines(os.path.join(self.shard, "rank-00001.worker-1.list")))
+
+
+if __name__ == "__main__":
+    unittest.main()
