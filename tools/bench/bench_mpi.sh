@@ -1,0 +1,115 @@
+#!/usr/bin/env bash
+# Wall time of `mpirun -np N equishard measure -j 1` for N = 1, 2, 3, 4 on
+# synthetic WeNet tar.gz shards, as ratios against the 1-process run of the same
+# invocation (docs/PERFORMANCE.md). Every table is checked to be byte-identical
+# to the one-process (no mpirun) table.
+#
+#   tools/bench/bench_mpi.sh [N_SHARDS] [UTTS_PER_SHARD]   (default 32 200)
+#
+# Environment:
+#   EQUISHARD  path to the binary (default build/tools/equishard/equishard)
+#   MPIRUN     launcher (default: mpirun from PATH)
+#   BENCH_DIR  where the shards live; reused when it already holds the same
+#              corpus (default: a fresh mktemp -d, removed at exit)
+#   SEED       generator seed (default 1234)
+#   REPEAT     timed runs per command, best is reported (default 3)
+#   NPS        process counts (default "1 2 3 4")
+#
+# tar.gz: measuring gzip shards is decompression, CPU work that more processes
+# can share (plain tar is measured at page-cache speed, ~0.1 s for this corpus).
+# Each process runs one OpenMP thread (-j 1): on a machine with C cores, scaling
+# stops at N = C. Run from the repository root.
+set -euo pipefail
+
+N_SHARDS=${1:-32}
+UTTS=${2:-200}
+SEED=${SEED:-1234}
+REPEAT=${REPEAT:-3}
+NPS=${NPS:-1 2 3 4}
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+ROOT=$(cd "$HERE/../.." && pwd)
+EQUISHARD=${EQUISHARD:-$ROOT/build/tools/equishard/equishard}
+MPIRUN=${MPIRUN:-$(command -v mpirun || true)}
+PY=${PYTHON:-python3}
+[[ -x $EQUISHARD && -n $MPIRUN ]] || { echo "need $EQUISHARD and mpirun" >&2; exit 2; }
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+
+if [[ -n "${BENCH_DIR:-}" ]]; then
+    WORK=$BENCH_DIR
+    mkdir -p "$WORK"
+else
+    WORK=$(mktemp -d "${TMPDIR:-/tmp}/equishard-bench-mpi.XXXXXX")
+    trap 'rm -rf "$WORK"' EXIT
+fi
+
+echo "== machine"
+echo "nproc:   $(nproc)"
+echo "cpu:     $(grep -m1 'model name' /proc/cpuinfo 2>/dev/null | cut -d: -f2- | sed 's/^ *//' || uname -m)"
+echo "mpi:     $("$MPIRUN" --version 2>&1 | head -1)"
+echo "load:    $(cut -d' ' -f1-3 /proc/loadavg) (other work on the machine)"
+echo
+
+CORPUS=$WORK/shards-gz
+STAMP="$N_SHARDS $UTTS $SEED"
+if [[ -f $CORPUS/data.list && $(cat "$CORPUS/stamp" 2>/dev/null) == "$STAMP" ]]; then
+    echo "== reusing $N_SHARDS shards x $UTTS utterances in $CORPUS"
+else
+    echo "== generating $N_SHARDS shards x $UTTS utterances (seed $SEED), gzip -1"
+    rm -rf "$CORPUS" "$WORK/tar"
+    "$PY" "$HERE/gen_tar_shards.py" "$N_SHARDS" "$UTTS" "$WORK/tar" --seed "$SEED"
+    mkdir -p "$CORPUS"
+    for f in "$WORK"/tar/*.tar; do
+        gzip -1 -n -c "$f" >"$CORPUS/$(basename "$f").gz"
+        rm "$f"
+    done
+    rm -rf "$WORK/tar"
+    ls "$CORPUS"/*.tar.gz >"$CORPUS/data.list"
+    echo "$STAMP" >"$CORPUS/stamp"
+fi
+LIST=$CORPUS/data.list
+NUTT=$((N_SHARDS * UTTS))
+echo "size:    $(du -sh "$CORPUS" | cut -f1) compressed"
+echo
+
+# best_of CMD: one untimed warm-up run (must succeed), then REPEAT timed runs;
+# prints the best wall time in seconds.
+best_of() {
+    "$PY" - "$REPEAT" "$1" <<'EOF'
+import subprocess, sys, time
+reps, cmd = int(sys.argv[1]), sys.argv[2]
+def once():
+    t = time.perf_counter()
+    r = subprocess.run(["bash", "-c", cmd], stdout=subprocess.DEVNULL)
+    dt = time.perf_counter() - t
+    if r.returncode != 0:
+        sys.exit("command failed (rc %d): %s" % (r.returncode, cmd))
+    return dt
+once()
+print("%.4f" % min(once() for _ in range(reps)))
+EOF
+}
+q() { printf '%q' "$1"; }
+
+echo "== timing (best of $REPEAT after one warm-up run), -j 1 per process"
+ONE=$WORK/one.tsv
+T_PLAIN=$(best_of "$(q "$EQUISHARD") measure -q -j 1 -o $(q "$ONE") $(q "$LIST")")
+printf '  %-36s %8.3f s\n' "equishard measure -j 1 (no mpirun)" "$T_PLAIN"
+declare -A T=()
+for np in $NPS; do
+    out=$WORK/np$np.tsv
+    T[$np]=$(best_of "$(q "$MPIRUN") --oversubscribe -np $np $(q "$EQUISHARD") measure -q -j 1 -o $(q "$out") $(q "$LIST")")
+    cmp -s "$ONE" "$out" || { echo "mpirun -np $np: table differs from one process" >&2; exit 1; }
+    printf '  %-36s %8.3f s\n' "mpirun -np $np equishard measure -j 1" "${T[$np]}"
+done
+echo
+
+first=${NPS%% *}
+echo "== results: $N_SHARDS tar.gz shards, $NUTT utterances, tables byte-identical"
+printf '| %-9s | %8s | %13s | %11s |\n' processes "best (s)" "vs -np $first" "utterances/s"
+printf '|%s|%s|%s|%s|\n' -----------  ---------- --------------- -------------
+for np in $NPS; do
+    awk -v np="$np" -v t="${T[$np]}" -v t1="${T[$first]}" -v n="$NUTT" 'BEGIN {
+        printf "| %-9s | %8.3f | %12.2fx | %11.0f |\n", np, t, t1 / t, n / t }'
+done
+awk -v t="$T_PLAIN" -v t1="${T[$first]}" 'BEGIN {
+    printf "(no mpirun: %.3f s; mpirun -np 1 costs %.3f s more: launcher and MPI_Init)\n", t, t1 - t }'
