@@ -18,7 +18,6 @@
  *
  * Rows travel in the table's own text format, so a merged table is exactly the
  * one es_measure builds: the writer prints every field the reader fills. */
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -75,6 +75,13 @@ mpi 3 "$BIN" measure -q -o "$WORK/m.tsv.zst" shards/shards.list kaldi || fail ".
 "$BIN" measure -q -o "$WORK/s.tsv.zst" shards/shards.list kaldi
 cmp -s "$WORK/m.tsv.zst" "$WORK/s.tsv.zst" || fail ".tsv.zst differs from one process"
 
+# 1c. the embedding flags are set on rank 0's merged table as on one process's
+EMB=(--utt-emb kaldi/utt2embedding.pt --spk-emb kaldi/spk2embedding.pt)
+mpi 2 "$BIN" measure -q "${EMB[@]}" -o "$WORK/emb-2.tsv" kaldi raw.list || fail "--utt-emb run"
+"$BIN" measure -q "${EMB[@]}" -o "$WORK/emb.tsv" kaldi raw.list
+cmp -s "$WORK/emb.tsv" "$WORK/emb-2.tsv" || fail "--utt-emb/--spk-emb: tables differ"
+grep -q 'utt_emb,spk_emb' "$WORK/emb.tsv" || fail "--utt-emb set no flag"
+
 # Bad shards. LPT deals the largest unit to rank 0 and the next to rank 1, so in
 # "big good shard, then a small bad one" the bad one is rank 1's for any N >= 2.
 head -c 700000 shards/shards_000000002.tar >"$WORK/cut.tar"   # truncated mid-member

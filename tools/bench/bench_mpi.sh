@@ -4,7 +4,8 @@
 # invocation (docs/PERFORMANCE.md). Every table is checked to be byte-identical
 # to the one-process (no mpirun) table.
 #
-#   tools/bench/bench_mpi.sh [N_SHARDS] [UTTS_PER_SHARD]   (default 32 200)
+#   tools/bench/bench_mpi.sh [N_SHARDS] [UTTS_PER_SHARD]   (default 24 200: 24 shards
+#   split evenly over 1, 2, 3 and 4 processes)
 #
 # Environment:
 #   EQUISHARD  path to the binary (default build/tools/equishard/equishard)
@@ -21,7 +22,7 @@
 # stops at N = C. Run from the repository root.
 set -euo pipefail
 
-N_SHARDS=${1:-32}
+N_SHARDS=${1:-24}
 UTTS=${2:-200}
 SEED=${SEED:-1234}
 REPEAT=${REPEAT:-3}

@@ -1,5 +1,6 @@
 /* equishard measure [-j N] [-o costs.tsv|costs.tsv.zst] [--hash]
- *                   [--on-error fail|skip] [--root DIR] [--quiet] LIST... */
+ *                   [--on-error fail|skip] [--root DIR] [--quiet] LIST...
+ * (under mpirun/srun: measure_mpi.c) */
 #include <getopt.h>
 #include <stdio.h>
 #include <string.h>
@@ -27,7 +28,10 @@ static const char usage_text[] =
     "      --root DIR         resolve relative paths inside lists against DIR\n"
     "                         (default: the current directory, as the loaders do)\n"
     "  -q, --quiet            no progress line\n"
-    "  -h, --help             this text\n";
+    "  -h, --help             this text\n"
+    "\n"
+    "Started by mpirun, mpiexec or srun (when built with MPI), the processes share\n"
+    "the shards (-j threads each) and rank 0 writes the same table one process would.\n";
 
 static int parse_args(int argc, char **argv, measure_args *a)
 {
