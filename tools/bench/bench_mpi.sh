@@ -2,7 +2,9 @@
 # Wall time of `mpirun -np N equishard measure -j 1` for N = 1, 2, 3, 4 on
 # synthetic WeNet tar.gz shards, as ratios against the 1-process run of the same
 # invocation (docs/PERFORMANCE.md). Every table is checked to be byte-identical
-# to the one-process (no mpirun) table.
+# to the one-process (no mpirun) table. As a control, the same script times N
+# independent `equishard measure -j 1` processes on 1/N of the list each (no MPI,
+# no merge): what the machine itself gives N processes at that moment.
 #
 #   tools/bench/bench_mpi.sh [N_SHARDS] [UTTS_PER_SHARD]   (default 24 200: 24 shards
 #   split evenly over 1, 2, 3 and 4 processes)
@@ -95,8 +97,16 @@ echo "== timing (best of $REPEAT after one warm-up run), -j 1 per process"
 ONE=$WORK/one.tsv
 T_PLAIN=$(best_of "$(q "$EQUISHARD") measure -q -j 1 -o $(q "$ONE") $(q "$LIST")")
 printf '  %-36s %8.3f s\n' "equishard measure -j 1 (no mpirun)" "$T_PLAIN"
-declare -A T=()
+declare -A T=() C=()
 for np in $NPS; do
+    split -n "r/$np" -d -a 2 "$LIST" "$WORK/part$np."
+    cmd=""
+    for p in "$WORK/part$np".*; do
+        cmd+="$(q "$EQUISHARD") measure -q -j 1 -o /dev/null $(q "$p") & "
+    done
+    C[$np]=$(best_of "${cmd}wait")
+    printf '  %-36s %8.3f s\n' "$np plain processes, 1/$np of the list" "${C[$np]}"
+
     out=$WORK/np$np.tsv
     T[$np]=$(best_of "$(q "$MPIRUN") --oversubscribe -np $np $(q "$EQUISHARD") measure -q -j 1 -o $(q "$out") $(q "$LIST")")
     cmp -s "$ONE" "$out" || { echo "mpirun -np $np: table differs from one process" >&2; exit 1; }
@@ -106,11 +116,14 @@ echo
 
 first=${NPS%% *}
 echo "== results: $N_SHARDS tar.gz shards, $NUTT utterances, tables byte-identical"
-printf '| %-9s | %8s | %13s | %11s |\n' processes "best (s)" "vs -np $first" "utterances/s"
-printf '|%s|%s|%s|%s|\n' -----------  ---------- --------------- -------------
+printf '| %-9s | %8s | %13s | %11s | %17s | %9s |\n' processes "mpirun (s)" "vs -np $first" \
+    "utterances/s" "control: plain (s)" "vs 1 plain"
+printf '|%s|%s|%s|%s|%s|%s|\n' ----------- ------------ --------------- -------------- \
+    ------------------- -----------
 for np in $NPS; do
-    awk -v np="$np" -v t="${T[$np]}" -v t1="${T[$first]}" -v n="$NUTT" 'BEGIN {
-        printf "| %-9s | %8.3f | %12.2fx | %11.0f |\n", np, t, t1 / t, n / t }'
+    awk -v np="$np" -v t="${T[$np]}" -v t1="${T[$first]}" -v n="$NUTT" -v c="${C[$np]}" \
+        -v c1="${C[$first]}" 'BEGIN {
+        printf "| %-9s | %10.3f | %12.2fx | %12.0f | %18.3f | %8.2fx |\n", np, t, t1 / t, n / t, c, c1 / c }'
 done
 awk -v t="$T_PLAIN" -v t1="${T[$first]}" 'BEGIN {
     printf "(no mpirun: %.3f s; mpirun -np 1 costs %.3f s more: launcher and MPI_Init)\n", t, t1 - t }'

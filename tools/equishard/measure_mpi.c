@@ -12,12 +12,18 @@
  * collective; the lowest failing rank's message reaches rank 0, which prints it,
  * and every rank returns the same exit code. A shard that fails to measure is not
  * a step failure: it travels in the part, and rank 0's merge reports the first
- * failed unit in list order, as the one-process run does. */
+ * failed unit in list order, as the one-process run does.
+ *
+ * Waiting: every wait is a non-blocking call finished by `idle`, which sleeps
+ * between tests. OpenMPI's blocking calls busy-poll, so a rank that finished its
+ * share would otherwise take a core from ranks still measuring on it
+ * (oversubscribed nodes; measured in docs/PERFORMANCE.md). */
 #include <mpi.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "measure.h"
 
@@ -36,6 +42,15 @@ typedef struct mpi_run {
     int status;           /* agreed status of the run so far */
     char msg[MSG_MAX];    /* its message (on every rank) */
 } mpi_run;
+
+/* Completes a request, sleeping 0.5 ms between tests instead of spinning. */
+static void idle(MPI_Request *req)
+{
+    const struct timespec nap = {0, 500000};
+    int done = 0;
+    while (MPI_Test(req, &done, MPI_STATUS_IGNORE) == MPI_SUCCESS && !done)
+        nanosleep(&nap, NULL);
+}
 
 int measure_launched_by_mpi(void)
 {
@@ -60,7 +75,9 @@ static int agree(mpi_run *r, int status)
     if (r->status != ES_OK)
         return 1;
     int mine = status != ES_OK ? r->rank : r->size, first;
-    MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    MPI_Request req;
+    MPI_Iallreduce(&mine, &first, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD, &req);
+    idle(&req);
     if (first == r->size)
         return 0;
     struct {
@@ -71,7 +88,8 @@ static int agree(mpi_run *r, int status)
         const char *e = es_errmsg(r->ctx);
         snprintf(m.msg, sizeof m.msg, "%s", *e ? e : "out of memory");
     }
-    MPI_Bcast(&m, (int)sizeof m, MPI_BYTE, first, MPI_COMM_WORLD);
+    MPI_Ibcast(&m, (int)sizeof m, MPI_BYTE, first, MPI_COMM_WORLD, &req);
+    idle(&req);
     r->status = m.status;
     snprintf(r->msg, sizeof r->msg, "%s", m.msg);
     return 1;
@@ -81,8 +99,11 @@ static int agree(mpi_run *r, int status)
 static int same_units(mpi_run *r)
 {
     unsigned long long n = es_measure_job_units(r->job), lo, hi;
-    MPI_Allreduce(&n, &lo, 1, MPI_UNSIGNED_LONG_LONG, MPI_MIN, MPI_COMM_WORLD);
-    MPI_Allreduce(&n, &hi, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
+    MPI_Request req[2];
+    MPI_Iallreduce(&n, &lo, 1, MPI_UNSIGNED_LONG_LONG, MPI_MIN, MPI_COMM_WORLD, &req[0]);
+    MPI_Iallreduce(&n, &hi, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, MPI_COMM_WORLD, &req[1]);
+    idle(&req[0]);
+    idle(&req[1]);
     if (lo == hi && hi <= INT32_MAX)
         return ES_OK;
     /* the same values on every rank: every rank fails the same way, no exchange */
@@ -113,8 +134,10 @@ static int deal(mpi_run *r)
                                   (size_t)counts[r->rank], r->bytes + displs[r->rank]);
     }
     if (!agree(r, rc)) {
-        MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, r->bytes, counts, displs,
-                       MPI_UINT64_T, MPI_COMM_WORLD);
+        MPI_Request req;
+        MPI_Iallgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, r->bytes, counts, displs,
+                        MPI_UINT64_T, MPI_COMM_WORLD, &req);
+        idle(&req);
         agree(r, es_measure_assign(r->ctx, r->bytes, n, (uint32_t)r->size, r->owner));
     }
     free(counts);
@@ -127,10 +150,12 @@ static void transfer(char *buf, uint64_t len, int peer, int sending)
 {
     for (uint64_t off = 0; off < len; off += CHUNK) {
         int n = (int)(len - off < CHUNK ? len - off : CHUNK);
+        MPI_Request req;
         if (sending)
-            MPI_Send(buf + off, n, MPI_BYTE, peer, TAG_PART, MPI_COMM_WORLD);
+            MPI_Isend(buf + off, n, MPI_BYTE, peer, TAG_PART, MPI_COMM_WORLD, &req);
         else
-            MPI_Recv(buf + off, n, MPI_BYTE, peer, TAG_PART, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            MPI_Irecv(buf + off, n, MPI_BYTE, peer, TAG_PART, MPI_COMM_WORLD, &req);
+        idle(&req);
     }
 }
 
@@ -140,7 +165,9 @@ static void transfer(char *buf, uint64_t len, int peer, int sending)
 static int gather_parts(mpi_run *r, const void *part, uint64_t len)
 {
     uint64_t *lens = r->rank == 0 ? calloc((size_t)r->size, sizeof *lens) : NULL;
-    MPI_Gather(&len, 1, MPI_UINT64_T, lens, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
+    MPI_Request req;
+    MPI_Igather(&len, 1, MPI_UINT64_T, lens, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD, &req);
+    idle(&req);
     uint64_t most = 0;
     for (int i = 1; lens && i < r->size; i++)
         most = lens[i] > most ? lens[i] : most;
@@ -207,7 +234,9 @@ int measure_mpi(measure_args *a)
         else
             exit_code = cli_fail(es_errmsg(r.ctx), rc);
     }
-    MPI_Bcast(&exit_code, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    MPI_Request req;
+    MPI_Ibcast(&exit_code, 1, MPI_INT, 0, MPI_COMM_WORLD, &req);
+    idle(&req);
     es_measure_job_free(r.job);
     free(r.bytes);
     free(r.owner);
