@@ -15,7 +15,7 @@
 #   BENCH_DIR  where the shards live; reused when it already holds the same
 #              corpus (default: a fresh mktemp -d, removed at exit)
 #   SEED       generator seed (default 1234)
-#   REPEAT     timed runs per command, best is reported (default 3)
+#   REPEAT     rounds of timed runs, the best per command is reported (default 3)
 #   NPS        process counts (default "1 2 3 4")
 #
 # tar.gz: measuring gzip shards is decompression, CPU work that more processes
@@ -74,56 +74,70 @@ NUTT=$((N_SHARDS * UTTS))
 echo "size:    $(du -sh "$CORPUS" | cut -f1) compressed"
 echo
 
-# best_of CMD: one untimed warm-up run (must succeed), then REPEAT timed runs;
-# prints the best wall time in seconds.
-best_of() {
-    "$PY" - "$REPEAT" "$1" <<'EOF'
+# rounds CMD...: one untimed warm-up run of every command (each must succeed),
+# then REPEAT rounds that run every command once in turn, so that all commands
+# see the same (shared, busy) machine; prints the best seconds per command.
+rounds() {
+    "$PY" - "$REPEAT" "$@" <<'EOF'
 import subprocess, sys, time
-reps, cmd = int(sys.argv[1]), sys.argv[2]
-def once():
+reps, cmds = int(sys.argv[1]), sys.argv[2:]
+def once(cmd):
     t = time.perf_counter()
     r = subprocess.run(["bash", "-c", cmd], stdout=subprocess.DEVNULL)
     dt = time.perf_counter() - t
     if r.returncode != 0:
         sys.exit("command failed (rc %d): %s" % (r.returncode, cmd))
     return dt
-once()
-print("%.4f" % min(once() for _ in range(reps)))
+for c in cmds:
+    once(c)
+best = [float("inf")] * len(cmds)
+for _ in range(reps):
+    for i, c in enumerate(cmds):
+        best[i] = min(best[i], once(c))
+print("\n".join("%.4f" % b for b in best))
 EOF
 }
 q() { printf '%q' "$1"; }
 
-echo "== timing (best of $REPEAT after one warm-up run), -j 1 per process"
+# The commands: [0] one process without mpirun, then per N: mpirun -np N, and the
+# control, N plain processes on 1/N of the list each.
 ONE=$WORK/one.tsv
-T_PLAIN=$(best_of "$(q "$EQUISHARD") measure -q -j 1 -o $(q "$ONE") $(q "$LIST")")
-printf '  %-36s %8.3f s\n' "equishard measure -j 1 (no mpirun)" "$T_PLAIN"
-declare -A T=() C=()
+CMDS=("$(q "$EQUISHARD") measure -q -j 1 -o $(q "$ONE") $(q "$LIST")")
 for np in $NPS; do
+    CMDS+=("$(q "$MPIRUN") --oversubscribe -np $np $(q "$EQUISHARD") measure -q -j 1 -o $(q "$WORK/np$np.tsv") $(q "$LIST")")
     split -n "r/$np" -d -a 2 "$LIST" "$WORK/part$np."
     cmd=""
     for p in "$WORK/part$np".*; do
         cmd+="$(q "$EQUISHARD") measure -q -j 1 -o /dev/null $(q "$p") & "
     done
-    C[$np]=$(best_of "${cmd}wait")
-    printf '  %-36s %8.3f s\n' "$np plain processes, 1/$np of the list" "${C[$np]}"
-
-    out=$WORK/np$np.tsv
-    T[$np]=$(best_of "$(q "$MPIRUN") --oversubscribe -np $np $(q "$EQUISHARD") measure -q -j 1 -o $(q "$out") $(q "$LIST")")
-    cmp -s "$ONE" "$out" || { echo "mpirun -np $np: table differs from one process" >&2; exit 1; }
-    printf '  %-36s %8.3f s\n' "mpirun -np $np equishard measure -j 1" "${T[$np]}"
+    CMDS+=("${cmd}wait")
 done
+
+echo "== timing: $REPEAT rounds of every command after one warm-up run, -j 1 per process"
+mapfile -t BEST < <(rounds "${CMDS[@]}")
+((${#BEST[@]} == ${#CMDS[@]})) || { echo "timing failed" >&2; exit 1; }
+T_PLAIN=${BEST[0]}
+declare -A T=() C=()
+i=1
+for np in $NPS; do
+    T[$np]=${BEST[$i]}
+    C[$np]=${BEST[$((i + 1))]}
+    i=$((i + 2))
+    cmp -s "$ONE" "$WORK/np$np.tsv" || { echo "mpirun -np $np: table differs from one process" >&2; exit 1; }
+done
+echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo
 
 first=${NPS%% *}
-echo "== results: $N_SHARDS tar.gz shards, $NUTT utterances, tables byte-identical"
-printf '| %-9s | %8s | %13s | %11s | %17s | %9s |\n' processes "mpirun (s)" "vs -np $first" \
+echo "== results: $N_SHARDS tar.gz shards, $NUTT utterances, tables byte-identical (best of $REPEAT)"
+printf '| %-9s | %10s | %13s | %12s | %18s | %9s |\n' processes "mpirun (s)" "vs -np $first" \
     "utterances/s" "control: plain (s)" "vs 1 plain"
 printf '|%s|%s|%s|%s|%s|%s|\n' ----------- ------------ --------------- -------------- \
-    ------------------- -----------
+    -------------------- -----------
 for np in $NPS; do
     awk -v np="$np" -v t="${T[$np]}" -v t1="${T[$first]}" -v n="$NUTT" -v c="${C[$np]}" \
         -v c1="${C[$first]}" 'BEGIN {
         printf "| %-9s | %10.3f | %12.2fx | %12.0f | %18.3f | %8.2fx |\n", np, t, t1 / t, n / t, c, c1 / c }'
 done
 awk -v t="$T_PLAIN" -v t1="${T[$first]}" 'BEGIN {
-    printf "(no mpirun: %.3f s; mpirun -np 1 costs %.3f s more: launcher and MPI_Init)\n", t, t1 - t }'
+    printf "(one process without mpirun: %.3f s; mpirun -np 1 costs %.3f s more: launcher and MPI_Init)\n", t, t1 - t }'
