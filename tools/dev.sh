@@ -20,7 +20,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 DEPS=(build-essential clang meson ninja-build pkg-config python3
       libarchive-dev libzstd-dev zstd libsnappy-dev zlib1g-dev libxxhash-dev libjansson-dev libsndfile1-dev
-      check libomp-dev sox)
+      check libomp-dev sox libopenmpi-dev openmpi-bin)
 export PATH="/usr/local/cuda/bin:$PATH"
 
 install_deps() {

@@ -172,6 +172,78 @@ ES_API int es_is_cost_table(const char *path);
 ES_API int es_load_inputs(es_context *ctx, const es_measure_settings *s,
                           const char *const *inputs, size_t n, es_cost_table **out);
 
+/* ---- measure in several processes (`mpirun equishard measure`) ---------------- */
+
+/* es_measure in steps, so that several processes (MPI ranks, or any other
+ * launcher) can share the work; the library itself never communicates:
+ *
+ *   every process:  es_measure_job_new(same settings, same inputs)
+ *                   es_measure_job_sizes, es_measure_assign  → owner[] (the same
+ *                   everywhere, given the same sizes)
+ *                   es_measure_job_run(owner, my_rank)
+ *   the others:     es_measure_job_part → bytes, sent to the merging process
+ *   the merger:     es_measure_job_add_part for each received part, then
+ *                   es_measure_job_finish → the table
+ *
+ * The table equals what es_measure returns for the same inputs and settings: the
+ * same rows in the same order, the same skips, and with ES_ON_ERROR_FAIL the same
+ * error (that of the first failed unit in input order). es_measure itself is
+ * new + run(NULL) + finish. A job is used by one thread at a time. */
+typedef struct es_measure_job es_measure_job;
+
+/* Reads the inputs' lists (see es_measure) and splits them into units of work in
+ * input order: one unit per shard, or up to 32 entries of a raw list or Kaldi
+ * directory. Shards are not opened yet. `s` is copied; s->root and
+ * s->progress_user are borrowed and must outlive the job. On failure (an input
+ * that cannot be read or recognised, as es_measure reports it) *out is NULL. */
+ES_API int es_measure_job_new(es_context *ctx, const es_measure_settings *s,
+                              const char *const *inputs, size_t n_inputs, es_measure_job **out);
+ES_API void es_measure_job_free(es_measure_job *j);
+
+/* Number of units (0 for NULL). */
+ES_API size_t es_measure_job_units(const es_measure_job *j);
+
+/* Byte sizes of units [first, first + count), by stat(): a shard's file size; for
+ * list entries the sizes of their audio files (a recording cut into consecutive
+ * segments counted once). A file that cannot be stat()ed counts 0 (measuring
+ * reports it). bytes has `count` elements. ES_ERR_USAGE when out of range. */
+ES_API int es_measure_job_sizes(es_context *ctx, const es_measure_job *j, size_t first,
+                                size_t count, uint64_t *bytes);
+
+/* Deals n units to `parts` processes by size: largest first, each to the least
+ * loaded process (LPT), ties by unit index, so that the big, slow shards spread
+ * out and the same sizes give the same owner[] (n elements, each < parts) in
+ * every process. */
+ES_API int es_measure_assign(es_context *ctx, const uint64_t *bytes, size_t n, uint32_t parts,
+                             uint32_t *owner);
+
+/* Measures the units u with owner[u] == part (every unit when owner is NULL), in
+ * parallel with s->threads OpenMP threads; the progress callback counts these
+ * units. A unit's problems are kept with its result (see es_measure_job_finish),
+ * not returned: the call fails only for bad arguments or lack of memory. Run each
+ * unit at most once per job. */
+ES_API int es_measure_job_run(es_context *ctx, es_measure_job *j, const uint32_t *owner,
+                              uint32_t part);
+
+/* The results of the units this job has measured, as bytes to send to the
+ * merging process (format: src/measure/measure_part.c; rows as cost-table TSV).
+ * *data is owned by j and valid until the next call on j or es_measure_job_free. */
+ES_API int es_measure_job_part(es_context *ctx, es_measure_job *j, const void **data,
+                               size_t *len);
+
+/* Adds a part made by es_measure_job_part in another process from the same
+ * inputs and settings. ES_ERR_USAGE when it comes from a job with a different
+ * number of units, ES_ERR_FORMAT when it is corrupt or repeats a unit already
+ * measured here; after a failure the job can only be freed. */
+ES_API int es_measure_job_add_part(es_context *ctx, es_measure_job *j, const void *data,
+                                   size_t len);
+
+/* Joins every unit's rows and skips in unit order into *out (moved out of the
+ * job). Fails with the first failed unit's status and message in input order
+ * (ES_ON_ERROR_FAIL), or ES_ERR_INTERNAL when a unit before it was measured
+ * nowhere. On failure *out is NULL. */
+ES_API int es_measure_job_finish(es_context *ctx, es_measure_job *j, es_cost_table **out);
+
 /* ---- cost model and the loader's filter (DESIGN.md §6) ------------------------- */
 
 /* cost(utt) = w_frames·frames + w_text·text_len + w_speech_tokens·speech_tokens

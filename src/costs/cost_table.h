@@ -6,6 +6,8 @@
 #ifndef ES_COST_TABLE_H
 #define ES_COST_TABLE_H
 
+#include <stdio.h>
+
 #include "core/context.h"
 #include "core/strbuf.h"
 #include "equishard/equishard.h"
@@ -41,6 +43,11 @@ int es_flags_parse(const char *s, size_t n, uint32_t *flags);
  * 0 means no cap. On error *out is NULL. */
 int es_cost_table_parse_buffer(es_context *ctx, const char *name, const void *data, size_t len,
                                size_t max_bytes, es_cost_table **out);
+
+/* Writes the table (es_cost_table_write's format) to an open stream, which the
+ * caller flushes and closes; `name` stands for the file in messages. */
+int es_cost_table_write_stream(es_context *ctx, const es_cost_table *t, FILE *fp,
+                               const char *name, int zstd);
 
 /* The table's first line and column header, shared by writer and reader. */
 #define ES_COSTS_MAGIC_LINE "#equishard-costs v1"

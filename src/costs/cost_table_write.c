@@ -277,24 +277,32 @@ ES_API int es_cost_table_write(es_context *ctx, const es_cost_table *t, const ch
     return es_atomic_commit(ctx, &w.file);
 }
 
+int es_cost_table_write_stream(es_context *ctx, const es_cost_table *t, FILE *fp,
+                               const char *name, int zstd)
+{
+    writer w = {.ctx = ctx, .path = name, .file.fp = fp};
+    int rc = writer_init(&w, zstd);
+    if (rc == ES_OK)
+        rc = write_all(&w, t);
+    writer_release(&w);
+    return rc;
+}
+
 ES_API int es_cost_table_write_fd(es_context *ctx, const es_cost_table *t, int fd, int zstd)
 {
     es_clear_error(ctx);
     if (!t || fd < 0)
         return es_fail(ctx, ES_ERR_USAGE, "es_cost_table_write_fd: table and fd are required");
-    writer w = {.ctx = ctx, .path = "(output)"};
+    const char *name = "(output)";
     int dup_fd = dup(fd); /* fclose below must not close the caller's descriptor */
-    w.file.fp = dup_fd >= 0 ? fdopen(dup_fd, "wb") : NULL;
-    if (!w.file.fp) {
+    FILE *fp = dup_fd >= 0 ? fdopen(dup_fd, "wb") : NULL;
+    if (!fp) {
         if (dup_fd >= 0)
             close(dup_fd);
-        return io_error(&w, "cannot write");
+        return es_fail(ctx, ES_ERR_IO, "%s: cannot write: %s", name, strerror(errno));
     }
-    int rc = writer_init(&w, zstd);
-    if (rc == ES_OK)
-        rc = write_all(&w, t);
-    writer_release(&w);
-    if (fclose(w.file.fp) != 0 && rc == ES_OK)
-        rc = io_error(&w, "write failed");
+    int rc = es_cost_table_write_stream(ctx, t, fp, name, zstd);
+    if (fclose(fp) != 0 && rc == ES_OK)
+        rc = es_fail(ctx, ES_ERR_IO, "%s: write failed: %s", name, strerror(errno));
     return rc;
 }

@@ -1,5 +1,8 @@
 /* es_measure: inputs → work units → rows, in parallel over units (OpenMP), merged
  * back in input order so the table is byte-identical for any thread count.
+ * es_measure is es_measure_job_new + _run (every unit) + _finish; the MPI
+ * command runs a share of the units per process and adds the others' results as
+ * parts (measure_part.c) before _finish, so both give the same table.
  *
  * Error policy (es_on_error): with FAIL, the first problem in input order is the
  * call's error; units after a failed one are not started. With SKIP, a bad
@@ -7,61 +10,48 @@
  * before the problem included: a plan must not name a shard known to be broken),
  * and each is listed as a skip. */
 #include <omp.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "costs/cost_table.h"
-#include "measure/work_units.h"
-#include "readers/reader.h"
+#include "measure/measure_job.h"
 
 /* Largest audio object the libsndfile probe may buffer (mp3/ogg members). */
 #define PROBE_BUFFER (256u << 20)
 
-typedef struct unit_result {
-    es_cost_table *rows;
-    int status;  /* ES_OK or the unit's failure */
-    char *error; /* message when status != ES_OK (FAIL mode) */
-} unit_result;
-
-typedef struct run {
-    const es_measure_settings *s;
-    es_reader_opts opts;
-    es_work work;
-    unit_result *results;
-    _Atomic size_t first_failed; /* FAIL mode: lowest failed unit index */
-    _Atomic size_t done;
-} run;
+int es_unit_fail(es_unit_result *res, int status, const char *msg)
+{
+    free(res->error);
+    res->status = status;
+    res->error = strdup(msg);
+    return status;
+}
 
 /* Records a problem for unit u: a skip in SKIP mode, the unit's error in FAIL
  * mode. Returns nonzero when the unit must stop. */
-static int problem(run *r, size_t u, es_context *ctx, int status)
+static int problem(es_measure_job *j, size_t u, es_context *ctx, int status)
 {
-    unit_result *res = &r->results[u];
-    if (r->s->on_error == ES_ON_ERROR_SKIP) {
+    es_unit_result *res = &j->results[u];
+    if (j->s.on_error == ES_ON_ERROR_SKIP) {
         if (es_cost_table_add_skip(res->rows, es_errmsg(ctx)) != ES_OK) {
-            res->status = ES_ERR_NOMEM;
-            res->error = strdup("out of memory");
+            es_unit_fail(res, ES_ERR_NOMEM, "out of memory");
             return 1;
         }
         return 0;
     }
-    res->status = status;
-    res->error = strdup(es_errmsg(ctx));
-    size_t cur = atomic_load(&r->first_failed);
-    while (u < cur && !atomic_compare_exchange_weak(&r->first_failed, &cur, u))
+    es_unit_fail(res, status, es_errmsg(ctx));
+    size_t cur = atomic_load(&j->first_failed);
+    while (u < cur && !atomic_compare_exchange_weak(&j->first_failed, &cur, u))
         ;
     return 1;
 }
 
-static int append(run *r, size_t u, const es_cost_row *row, es_context *ctx)
+static int append(es_measure_job *j, size_t u, const es_cost_row *row, es_context *ctx)
 {
-    if (es_cost_table_append(r->results[u].rows, row) == ES_OK)
+    if (es_cost_table_append(j->results[u].rows, row) == ES_OK)
         return 0;
     es_fail(ctx, ES_ERR_NOMEM, "%s: out of memory", row->shard);
-    r->results[u].status = ES_ERR_NOMEM;
-    r->results[u].error = strdup(es_errmsg(ctx));
+    es_unit_fail(&j->results[u], ES_ERR_NOMEM, es_errmsg(ctx));
     return 1;
 }
 
@@ -71,9 +61,9 @@ static void drop_rows(es_cost_table *t)
     t->n = 0;
 }
 
-static void measure_shard(run *r, size_t u, es_context *ctx)
+static void measure_shard(es_measure_job *j, size_t u, es_context *ctx)
 {
-    const es_unit *unit = &r->work.units[u];
+    const es_unit *unit = &j->work.units[u];
     uint8_t head[ES_SNIFF_BYTES];
     long n = es_sniff_file(ctx, unit->path, head);
     const es_reader_ops *ops = n < 0 ? NULL : es_reader_for(head, (size_t)n);
@@ -81,79 +71,64 @@ static void measure_shard(run *r, size_t u, es_context *ctx)
         es_fail(ctx, ES_ERR_UNSUPPORTED, "%s: %s", unit->path,
                 "not a shard equishard can read (tar, tar.gz, tar.zst, parquet)");
     es_shard_reader *reader = NULL;
-    if (!ops || ops->open(ctx, unit->path, unit->shard, &r->opts, &reader) != ES_OK) {
-        problem(r, u, ctx, n < 0 ? ES_ERR_IO : ES_ERR_FORMAT);
+    if (!ops || ops->open(ctx, unit->path, unit->shard, &j->opts, &reader) != ES_OK) {
+        problem(j, u, ctx, n < 0 ? ES_ERR_IO : ES_ERR_FORMAT);
         return;
     }
     es_cost_row row;
     int rc;
     while ((rc = ops->next(ctx, reader, &row)) != ES_NEXT_END) {
-        if (rc == ES_NEXT_RECORD && append(r, u, &row, ctx))
+        if (rc == ES_NEXT_RECORD && append(j, u, &row, ctx))
             break;
-        if (rc == ES_NEXT_BAD && problem(r, u, ctx, ES_ERR_FORMAT))
+        if (rc == ES_NEXT_BAD && problem(j, u, ctx, ES_ERR_FORMAT))
             break;
         if (rc < 0) {
-            drop_rows(r->results[u].rows);
+            drop_rows(j->results[u].rows);
             char msg[1100];
             snprintf(msg, sizeof msg, "%s (shard left out)", es_errmsg(ctx));
-            if (r->s->on_error == ES_ON_ERROR_SKIP)
+            if (j->s.on_error == ES_ON_ERROR_SKIP)
                 es_fail(ctx, rc, "%s", msg);
-            problem(r, u, ctx, rc);
+            problem(j, u, ctx, rc);
             break;
         }
     }
     ops->close(reader);
 }
 
-static void measure_items(run *r, size_t u, es_context *ctx)
+static void measure_items(es_measure_job *j, size_t u, es_context *ctx)
 {
-    const es_unit *unit = &r->work.units[u];
+    const es_unit *unit = &j->work.units[u];
     for (size_t i = unit->begin; i < unit->end; i++) {
         es_cost_row row;
-        int rc = es_manifest_measure(ctx, unit->m, i, r->s->root, &r->opts, &row);
-        if (rc == ES_NEXT_RECORD ? append(r, u, &row, ctx) : problem(r, u, ctx, ES_ERR_FORMAT))
+        int rc = es_manifest_measure(ctx, unit->m, i, j->s.root, &j->opts, &row);
+        if (rc == ES_NEXT_RECORD ? append(j, u, &row, ctx) : problem(j, u, ctx, ES_ERR_FORMAT))
             return;
     }
 }
 
-static void run_unit(run *r, size_t u)
+static void run_unit(es_measure_job *j, size_t u)
 {
-    unit_result *res = &r->results[u];
-    if (u > atomic_load(&r->first_failed))
+    es_unit_result *res = &j->results[u];
+    if (u > atomic_load(&j->first_failed))
         return; /* FAIL mode: an earlier unit failed; its error is the answer */
     es_context ctx = {{0}};
+    es_cost_table_free(res->rows);
     res->rows = es_cost_table_new();
     if (!res->rows) {
-        res->status = ES_ERR_NOMEM;
-        res->error = strdup("out of memory");
+        es_unit_fail(res, ES_ERR_NOMEM, "out of memory");
         return;
     }
-    if (r->work.units[u].m)
-        measure_items(r, u, &ctx);
+    if (j->work.units[u].m)
+        measure_items(j, u, &ctx);
     else
-        measure_shard(r, u, &ctx);
+        measure_shard(j, u, &ctx);
 }
 
-static void report_progress(run *r)
+static void report_progress(es_measure_job *j, size_t total)
 {
-    size_t done = atomic_fetch_add(&r->done, 1) + 1;
-    if (r->s->progress && omp_get_thread_num() == 0)
-        r->s->progress(r->s->progress_user, done, r->work.n);
-}
-
-/* Merges unit results in order. Returns the first failure in FAIL mode. */
-static int merge(es_context *ctx, run *r, es_cost_table *out)
-{
-    for (size_t u = 0; u < r->work.n; u++) {
-        unit_result *res = &r->results[u];
-        if (res->status != ES_OK)
-            return es_fail(ctx, res->status, "%s", res->error ? res->error : "out of memory");
-        if (!res->rows)
-            return es_fail(ctx, ES_ERR_INTERNAL, "unit %zu was not measured", u);
-        if (es_cost_table_move_into(out, res->rows) != ES_OK)
-            return es_fail(ctx, ES_ERR_NOMEM, "out of memory");
-    }
-    return ES_OK;
+    size_t done = atomic_fetch_add(&j->done, 1) + 1;
+    if (j->s.progress && omp_get_thread_num() == 0)
+        j->s.progress(j->s.progress_user, done, total);
 }
 
 ES_API void es_measure_defaults(es_measure_settings *s)
@@ -162,8 +137,8 @@ ES_API void es_measure_defaults(es_measure_settings *s)
     s->on_error = ES_ON_ERROR_FAIL;
 }
 
-ES_API int es_measure(es_context *ctx, const es_measure_settings *s,
-                      const char *const *inputs, size_t n_inputs, es_cost_table **out)
+ES_API int es_measure_job_new(es_context *ctx, const es_measure_settings *s,
+                              const char *const *inputs, size_t n_inputs, es_measure_job **out)
 {
     es_clear_error(ctx);
     if (!out)
@@ -174,35 +149,105 @@ ES_API int es_measure(es_context *ctx, const es_measure_settings *s,
         return es_fail(ctx, ES_ERR_USAGE, "es_measure: invalid settings");
     if (n_inputs == 0)
         return es_fail(ctx, ES_ERR_USAGE, "es_measure: no inputs");
-
-    run r = {.s = s, .opts = {s->hash, PROBE_BUFFER}};
-    atomic_init(&r.first_failed, SIZE_MAX);
-    atomic_init(&r.done, 0);
-    int rc = es_work_expand(ctx, &r.work, inputs, n_inputs, s->root);
-    es_cost_table *table = rc == ES_OK ? es_cost_table_new() : NULL;
-    r.results = rc == ES_OK ? calloc(r.work.n + 1, sizeof *r.results) : NULL;
-    if (rc == ES_OK && (!table || !r.results))
+    es_measure_job *j = calloc(1, sizeof *j);
+    if (!j)
+        return es_fail(ctx, ES_ERR_NOMEM, "out of memory");
+    j->s = *s;
+    j->opts = (es_reader_opts){s->hash, PROBE_BUFFER};
+    atomic_init(&j->first_failed, SIZE_MAX);
+    atomic_init(&j->done, 0);
+    int rc = es_work_expand(ctx, &j->work, inputs, n_inputs, s->root);
+    if (rc == ES_OK && !(j->results = calloc(j->work.n + 1, sizeof *j->results)))
         rc = es_fail(ctx, ES_ERR_NOMEM, "out of memory");
-    if (rc == ES_OK) {
-        int threads = s->threads > 0 ? s->threads : omp_get_max_threads();
-        long n_units = (long)r.work.n;
+    if (rc != ES_OK) {
+        es_measure_job_free(j);
+        return rc;
+    }
+    *out = j;
+    return ES_OK;
+}
+
+ES_API void es_measure_job_free(es_measure_job *j)
+{
+    if (!j)
+        return;
+    for (size_t u = 0; j->results && u < j->work.n; u++) {
+        es_cost_table_free(j->results[u].rows);
+        free(j->results[u].error);
+    }
+    free(j->results);
+    free(j->part);
+    es_work_release(&j->work);
+    free(j);
+}
+
+ES_API size_t es_measure_job_units(const es_measure_job *j) { return j ? j->work.n : 0; }
+
+ES_API int es_measure_job_run(es_context *ctx, es_measure_job *j, const uint32_t *owner,
+                              uint32_t part)
+{
+    es_clear_error(ctx);
+    if (!j)
+        return es_fail(ctx, ES_ERR_USAGE, "es_measure_job_run: job is NULL");
+    size_t *mine = malloc((j->work.n + 1) * sizeof *mine), n = 0;
+    if (!mine)
+        return es_fail(ctx, ES_ERR_NOMEM, "out of memory");
+    for (size_t u = 0; u < j->work.n; u++)
+        if (!owner || owner[u] == part)
+            mine[n++] = u;
+    atomic_store(&j->done, 0);
+    int threads = j->s.threads > 0 ? j->s.threads : omp_get_max_threads();
+    long n_mine = (long)n;
 #pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
-        for (long u = 0; u < n_units; u++) {
-            run_unit(&r, (size_t)u);
-            report_progress(&r);
-        }
-        rc = merge(ctx, &r, table);
+    for (long i = 0; i < n_mine; i++) {
+        run_unit(j, mine[i]);
+        report_progress(j, n);
     }
-    for (size_t u = 0; r.results && u < r.work.n; u++) {
-        es_cost_table_free(r.results[u].rows);
-        free(r.results[u].error);
+    free(mine);
+    return ES_OK;
+}
+
+ES_API int es_measure_job_finish(es_context *ctx, es_measure_job *j, es_cost_table **out)
+{
+    es_clear_error(ctx);
+    if (!j || !out)
+        return es_fail(ctx, ES_ERR_USAGE, "es_measure_job_finish: job and out are required");
+    *out = NULL;
+    es_cost_table *table = es_cost_table_new();
+    if (!table)
+        return es_fail(ctx, ES_ERR_NOMEM, "out of memory");
+    /* In unit order: the first failure in input order is the answer (FAIL mode). */
+    int rc = ES_OK;
+    for (size_t u = 0; u < j->work.n && rc == ES_OK; u++) {
+        es_unit_result *res = &j->results[u];
+        if (res->status != ES_OK)
+            rc = es_fail(ctx, res->status, "%s", res->error ? res->error : "out of memory");
+        else if (!res->rows)
+            rc = es_fail(ctx, ES_ERR_INTERNAL, "unit %zu was not measured", u);
+        else if (es_cost_table_move_into(table, res->rows) != ES_OK)
+            rc = es_fail(ctx, ES_ERR_NOMEM, "out of memory");
     }
-    free(r.results);
-    es_work_release(&r.work);
     if (rc != ES_OK) {
         es_cost_table_free(table);
         return rc;
     }
     *out = table;
     return ES_OK;
+}
+
+ES_API int es_measure(es_context *ctx, const es_measure_settings *s,
+                      const char *const *inputs, size_t n_inputs, es_cost_table **out)
+{
+    es_clear_error(ctx);
+    if (!out)
+        return es_fail(ctx, ES_ERR_USAGE, "es_measure: out is NULL");
+    *out = NULL;
+    es_measure_job *j = NULL;
+    int rc = es_measure_job_new(ctx, s, inputs, n_inputs, &j);
+    if (rc == ES_OK)
+        rc = es_measure_job_run(ctx, j, NULL, 0);
+    if (rc == ES_OK)
+        rc = es_measure_job_finish(ctx, j, out);
+    es_measure_job_free(j);
+    return rc;
 }

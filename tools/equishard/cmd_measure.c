@@ -1,10 +1,12 @@
 /* equishard measure [-j N] [-o costs.tsv|costs.tsv.zst] [--hash]
- *                   [--on-error fail|skip] [--root DIR] [--quiet] LIST... */
+ *                   [--on-error fail|skip] [--root DIR] [--quiet] LIST...
+ * (under mpirun/srun: measure_mpi.c) */
 #include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "cli.h"
+#include "config.h"
+#include "measure.h"
 
 static const char usage_text[] =
     "usage: equishard measure [OPTIONS] LIST...\n"
@@ -26,14 +28,10 @@ static const char usage_text[] =
     "      --root DIR         resolve relative paths inside lists against DIR\n"
     "                         (default: the current directory, as the loaders do)\n"
     "  -q, --quiet            no progress line\n"
-    "  -h, --help             this text\n";
-
-typedef struct measure_args {
-    es_measure_settings s;
-    const char *output;
-    es_emb_sources emb; /* --utt-emb/--spk-emb: embedding presence flags */
-    int quiet;
-} measure_args;
+    "  -h, --help             this text\n"
+    "\n"
+    "Started by mpirun, mpiexec or srun (when built with MPI), the processes share\n"
+    "the shards (-j threads each) and rank 0 writes the same table one process would.\n";
 
 static int parse_args(int argc, char **argv, measure_args *a)
 {
@@ -86,7 +84,23 @@ static int parse_args(int argc, char **argv, measure_args *a)
         fprintf(stderr, "equishard measure: no LIST given\n%s", usage_text);
         return -1;
     }
+    a->inputs = (const char *const *)argv + optind;
+    a->n_inputs = (size_t)(argc - optind);
     return 0;
+}
+
+int measure_output(es_context *ctx, const measure_args *a, es_cost_table *table)
+{
+    int rc = ES_OK;
+    if (a->emb.utt_emb || a->emb.spk_emb)
+        rc = es_cost_table_mark_embeddings(ctx, table, &a->emb);
+    if (rc == ES_OK)
+        rc = strcmp(a->output, "-") == 0 ? es_cost_table_write_fd(ctx, table, 1, 0)
+                                         : es_cost_table_write(ctx, table, a->output);
+    int exit_code = rc == ES_OK ? EXIT_OK : cli_fail(es_errmsg(ctx), rc);
+    cli_report_table_problems(table);
+    es_cost_table_free(table);
+    return exit_code;
 }
 
 int cmd_measure(int argc, char **argv)
@@ -95,6 +109,10 @@ int cmd_measure(int argc, char **argv)
     int rc = parse_args(argc, argv, &a);
     if (rc)
         return rc > 0 ? EXIT_OK : EXIT_BAD_INPUT;
+#if HAVE_MPI
+    if (measure_launched_by_mpi())
+        return measure_mpi(&a);
+#endif
     cli_progress progress;
     cli_progress_init(&progress, "measure", a.quiet);
     a.s.progress = cli_progress_update;
@@ -104,17 +122,9 @@ int cmd_measure(int argc, char **argv)
     if (!ctx)
         return cli_fail("out of memory", ES_ERR_NOMEM);
     es_cost_table *table = NULL;
-    rc = es_measure(ctx, &a.s, (const char *const *)argv + optind, (size_t)(argc - optind), &table);
-    if (rc == ES_OK && (a.emb.utt_emb || a.emb.spk_emb))
-        rc = es_cost_table_mark_embeddings(ctx, table, &a.emb);
+    rc = es_measure(ctx, &a.s, a.inputs, a.n_inputs, &table);
     cli_progress_end(&progress);
-    if (rc == ES_OK)
-        rc = strcmp(a.output, "-") == 0 ? es_cost_table_write_fd(ctx, table, 1, 0)
-                                        : es_cost_table_write(ctx, table, a.output);
-    int exit_code = rc == ES_OK ? EXIT_OK : cli_fail(es_errmsg(ctx), rc);
-    if (table)
-        cli_report_table_problems(table);
-    es_cost_table_free(table);
+    int exit_code = rc == ES_OK ? measure_output(ctx, &a, table) : cli_fail(es_errmsg(ctx), rc);
     es_context_free(ctx);
     return exit_code;
 }

@@ -1,0 +1,38 @@
+/* A measure job (es_measure_job, equishard.h): the inputs' work units and, per
+ * unit, its result. es_measure runs every unit of one job; `mpirun equishard
+ * measure` runs a share of the units in each process, ships the results of the
+ * others to one process as parts (measure_part.c) and merges them there.
+ *
+ * Invariants: results[u] belongs to work.units[u]; a unit is measured when its
+ * `rows` is non-NULL or its status is a failure; rows/skips of a unit are in
+ * shard order. */
+#ifndef ES_MEASURE_JOB_H
+#define ES_MEASURE_JOB_H
+
+#include <stdatomic.h>
+
+#include "costs/cost_table.h"
+#include "measure/work_units.h"
+#include "readers/reader.h"
+
+typedef struct es_unit_result {
+    es_cost_table *rows; /* rows and skips; NULL until measured */
+    int status;          /* ES_OK or the unit's failure */
+    char *error;         /* message when status != ES_OK */
+} es_unit_result;
+
+struct es_measure_job {
+    es_measure_settings s;
+    es_reader_opts opts;
+    es_work work;
+    es_unit_result *results;     /* work.n of them */
+    _Atomic size_t first_failed; /* FAIL mode: lowest failed unit index */
+    _Atomic size_t done;         /* units finished in the current run */
+    char *part;                  /* the last es_measure_job_part */
+    size_t part_len;
+};
+
+/* Sets a unit's failure (message copied). Returns status. */
+int es_unit_fail(es_unit_result *res, int status, const char *msg);
+
+#endif

@@ -1,0 +1,31 @@
+/* `equishard measure`, shared by the one-process command (cmd_measure.c) and its
+ * MPI form (measure_mpi.c, built when meson finds MPI). */
+#ifndef ES_CLI_MEASURE_H
+#define ES_CLI_MEASURE_H
+
+#include "cli.h"
+
+typedef struct measure_args {
+    es_measure_settings s;
+    const char *output;
+    es_emb_sources emb; /* --utt-emb/--spk-emb: embedding presence flags */
+    int quiet;
+    const char *const *inputs;
+    size_t n_inputs;
+} measure_args;
+
+/* What follows a successful measure: the embedding flags are set and the table
+ * written to a->output; an error, or the table's skips and warnings, go to
+ * stderr. Frees table; returns the exit code. */
+int measure_output(es_context *ctx, const measure_args *a, es_cost_table *table);
+
+/* 1 when an MPI launcher started this process as one of several (mpirun,
+ * mpiexec, srun): then measure runs as one MPI rank. Never initialises MPI. */
+int measure_launched_by_mpi(void);
+
+/* The MPI form: every rank measures its share of the units, rank 0 merges and
+ * writes the table es_measure would give. Returns the same exit code on every
+ * rank. */
+int measure_mpi(measure_args *a);
+
+#endif

@@ -1,0 +1,246 @@
+/* `mpirun -np N equishard measure …` / `srun equishard measure …` (DESIGN.md §10).
+ *
+ * Every rank reads the same lists into the same units (es_measure_job_new); the
+ * ranks stat() a block of units each and share the sizes; every rank deals the
+ * units with the same LPT (es_measure_assign), so no assignment is sent; each
+ * measures its units with OpenMP; ranks 1..N-1 send their results as parts to
+ * rank 0, which merges them in unit order into exactly the table es_measure
+ * gives, writes it and reports as the one-process command does.
+ *
+ * Failures: after each step every rank takes part in the same collective status
+ * exchange (agree), so a failed rank never leaves the others waiting in a
+ * collective; the lowest failing rank's message reaches rank 0, which prints it,
+ * and every rank returns the same exit code. A shard that fails to measure is not
+ * a step failure: it travels in the part, and rank 0's merge reports the first
+ * failed unit in list order, as the one-process run does.
+ *
+ * Waiting: every wait is a non-blocking call finished by `idle`, which sleeps
+ * between tests. OpenMPI's blocking calls busy-poll, so a rank that finished its
+ * share would otherwise take a core from ranks still measuring on it
+ * (oversubscribed nodes; measured in docs/PERFORMANCE.md). */
+#include <mpi.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "measure.h"
+
+enum {
+    MSG_MAX = 1024,       /* error messages exchanged between ranks */
+    CHUNK = 1 << 30,      /* bytes per message: MPI counts are int */
+    TAG_PART = 1,
+};
+
+typedef struct mpi_run {
+    int rank, size;
+    es_context *ctx;
+    es_measure_job *job;
+    uint64_t *bytes;      /* unit sizes, all units */
+    uint32_t *owner;      /* unit → rank */
+    int status;           /* agreed status of the run so far */
+    char msg[MSG_MAX];    /* its message (on every rank) */
+} mpi_run;
+
+/* Completes a request, sleeping 0.5 ms between tests instead of spinning. */
+static void idle(MPI_Request *req)
+{
+    const struct timespec nap = {0, 500000};
+    int done = 0;
+    while (MPI_Test(req, &done, MPI_STATUS_IGNORE) == MPI_SUCCESS && !done)
+        nanosleep(&nap, NULL);
+}
+
+int measure_launched_by_mpi(void)
+{
+    /* mpirun/mpiexec of OpenMPI; PMIx launchers (srun --mpi=pmix, prterun); PMI-1/2
+     * launchers (Hydra, srun --mpi=pmi2). srun sets SLURM_STEP_NUM_TASKS for the
+     * tasks of a step, not in the batch script, where SLURM_NTASKS and
+     * SLURM_PROCID=0 are set too: a plain command there stays one process. */
+    static const char *const vars[] = {"OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_SIZE",
+                                       "PMI_RANK"};
+    for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++)
+        if (getenv(vars[i]))
+            return 1;
+    const char *tasks = getenv("SLURM_STEP_NUM_TASKS");
+    return tasks && atoi(tasks) > 1 && getenv("SLURM_PROCID");
+}
+
+/* Collective: every rank passes its own status for the step just done; all get
+ * the status and message of the lowest failing rank, kept in r (the first
+ * failure of the run). Returns nonzero when the run has failed. */
+static int agree(mpi_run *r, int status)
+{
+    if (r->status != ES_OK)
+        return 1;
+    int mine = status != ES_OK ? r->rank : r->size, first;
+    MPI_Request req;
+    MPI_Iallreduce(&mine, &first, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD, &req);
+    idle(&req);
+    if (first == r->size)
+        return 0;
+    struct {
+        int status;
+        char msg[MSG_MAX];
+    } m = {status, ""};
+    if (r->rank == first) {
+        const char *e = es_errmsg(r->ctx);
+        snprintf(m.msg, sizeof m.msg, "%s", *e ? e : "out of memory");
+    }
+    MPI_Ibcast(&m, (int)sizeof m, MPI_BYTE, first, MPI_COMM_WORLD, &req);
+    idle(&req);
+    r->status = m.status;
+    snprintf(r->msg, sizeof r->msg, "%s", m.msg);
+    return 1;
+}
+
+/* Every rank must have read the same lists into the same number of units. */
+static int same_units(mpi_run *r)
+{
+    unsigned long long n = es_measure_job_units(r->job), lo, hi;
+    MPI_Request req[2];
+    MPI_Iallreduce(&n, &lo, 1, MPI_UNSIGNED_LONG_LONG, MPI_MIN, MPI_COMM_WORLD, &req[0]);
+    MPI_Iallreduce(&n, &hi, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, MPI_COMM_WORLD, &req[1]);
+    idle(&req[0]);
+    idle(&req[1]);
+    if (lo == hi && hi <= INT32_MAX)
+        return ES_OK;
+    /* the same values on every rank: every rank fails the same way, no exchange */
+    if (lo != hi)
+        snprintf(r->msg, sizeof r->msg, "MPI ranks read the inputs into different numbers of "
+                 "units (%llu to %llu): are the lists the same on every node?", lo, hi);
+    else
+        snprintf(r->msg, sizeof r->msg, "%llu units: too many for one MPI job", hi);
+    return r->status = ES_ERR_USAGE;
+}
+
+/* Each rank stat()s a block of units; all ranks get all sizes and deal the units
+ * the same way, so no assignment travels. */
+static int deal(mpi_run *r)
+{
+    size_t n = es_measure_job_units(r->job);
+    int *counts = malloc(sizeof(int) * (size_t)r->size);
+    int *displs = malloc(sizeof(int) * (size_t)r->size);
+    r->bytes = malloc((n + 1) * sizeof *r->bytes);
+    r->owner = malloc((n + 1) * sizeof *r->owner);
+    int rc = ES_ERR_NOMEM;
+    if (counts && displs && r->bytes && r->owner) {
+        for (int i = 0; i < r->size; i++) {
+            displs[i] = (int)(n * (size_t)i / (size_t)r->size);
+            counts[i] = (int)(n * (size_t)(i + 1) / (size_t)r->size) - displs[i];
+        }
+        rc = es_measure_job_sizes(r->ctx, r->job, (size_t)displs[r->rank],
+                                  (size_t)counts[r->rank], r->bytes + displs[r->rank]);
+    }
+    if (!agree(r, rc)) {
+        MPI_Request req;
+        MPI_Iallgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, r->bytes, counts, displs,
+                        MPI_UINT64_T, MPI_COMM_WORLD, &req);
+        idle(&req);
+        agree(r, es_measure_assign(r->ctx, r->bytes, n, (uint32_t)r->size, r->owner));
+    }
+    free(counts);
+    free(displs);
+    return r->status;
+}
+
+/* A part travels in messages of at most CHUNK bytes. */
+static void transfer(char *buf, uint64_t len, int peer, int sending)
+{
+    for (uint64_t off = 0; off < len; off += CHUNK) {
+        int n = (int)(len - off < CHUNK ? len - off : CHUNK);
+        MPI_Request req;
+        if (sending)
+            MPI_Isend(buf + off, n, MPI_BYTE, peer, TAG_PART, MPI_COMM_WORLD, &req);
+        else
+            MPI_Irecv(buf + off, n, MPI_BYTE, peer, TAG_PART, MPI_COMM_WORLD, &req);
+        idle(&req);
+    }
+}
+
+/* Ranks 1..N-1 send their parts to rank 0, which adds them to its job. The
+ * sizes go first, so rank 0 can agree on its buffer before anyone sends; then
+ * every sent byte is received, even after a part failed to add. */
+static int gather_parts(mpi_run *r, const void *part, uint64_t len)
+{
+    uint64_t *lens = r->rank == 0 ? calloc((size_t)r->size, sizeof *lens) : NULL;
+    MPI_Request req;
+    MPI_Igather(&len, 1, MPI_UINT64_T, lens, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD, &req);
+    idle(&req);
+    uint64_t most = 0;
+    for (int i = 1; lens && i < r->size; i++)
+        most = lens[i] > most ? lens[i] : most;
+    char *buf = r->rank == 0 && lens ? malloc(most + 1) : NULL;
+    if (agree(r, r->rank == 0 && !buf ? ES_ERR_NOMEM : ES_OK)) {
+        free(lens);
+        return r->status;
+    }
+    int rc = ES_OK;
+    if (r->rank != 0)
+        transfer((char *)part, len, 0, 1);
+    for (int src = 1; r->rank == 0 && src < r->size; src++) {
+        transfer(buf, lens[src], src, 0);
+        if (rc == ES_OK)
+            rc = es_measure_job_add_part(r->ctx, r->job, buf, lens[src]);
+    }
+    free(buf);
+    free(lens);
+    return rc;
+}
+
+/* Measures this rank's units; the others' results travel to rank 0. */
+static int measure_share(mpi_run *r)
+{
+    int rc = es_measure_job_run(r->ctx, r->job, r->owner, (uint32_t)r->rank);
+    const void *part = NULL;
+    size_t len = 0;
+    if (rc == ES_OK && r->rank != 0)
+        rc = es_measure_job_part(r->ctx, r->job, &part, &len);
+    return agree(r, rc) ? r->status : gather_parts(r, part, len);
+}
+
+static int run(mpi_run *r, measure_args *a)
+{
+    int rc = r->ctx ? es_measure_job_new(r->ctx, &a->s, a->inputs, a->n_inputs, &r->job)
+                    : ES_ERR_NOMEM;
+    if (agree(r, rc) || same_units(r) != ES_OK || deal(r) != ES_OK)
+        return r->status;
+    return measure_share(r);
+}
+
+int measure_mpi(measure_args *a)
+{
+    int provided;
+    if (MPI_Init_thread(NULL, NULL, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS)
+        return cli_fail("MPI_Init failed", ES_ERR_INTERNAL);
+    mpi_run r = {.status = ES_OK, .ctx = es_context_new()};
+    MPI_Comm_rank(MPI_COMM_WORLD, &r.rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &r.size);
+    /* progress: rank 0's own units, on rank 0's terminal */
+    cli_progress progress;
+    cli_progress_init(&progress, "measure (rank 0)", a->quiet || r.rank != 0);
+    a->s.progress = r.rank == 0 ? cli_progress_update : NULL;
+    a->s.progress_user = &progress;
+    int rc = run(&r, a);
+    cli_progress_end(&progress);
+    int exit_code = EXIT_OK;
+    if (r.rank == 0) {
+        es_cost_table *table = NULL;
+        if (r.status != ES_OK)
+            exit_code = cli_fail(r.msg, r.status);
+        else if (rc == ES_OK && (rc = es_measure_job_finish(r.ctx, r.job, &table)) == ES_OK)
+            exit_code = measure_output(r.ctx, a, table);
+        else
+            exit_code = cli_fail(es_errmsg(r.ctx), rc);
+    }
+    MPI_Request req;
+    MPI_Ibcast(&exit_code, 1, MPI_INT, 0, MPI_COMM_WORLD, &req);
+    idle(&req);
+    es_measure_job_free(r.job);
+    free(r.bytes);
+    free(r.owner);
+    es_context_free(r.ctx);
+    MPI_Finalize();
+    return exit_code;
+}
