@@ -265,7 +265,7 @@ START_TEST(test_cpu_thread_counts_identical)
     for (int k = 0; k < 3; k++) {
         res[k] = malloc(n * sizeof *res[k]);
         mean[k] = malloc(17 * d * sizeof *mean[k]);
-        es_vjob job = {g.rows, ES_DTYPE_F32, n, d, order, seg, 17, k == 0 ? 1 : 2 * k,
+        es_vjob job = {g.rows, ES_DTYPE_F32, n, d, order, seg, k == 2 ? g.speaker : NULL, 17, k == 0 ? 1 : 2 * k,
                        res[k], mean[k], nf[k], NULL};
         ck_assert_int_eq(es_vjob_run_cpu(ctx, &job), ES_OK);
     }

@@ -107,7 +107,7 @@ static int bench_cpu(const opts *o)
     }
     fill(m, spk, n, d, S, o->grouped);
     group(spk, n, S, order, seg);
-    es_vjob job = {m, ES_DTYPE_F32, n, d, order, seg, S, threads, res, mean, nf, NULL};
+    es_vjob job = {m, ES_DTYPE_F32, n, d, order, seg, spk, S, threads, res, mean, nf, NULL};
     es_context *ctx = es_context_new();
     double t_read = 1e9, t_kernel = 1e9, t_total = 1e9;
     es_validate_settings s;
@@ -181,7 +181,7 @@ static int bench_gpu(const opts *o)
     double read_ms, ms[ES_VJOB_TIMES], best[ES_VJOB_TIMES];
     if (es_cuda_read_bandwidth(ctx, dev, bytes, o->repeat, &read_ms) != ES_OK)
         return fprintf(stderr, "%s\n", es_errmsg(ctx)), 1;
-    es_vjob job = {dev, ES_DTYPE_F32, n, d, order, seg, S, 0, res, mean, nf, ms};
+    es_vjob job = {dev, ES_DTYPE_F32, n, d, order, seg, spk, S, 0, res, mean, nf, ms};
     for (int r = 0; r < o->repeat; r++) {
         if (es_vjob_run_cuda(ctx, &job, 1) != ES_OK)
             return fprintf(stderr, "%s\n", es_errmsg(ctx)), 1;
