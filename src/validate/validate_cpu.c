@@ -8,7 +8,7 @@
  *   1. The rows are walked in windows of WINDOW rows per thread. In each
  *      window a thread first computes the statistics of its own contiguous
  *      WINDOW rows, then walks the whole window (now in cache) and adds the
- *      finite rows of the speakers it owns (speaker % threads) into their
+ *      finite rows of the speakers it owns (owner()) into their
  *      speaker's open chunk partial (es_k_part_add), flushed into the
  *      speaker's double total after every ES_K_CHUNK rows of that speaker
  *      (es_k_part_flush). A speaker's rows are thus added by one thread, in
@@ -100,7 +100,15 @@ static void stats_rows(const es_vjob *job, size_t a, size_t b, float *buf)
         es_k_row_stats_simd(row_floats(job, r, buf), (uint32_t)job->dim, &job->res[r]);
 }
 
-/* Pass 1, rows [a, b): those of speakers s with s % nt == t into their chunks. */
+/* The thread of nt that owns speaker s: a multiplicative hash scaled to nt
+ * (a division per row costs as much as the rest of the bookkeeping), spread
+ * so that neighbouring speakers, as in grouped rows, go to different threads. */
+static int owner(int32_t s, int nt)
+{
+    return (int)(((uint64_t)((uint32_t)s * 0x9e3779b1u) * (uint32_t)nt) >> 32);
+}
+
+/* Pass 1, rows [a, b): those of the speakers thread t owns into their chunks. */
 ES_CPU_CLONES
 static void add_rows(const cpu_run *c, size_t a, size_t b, int t, int nt, float *buf)
 {
@@ -108,12 +116,12 @@ static void add_rows(const cpu_run *c, size_t a, size_t b, int t, int nt, float 
     uint32_t d = (uint32_t)job->dim;
     for (size_t r = a; r < b; r++) {
         int32_t s = c->row_spk[r], next = r + PREFETCH < b ? c->row_spk[r + PREFETCH] : -1;
-        if (next >= 0 && next % nt == t) {
+        if (next >= 0 && owner(next, nt) == t) {
             prefetch(slot(c, next), d * sizeof(float), 1);
             prefetch((const char *)job->rows + (r + PREFETCH) * d * es_dtype_size(job->dtype),
                      d * es_dtype_size(job->dtype), 0);
         }
-        if (s < 0 || s % nt != t)
+        if (s < 0 || owner(s, nt) != t)
             continue;
         float *part = c->part + (size_t)s * c->stride;
         spk_count *n = &c->count[s];
@@ -154,8 +162,9 @@ static void pass1(const cpu_run *c, int t, int nt, float *buf)
             stats_rows(c->job, a, end - a < WINDOW ? end : a + WINDOW, buf);
         add_rows(c, w, end, t, nt, buf);
     }
-    for (size_t s = (size_t)t; s < c->job->n_spk; s += (size_t)nt)
-        finish_speaker(c, s);
+    for (size_t s = 0; s < c->job->n_spk; s++)
+        if (owner((int32_t)s, nt) == t)
+            finish_speaker(c, s);
 }
 
 /* Pass 2, row r: the cosine to its speaker's centroid. */
