@@ -2,7 +2,6 @@
  * utt2speech_token.pt (a torch zip, or a plain pickle, of a dict str → list of
  * int), read with the validator's strict unpickler (sources/). */
 #include <stdlib.h>
-#include <string.h>
 
 #include "costs/cost_table.h"
 #include "validate/sources/emb_set.h"

@@ -114,11 +114,11 @@ int cmd_measure(int argc, char **argv)
         return cli_fail("out of memory", ES_ERR_NOMEM);
     es_cost_table *table = NULL;
     rc = es_measure(ctx, &a.s, (const char *const *)argv + optind, (size_t)(argc - optind), &table);
+    cli_progress_end(&progress);
     if (rc == ES_OK && (a.emb.utt_emb || a.emb.spk_emb))
         rc = es_cost_table_mark_embeddings(ctx, table, &a.emb);
     if (rc == ES_OK && a.speech_tokens)
         rc = cli_set_speech_tokens(ctx, table, a.speech_tokens);
-    cli_progress_end(&progress);
     if (rc == ES_OK)
         rc = strcmp(a.output, "-") == 0 ? es_cost_table_write_fd(ctx, table, 1, 0)
                                         : es_cost_table_write(ctx, table, a.output);
