@@ -108,9 +108,11 @@ static int owner(int32_t s, int nt)
     return (int)(((uint64_t)((uint32_t)s * 0x9e3779b1u) * (uint32_t)nt) >> 32);
 }
 
-/* Pass 1, rows [a, b): those of the speakers thread t owns into their chunks. */
+/* Pass 1, rows [a, b): those of the speakers thread t owns into their chunks.
+ * Rows [own_a, own_b) have their statistics from this thread already. */
 ES_CPU_CLONES
-static void add_rows(const cpu_run *c, size_t a, size_t b, int t, int nt, float *buf)
+static void add_rows(const cpu_run *c, size_t a, size_t b, size_t own_a, size_t own_b, int t,
+                     int nt, float *buf)
 {
     const es_vjob *job = c->job;
     uint32_t d = (uint32_t)job->dim;
@@ -126,7 +128,9 @@ static void add_rows(const cpu_run *c, size_t a, size_t b, int t, int nt, float 
         float *part = c->part + (size_t)s * c->stride;
         spk_count *n = &c->count[s];
         const float *x = row_floats(job, r, buf);
-        if (es_k_all_finite(x, d)) {
+        int finite = r >= own_a && r < own_b ? es_k_row_finite(&job->res[r])
+                                              : es_k_all_finite(x, d);
+        if (finite) {
             es_k_part_add(part, x, d);
             n->n_finite++;
         }
@@ -158,9 +162,9 @@ static void pass1(const cpu_run *c, int t, int nt, float *buf)
     size_t n = c->job->n, step = (size_t)WINDOW * (size_t)nt;
     for (size_t w = 0; w < n; w += step) {
         size_t end = n - w < step ? n : w + step, a = w + (size_t)t * WINDOW;
-        if (a < end)
-            stats_rows(c->job, a, end - a < WINDOW ? end : a + WINDOW, buf);
-        add_rows(c, w, end, t, nt, buf);
+        size_t b = a < end ? (end - a < WINDOW ? end : a + WINDOW) : a;
+        stats_rows(c->job, a, b, buf);
+        add_rows(c, w, end, a, b, t, nt, buf);
     }
     for (size_t s = 0; s < c->job->n_spk; s++)
         if (owner((int32_t)s, nt) == t)
