@@ -14,8 +14,9 @@
  *      (es_k_part_flush). A speaker's rows are thus added by one thread, in
  *      row order, in the chunks vjob.h defines: the sums have the bits of
  *      es_k_chunk_sum() (the CUDA path's) for any thread count. The threads
- *      do not wait for each other inside the pass; each checks finiteness of
- *      the rows it adds itself (es_k_all_finite). Every speaker's state (its
+ *      do not wait for each other inside the pass: a row of another thread's
+ *      block may not have its statistics yet, so its finiteness is checked
+ *      again (es_k_all_finite). Every speaker's state (its
  *      partial, its counters) sits on cache lines of its own, or shuffled
  *      rows would make the threads fight over shared lines at every row.
  *   2. After a barrier the centroids are known; rows are split evenly between
