@@ -18,6 +18,7 @@ typedef struct truth_row {
     unsigned rate, channels;
     unsigned long long samples;
     unsigned text_chars;
+    unsigned speech_tokens;
 } truth_row;
 
 static truth_row truth[64];
@@ -34,9 +35,9 @@ static void load_truth(void)
     while (fgets(line, sizeof line, fp)) {
         truth_row *t = &truth[n_truth];
         double dur;
-        unsigned tokens;
         ck_assert_int_eq(sscanf(line, "%63s %15s %u %u %llu %lf %u %u", t->key, t->spk, &t->rate,
-                                &t->channels, &t->samples, &dur, &t->text_chars, &tokens), 8);
+                                &t->channels, &t->samples, &dur, &t->text_chars, &t->speech_tokens),
+                         8);
         n_truth++;
     }
     fclose(fp);
@@ -129,6 +130,57 @@ START_TEST(corpus_a_kaldi_dir)
     snprintf(root, sizeof root, "%s", fixture_path("corpus_a"));
     es_cost_table *t = measure(fixture_path("corpus_a/kaldi"), root, 2, 0, ES_OK, NULL, 0);
     check_corpus_a(t, 1);
+    es_cost_table_free(t);
+}
+END_TEST
+
+/* --speech-tokens: utt2speech_token.pt's list lengths are truth.tsv's speech
+ * tokens; the counts tell rows without a list and keys the table lacks. */
+static void set_tokens(es_cost_table *t, const char *src, int want, es_speech_token_stats *st)
+{
+    es_context *ctx = es_context_new();
+    int rc = es_cost_table_set_speech_tokens(ctx, t, fixture_path(src), st);
+    if (rc != want)
+        ck_abort_msg("set_speech_tokens(%s) = %s: %s", src, es_status_name(rc), es_errmsg(ctx));
+    es_context_free(ctx);
+}
+
+static void check_tokens(es_cost_table *t, size_t first_truth)
+{
+    for (size_t i = 0; i < es_cost_table_size(t); i++) {
+        es_cost_row r;
+        es_cost_table_row(t, i, &r);
+        ck_assert_str_eq(r.key, truth[first_truth + i].key);
+        ck_assert_uint_eq(r.speech_tokens, truth[first_truth + i].speech_tokens);
+    }
+}
+
+START_TEST(corpus_a_speech_tokens)
+{
+    char root[4096];
+    snprintf(root, sizeof root, "%s", fixture_path("corpus_a"));
+    load_truth();
+    es_speech_token_stats st;
+    /* Kaldi (no tokens measured): every row set */
+    es_cost_table *t = measure(fixture_path("corpus_a/kaldi"), root, 2, 0, ES_OK, NULL, 0);
+    set_tokens(t, "corpus_a/kaldi/utt2speech_token.pt", ES_OK, &st);
+    ck_assert(st.rows_set == 60 && st.rows_without == 0 && st.unknown_keys == 0);
+    check_tokens(t, 0);
+    es_cost_table_free(t);
+    /* parquet measures speech_token itself: the source replaces, never adds */
+    t = measure(fixture_path("corpus_a/parquet/data.list"), root, 2, 0, ES_OK, NULL, 0);
+    check_tokens(t, 0);
+    set_tokens(t, "corpus_a/kaldi/utt2speech_token.pt", ES_OK, NULL);
+    check_tokens(t, 0);
+    es_cost_table_free(t);
+    /* one shard of 16: the other 44 keys are unknown to the table */
+    t = measure(fixture_path("corpus_a/shards/shards_000000000.tar"), root, 1, 0, ES_OK, NULL, 0);
+    set_tokens(t, "corpus_a/kaldi/utt2speech_token.pt", ES_OK, &st);
+    ck_assert(st.rows_set == 16 && st.rows_without == 0 && st.unknown_keys == 44);
+    check_tokens(t, 0);
+    /* embeddings are not token lists; a failed call leaves the rows as they were */
+    set_tokens(t, "corpus_a/kaldi/utt2embedding.pt", ES_ERR_FORMAT, &st);
+    check_tokens(t, 0);
     es_cost_table_free(t);
 }
 END_TEST
@@ -490,6 +542,7 @@ int main(void)
     tcase_add_test(tc, corpus_a_tar_zst);
     tcase_add_test(tc, corpus_a_raw_list);
     tcase_add_test(tc, corpus_a_kaldi_dir);
+    tcase_add_test(tc, corpus_a_speech_tokens);
     tcase_add_test(tc, wenet_shard_list);
     tcase_add_test(tc, wenet_raw_list);
     tcase_add_test(tc, wenet_kaldi);

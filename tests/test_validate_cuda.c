@@ -44,7 +44,7 @@ static void compare_backends(const vgen *g, const void *rows, es_dtype dtype)
     es_row_result *rc = malloc(n * sizeof *rc), *rg = malloc(n * sizeof *rg);
     double *mc = malloc(S * d * sizeof *mc), *mg = malloc(S * d * sizeof *mg);
     uint32_t *fc = malloc(S * sizeof *fc), *fg = malloc(S * sizeof *fg);
-    es_vjob cpu = {rows, dtype, n, d, gr.order, gr.seg, S, 0, rc, mc, fc, NULL};
+    es_vjob cpu = {rows, dtype, n, d, gr.order, gr.seg, NULL, S, 0, rc, mc, fc, NULL};
     es_vjob gpu = cpu;
     gpu.res = rg, gpu.mean = mg, gpu.n_finite = fg;
     es_context *ctx = es_context_new();

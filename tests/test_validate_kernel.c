@@ -225,6 +225,22 @@ START_TEST(test_cpu_finds_planted_defects)
 }
 END_TEST
 
+/* Rows by speaker, stable, rows without a speaker last (vjob.h's order and
+ * seg; seg has n_spk + 2 entries). */
+static void group_rows(const int32_t *speaker, size_t n, size_t n_spk, uint32_t *order, size_t *seg)
+{
+    memset(seg, 0, (n_spk + 2) * sizeof *seg);
+    for (size_t i = 0; i < n; i++)
+        seg[(speaker[i] < 0 ? n_spk : (size_t)speaker[i]) + 1]++;
+    for (size_t s = 0; s < n_spk; s++)
+        seg[s + 1] += seg[s];
+    size_t *fill = malloc((n_spk + 1) * sizeof *fill);
+    memcpy(fill, seg, (n_spk + 1) * sizeof *fill);
+    for (size_t i = 0; i < n; i++)
+        order[fill[speaker[i] < 0 ? n_spk : (size_t)speaker[i]]++] = (uint32_t)i;
+    free(fill);
+}
+
 /* Findings, values included, and every per-row number are the same bits for
  * 1, 2 and 4 threads. */
 START_TEST(test_cpu_thread_counts_identical)
@@ -249,15 +265,8 @@ START_TEST(test_cpu_thread_counts_identical)
     /* the backend itself: per-row results and means */
     size_t n = g.n, d = g.d;
     uint32_t *order = malloc(n * sizeof *order);
-    size_t seg[19] = {0}; /* n_spk + 2 */
-    for (size_t i = 0; i < n; i++)
-        seg[(g.speaker[i] < 0 ? 17 : g.speaker[i]) + 1]++;
-    for (size_t s = 0; s < 17; s++)
-        seg[s + 1] += seg[s];
-    size_t fill[18];
-    memcpy(fill, seg, sizeof fill);
-    for (size_t i = 0; i < n; i++)
-        order[fill[g.speaker[i] < 0 ? 17 : g.speaker[i]]++] = (uint32_t)i;
+    size_t seg[19]; /* n_spk + 2 */
+    group_rows(g.speaker, n, 17, order, seg);
     es_row_result *res[3];
     double *mean[3];
     uint32_t nf[3][17];
@@ -265,7 +274,7 @@ START_TEST(test_cpu_thread_counts_identical)
     for (int k = 0; k < 3; k++) {
         res[k] = malloc(n * sizeof *res[k]);
         mean[k] = malloc(17 * d * sizeof *mean[k]);
-        es_vjob job = {g.rows, ES_DTYPE_F32, n, d, order, seg, 17, k == 0 ? 1 : 2 * k,
+        es_vjob job = {g.rows, ES_DTYPE_F32, n, d, order, seg, k == 2 ? g.speaker : NULL, 17, k == 0 ? 1 : 2 * k,
                        res[k], mean[k], nf[k], NULL};
         ck_assert_int_eq(es_vjob_run_cpu(ctx, &job), ES_OK);
     }
@@ -280,6 +289,113 @@ START_TEST(test_cpu_thread_counts_identical)
     }
     es_context_free(ctx);
     free(order);
+    vg_free(&g);
+}
+END_TEST
+
+/* A finding by key, for comparing results over differently ordered rows. */
+typedef struct keyed {
+    int check, kind;
+    const char *key, *other; /* duplicate_vector: the pair, key < other */
+    double value;
+} keyed;
+
+static int keyed_cmp(const void *pa, const void *pb)
+{
+    const keyed *a = pa, *b = pb;
+    if (a->check != b->check)
+        return a->check - b->check;
+    if (a->kind != b->kind)
+        return a->kind - b->kind;
+    int c = strcmp(a->key, b->key);
+    return c ? c : strcmp(a->other, b->other);
+}
+
+static keyed *by_key(const es_validate_result *r, size_t *n)
+{
+    *n = es_validate_finding_count(r);
+    keyed *k = calloc(*n + 1, sizeof *k);
+    for (size_t i = 0; i < *n; i++) {
+        es_finding f;
+        es_validate_finding(r, i, &f);
+        const char *other = f.check == ES_CHECK_DUPLICATE_VECTOR && f.other ? f.other : "";
+        int swap = other[0] && strcmp(other, f.key) < 0; /* which is "earlier" depends on order */
+        k[i] = (keyed){(int)f.check, (int)f.kind, swap ? other : f.key, swap ? f.key : other, f.value};
+    }
+    qsort(k, *n, sizeof *k, keyed_cmp);
+    return k;
+}
+
+/* CosyVoice's utt2embedding.pt lists utterances in no speaker order (vg_make's
+ * rows are speaker-shuffled too). The same rows grouped by speaker, each
+ * speaker's rows kept in their order, give the same findings with values equal
+ * to the bit, and the backend the same per-row results and means: a speaker's
+ * rows are added in row order either way. */
+START_TEST(test_cpu_row_order_identical)
+{
+    vgen g, h;
+    vg_make(&g, 3000, 192, 30, 777);
+    size_t n = g.n, d = g.d, S = g.n_spk, seg[32];
+    uint32_t *perm = malloc(n * sizeof *perm); /* grouped row i = shuffled row perm[i] */
+    group_rows(g.speaker, n, S, perm, seg);
+    h = g;
+    h.rows = malloc(n * d * sizeof *h.rows);
+    h.speaker = malloc(n * sizeof *h.speaker);
+    h.keys = malloc(n * sizeof *h.keys);
+    for (size_t i = 0; i < n; i++) {
+        memcpy(h.rows + i * d, g.rows + (size_t)perm[i] * d, d * sizeof *h.rows);
+        h.speaker[i] = g.speaker[perm[i]];
+        h.keys[i] = g.keys[perm[i]];
+    }
+    for (int threads = 1; threads <= 2; threads++) {
+        es_validate_result *rg = validate(&g, threads), *rh = validate(&h, threads);
+        size_t ng, nh;
+        keyed *kg = by_key(rg, &ng), *kh = by_key(rh, &nh);
+        ck_assert_uint_ge(ng, 21); /* the planted defects, at least */
+        ck_assert_uint_eq(ng, nh);
+        for (size_t i = 0; i < ng; i++) {
+            ck_assert_msg(kg[i].check == kh[i].check && kg[i].kind == kh[i].kind &&
+                          !strcmp(kg[i].key, kh[i].key) && !strcmp(kg[i].other, kh[i].other),
+                          "finding %zu: %s %s vs %s %s", i, name_of(kg[i].check), kg[i].key,
+                          name_of(kh[i].check), kh[i].key);
+            ck_assert_msg(memcmp(&kg[i].value, &kh[i].value, sizeof kg[i].value) == 0,
+                          "%s %s: %.17g vs %.17g", name_of(kg[i].check), kg[i].key, kg[i].value,
+                          kh[i].value);
+        }
+        free(kg);
+        free(kh);
+        es_validate_result_free(rg);
+        es_validate_result_free(rh);
+    }
+    /* the backend: per-row results follow their rows, means are the same bits */
+    es_context *ctx = es_context_new();
+    uint32_t *order = malloc(n * sizeof *order);
+    es_row_result *res[2];
+    double *mean[2];
+    uint32_t nf[2][30];
+    for (int k = 0; k < 2; k++) {
+        const vgen *v = k ? &h : &g;
+        group_rows(v->speaker, n, S, order, seg);
+        res[k] = malloc(n * sizeof *res[k]);
+        mean[k] = malloc(S * d * sizeof *mean[k]);
+        es_vjob job = {v->rows, ES_DTYPE_F32, n, d, order, seg, v->speaker, S, 2, res[k], mean[k],
+                       nf[k], NULL};
+        ck_assert_int_eq(es_vjob_run_cpu(ctx, &job), ES_OK);
+    }
+    for (size_t i = 0; i < n; i++)
+        ck_assert(memcmp(&res[1][i], &res[0][perm[i]], sizeof res[0][0]) == 0);
+    ck_assert(memcmp(mean[0], mean[1], S * d * sizeof *mean[0]) == 0);
+    ck_assert(memcmp(nf[0], nf[1], sizeof nf[0]) == 0);
+    for (int k = 0; k < 2; k++) {
+        free(res[k]);
+        free(mean[k]);
+    }
+    free(order);
+    es_context_free(ctx);
+    free(h.rows);
+    free(h.speaker);
+    free(h.keys);
+    free(perm);
     vg_free(&g);
 }
 END_TEST
@@ -383,6 +499,7 @@ int main(void)
     TCase *c = tcase_create("cpu");
     tcase_add_loop_test(c, test_cpu_finds_planted_defects, 0, 2);
     tcase_add_test(c, test_cpu_thread_counts_identical);
+    tcase_add_test(c, test_cpu_row_order_identical);
     tcase_add_test(c, test_half_precision);
     suite_add_tcase(s, c);
     return run_suite(s);

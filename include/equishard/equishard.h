@@ -720,6 +720,25 @@ ES_API int es_validate(es_context *ctx, const es_validate_settings *s,
 ES_API int es_cost_table_mark_embeddings(es_context *ctx, es_cost_table *t,
                                          const es_emb_sources *src);
 
+/* What es_cost_table_set_speech_tokens did. */
+typedef struct es_speech_token_stats {
+    size_t rows_set;      /* rows whose key has a list in the source */
+    size_t rows_without;  /* rows whose key has none: speech_tokens set to 0 */
+    size_t unknown_keys;  /* keys of the source that no row has */
+} es_speech_token_stats;
+
+/* Sets every row's speech_tokens to the length of its key's list in `src`,
+ * CosyVoice's utt2speech_token.pt (torch zip or plain pickle of a dict str →
+ * list of int, read with the strict unpickler; ES_ERR_FORMAT when the lists
+ * hold floats). The source is authoritative: a row whose key it lacks gets 0,
+ * so the loader model's require_speech_token filter drops it as CosyVoice would,
+ * and a count measured from a parquet `speech_token` column is replaced, never
+ * added to. Rows with a list are those with speech_tokens > 0 (an empty list
+ * counts as none, as in the loader). `stats` (may be NULL) gets the counts,
+ * for the caller to report. */
+ES_API int es_cost_table_set_speech_tokens(es_context *ctx, es_cost_table *t, const char *src,
+                                           es_speech_token_stats *stats);
+
 /* The data checks that need the loader model, over a cost table's rows. */
 typedef struct es_validate_data_settings {
     es_cost_model model;     /* the loader's filter and frames; es_cost_model_defaults() */

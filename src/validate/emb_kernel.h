@@ -191,6 +191,36 @@ ES_KFN void es_k_chunk_sum(double *total, const float *x, size_t d, const uint32
     }
 }
 
+/* The same sums row by row, for a backend that streams the matrix in row
+ * order instead of gathering a speaker's chunk (the CPU): part[j] += x[j] for
+ * each row of the chunk in order, then es_k_part_flush() at the chunk's end.
+ * Every column sees the same additions in the same order as in
+ * es_k_chunk_sum(), so the bits are the same. */
+ES_KFN void es_k_part_add(float *part, const float *x, uint32_t d)
+{
+    for (uint32_t j = 0; j < d; j++)
+        part[j] += x[j];
+}
+
+/* Whether all d elements are finite, by bit pattern: es_k_row_finite() of the
+ * row's statistics, without computing them. */
+ES_KFN int es_k_all_finite(const float *x, uint32_t d)
+{
+    uint32_t bad = 0;
+    for (uint32_t i = 0; i < d; i++)
+        bad |= (es_k_f32_bits(x[i]) & 0x7f800000u) == 0x7f800000u;
+    return !bad;
+}
+
+/* total[j] += part[j] in double, and the partial back to 0 for the next chunk. */
+ES_KFN void es_k_part_flush(double *total, float *part, uint32_t d)
+{
+    for (uint32_t j = 0; j < d; j++) {
+        total[j] += (double)part[j];
+        part[j] = 0.0f;
+    }
+}
+
 /* The centroid used for cosines: the double mean rounded to float. */
 ES_KFN float es_k_mean(double sum, uint32_t count) { return (float)(sum / (double)count); }
 

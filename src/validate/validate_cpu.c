@@ -1,14 +1,28 @@
 /* The CPU backend: the per-row functions of emb_kernel.h under OpenMP.
  *
- * Speakers are the unit of parallel work. For one speaker, each chunk of
- * ES_K_CHUNK rows is read once from memory: row statistics, then (while the
- * chunk is in cache) its column sums; after the last chunk the centroid is
- * known and a second loop takes each row's cosine to it, from cache when the
- * speaker's rows fit. Every number is computed by one thread in a fixed
- * order, so results are identical for any thread count. Rows without a speaker
- * only get their statistics.
+ * The matrix is streamed in row order, twice, whatever the order of speakers
+ * in it (CosyVoice's .pt files list utterances in no speaker order; reading a
+ * speaker's rows through order[] instead costs a random 768-byte read per
+ * row, about ten times the time of a streaming pass: docs/PERFORMANCE.md).
  *
- * float16/bfloat16 rows are converted to float a chunk at a time. The hot
+ *   1. The rows are walked in windows of WINDOW rows per thread. In each
+ *      window a thread first computes the statistics of its own contiguous
+ *      WINDOW rows, then walks the whole window (now in cache) and adds the
+ *      finite rows of the speakers it owns (owner()) into their
+ *      speaker's open chunk partial (es_k_part_add), flushed into the
+ *      speaker's double total after every ES_K_CHUNK rows of that speaker
+ *      (es_k_part_flush). A speaker's rows are thus added by one thread, in
+ *      row order, in the chunks vjob.h defines: the sums have the bits of
+ *      es_k_chunk_sum() (the CUDA path's) for any thread count. The threads
+ *      do not wait for each other inside the pass: a row of another thread's
+ *      block may not have its statistics yet, so its finiteness is checked
+ *      again (es_k_all_finite). Every speaker's state (its
+ *      partial, its counters) sits on cache lines of its own, or shuffled
+ *      rows would make the threads fight over shared lines at every row.
+ *   2. After a barrier the centroids are known; rows are split evenly between
+ *      threads for their cosines to their speaker's centroid.
+ *
+ * float16/bfloat16 rows are converted to float one row at a time. The hot
  * functions are compiled for AVX-512, AVX2 and baseline x86-64, picked at load
  * time (target_clones); all give the same bits (no contraction, same lanes). */
 #include <omp.h>
@@ -23,158 +37,210 @@
 #define ES_CPU_CLONES
 #endif
 
-/* Per-thread scratch: the running centroid sums, the centroid, a chunk's
- * finite rows, and converted rows for half-precision inputs. */
-typedef struct scratch {
-    double *total;
-    float *centroid;
-    float *conv; /* ES_K_CHUNK × dim floats (f16/bf16 only) */
-    uint32_t list[ES_K_CHUNK];
-} scratch;
+/* Rows of pass 1's window per thread: its rows and the other threads' stay in
+ * the (shared) cache between the two walks of a window. */
+enum { WINDOW = 256 };
 
-static void convert_row(const es_vjob *job, size_t r, float *out)
-{
-    const uint16_t *h = (const uint16_t *)job->rows + r * job->dim;
-    if (job->dtype == ES_DTYPE_F16)
-        for (size_t j = 0; j < job->dim; j++)
-            out[j] = es_k_f16_to_f32(h[j]);
-    else
-        for (size_t j = 0; j < job->dim; j++)
-            out[j] = es_k_bf16_to_f32(h[j]);
-}
+/* A speaker's counters in pass 1, on a cache line of their own: speakers are
+ * shared out between threads, and counters of two speakers on one line would
+ * bounce between the cores' caches on every row when rows are shuffled. */
+typedef struct spk_count {
+    _Alignas(64) uint32_t seen; /* rows walked so far (finite or not) */
+    uint32_t n_finite;
+} spk_count;
 
-/* Row r as floats: in place for float32, else converted into buf. */
+/* What both passes share. job->mean holds the speakers' double totals until
+ * pass 1 ends, then their means. */
+typedef struct cpu_run {
+    const es_vjob *job;
+    const int32_t *row_spk; /* n: the row's speaker, -1 for none */
+    int32_t *own_spk;       /* row_spk when derived here (job->speaker NULL) */
+    float *part;            /* n_spk × stride: open chunk partials, then the float
+                               centroids; 64-byte aligned, as each speaker's slot */
+    size_t stride;          /* dim rounded up to whole cache lines */
+    spk_count *count;       /* n_spk */
+    double *csq;            /* n_spk: centroid · centroid */
+} cpu_run;
+
+/* Row r as floats: in place for float32, else converted into buf (dim floats). */
 static const float *row_floats(const es_vjob *job, size_t r, float *buf)
 {
     if (job->dtype == ES_DTYPE_F32)
         return (const float *)job->rows + r * job->dim;
-    convert_row(job, r, buf);
+    const uint16_t *h = (const uint16_t *)job->rows + r * job->dim;
+    for (size_t j = 0; j < job->dim; j++)
+        buf[j] = job->dtype == ES_DTYPE_F16 ? es_k_f16_to_f32(h[j]) : es_k_bf16_to_f32(h[j]);
     return buf;
 }
 
-/* Rows of a speaker are scattered over the matrix whenever the source is not
- * sorted by speaker (CosyVoice's .pt files are not), and the hardware
- * prefetcher cannot guess the next row: fetch the row PREFETCH_ROWS ahead
- * (every cache line of it) and its result slot. */
-enum { PREFETCH_ROWS = 6 };
+/* With shuffled rows each row goes to a random speaker's slot (its partial in
+ * pass 1, its centroid in pass 2), and in pass 1 the row may be another
+ * thread's, not in this core's cache: both are fetched PREFETCH rows ahead. */
+enum { PREFETCH = 8 };
 
-static void prefetch_row(const es_vjob *job, size_t e)
+static void prefetch(const void *p, size_t bytes, int for_write)
 {
 #if defined(__GNUC__)
-    if (e >= job->n)
-        return;
-    uint32_t r = job->order[e];
-    size_t bytes = job->dim * es_dtype_size(job->dtype);
-    const char *p = (const char *)job->rows + r * bytes;
     for (size_t b = 0; b < bytes; b += 64)
-        __builtin_prefetch(p + b, 0, 3);
-    __builtin_prefetch(p + bytes - 1, 0, 3);
-    __builtin_prefetch(&job->res[r], 1, 3);
+        if (for_write)
+            __builtin_prefetch((const char *)p + b, 1, 3);
+        else
+            __builtin_prefetch((const char *)p + b, 0, 3);
 #else
-    (void)job, (void)e;
+    (void)p, (void)bytes, (void)for_write;
 #endif
 }
 
-/* One chunk: statistics of every row, column sums of the finite ones.
- * Returns how many were finite. */
+static const float *slot(const cpu_run *c, int32_t s) { return c->part + (size_t)s * c->stride; }
+
+/* Pass 1, rows [a, b): statistics. */
 ES_CPU_CLONES
-static uint32_t chunk(const es_vjob *job, size_t begin, size_t end, scratch *w)
+static void stats_rows(const es_vjob *job, size_t a, size_t b, float *buf)
 {
-    uint32_t d = (uint32_t)job->dim, k = 0;
-    int f32 = job->dtype == ES_DTYPE_F32;
-    for (size_t e = begin; e < begin + PREFETCH_ROWS && e < end; e++)
-        prefetch_row(job, e);
-    for (size_t e = begin; e < end; e++) {
-        prefetch_row(job, e + PREFETCH_ROWS);
-        uint32_t r = job->order[e];
-        float *buf = f32 ? NULL : w->conv + (e - begin) * d;
-        const float *x = row_floats(job, r, buf);
-        es_k_row_stats_simd(x, d, &job->res[r]);
-        if (es_k_row_finite(&job->res[r]))
-            w->list[k++] = f32 ? r : (uint32_t)(e - begin);
-    }
-    es_k_chunk_sum_simd(w->total, f32 ? (const float *)job->rows : w->conv, d, w->list, k);
-    return k;
+    for (size_t r = a; r < b; r++)
+        es_k_row_stats_simd(row_floats(job, r, buf), (uint32_t)job->dim, &job->res[r]);
 }
 
-/* Cosines of a speaker's finite, nonzero rows to its centroid. */
-ES_CPU_CLONES
-static void cosines(const es_vjob *job, size_t begin, size_t end, scratch *w)
+/* The thread of nt that owns speaker s: a multiplicative hash scaled to nt
+ * (a division per row costs as much as the rest of the bookkeeping), spread
+ * so that neighbouring speakers, as in grouped rows, go to different threads. */
+static int owner(int32_t s, int nt)
 {
+    return (int)(((uint64_t)((uint32_t)s * 0x9e3779b1u) * (uint32_t)nt) >> 32);
+}
+
+/* Pass 1, rows [a, b): those of the speakers thread t owns into their chunks.
+ * Rows [own_a, own_b) have their statistics from this thread already. */
+ES_CPU_CLONES
+static void add_rows(const cpu_run *c, size_t a, size_t b, size_t own_a, size_t own_b, int t,
+                     int nt, float *buf)
+{
+    const es_vjob *job = c->job;
     uint32_t d = (uint32_t)job->dim;
-    double csq = es_k_dot_simd(w->centroid, w->centroid, d);
-    for (size_t e = begin; e < end; e++) {
-        uint32_t r = job->order[e];
-        es_row_result *res = &job->res[r];
-        if (!es_k_row_finite(res) || !(res->sumsq > 0.0))
+    for (size_t r = a; r < b; r++) {
+        int32_t s = c->row_spk[r], next = r + PREFETCH < b ? c->row_spk[r + PREFETCH] : -1;
+        if (next >= 0 && owner(next, nt) == t) {
+            prefetch(slot(c, next), d * sizeof(float), 1);
+            prefetch((const char *)job->rows + (r + PREFETCH) * d * es_dtype_size(job->dtype),
+                     d * es_dtype_size(job->dtype), 0);
+        }
+        if (s < 0 || owner(s, nt) != t)
             continue;
-        const float *x = row_floats(job, r, w->conv);
-        res->cosine = es_k_cosine(es_k_dot_simd(x, w->centroid, d), res->sumsq, csq);
+        float *part = c->part + (size_t)s * c->stride;
+        spk_count *n = &c->count[s];
+        const float *x = row_floats(job, r, buf);
+        int finite = r >= own_a && r < own_b ? es_k_row_finite(&job->res[r])
+                                              : es_k_all_finite(x, d);
+        if (finite) {
+            es_k_part_add(part, x, d);
+            n->n_finite++;
+        }
+        if (++n->seen % ES_K_CHUNK == 0)
+            es_k_part_flush(job->mean + (size_t)s * d, part, d);
     }
 }
 
-static void speaker(const es_vjob *job, size_t s, scratch *w)
-{
-    size_t d = job->dim, begin = job->seg[s], end = job->seg[s + 1];
-    memset(w->total, 0, d * sizeof *w->total);
-    uint32_t n_finite = 0;
-    for (size_t c = begin; c < end; c += ES_K_CHUNK)
-        n_finite += chunk(job, c, c + ES_K_CHUNK < end ? c + ES_K_CHUNK : end, w);
-    double *mean = job->mean + s * d;
-    for (size_t j = 0; j < d; j++) {
-        mean[j] = n_finite ? w->total[j] / n_finite : 0.0;
-        w->centroid[j] = n_finite ? es_k_mean(w->total[j], n_finite) : 0.0f;
-    }
-    job->n_finite[s] = n_finite;
-    if (n_finite)
-        cosines(job, begin, end, w);
-}
-
+/* After pass 1, speaker s: the last chunk, the mean (in place of the total)
+ * and the float centroid (in place of the partial). */
 ES_CPU_CLONES
-static void stats_only(const es_vjob *job, size_t e, float *buf)
+static void finish_speaker(const cpu_run *c, size_t s)
 {
-    prefetch_row(job, e + PREFETCH_ROWS);
-    uint32_t r = job->order[e];
-    es_k_row_stats_simd(row_floats(job, r, buf), (uint32_t)job->dim, &job->res[r]);
+    uint32_t d = (uint32_t)c->job->dim, n_finite = c->count[s].n_finite;
+    double *mean = c->job->mean + s * d;
+    float *centroid = c->part + s * c->stride;
+    c->job->n_finite[s] = n_finite;
+    if (c->count[s].seen % ES_K_CHUNK)
+        es_k_part_flush(mean, centroid, d);
+    for (size_t j = 0; j < d; j++) {
+        centroid[j] = n_finite ? es_k_mean(mean[j], n_finite) : 0.0f;
+        mean[j] = n_finite ? mean[j] / n_finite : 0.0;
+    }
+    c->csq[s] = es_k_dot_simd(centroid, centroid, d);
 }
 
-static void scratch_free(scratch *w)
+static void pass1(const cpu_run *c, int t, int nt, float *buf)
 {
-    free(w->total);
-    free(w->centroid);
-    free(w->conv);
+    size_t n = c->job->n, step = (size_t)WINDOW * (size_t)nt;
+    for (size_t w = 0; w < n; w += step) {
+        size_t end = n - w < step ? n : w + step, a = w + (size_t)t * WINDOW;
+        size_t b = a < end ? (end - a < WINDOW ? end : a + WINDOW) : a;
+        stats_rows(c->job, a, b, buf);
+        add_rows(c, w, end, a, b, t, nt, buf);
+    }
+    for (size_t s = 0; s < c->job->n_spk; s++)
+        if (owner((int32_t)s, nt) == t)
+            finish_speaker(c, s);
 }
 
-static int scratch_init(scratch *w, size_t d)
+/* Pass 2, row r: the cosine to its speaker's centroid. */
+ES_CPU_CLONES
+static void cosine_row(const cpu_run *c, size_t r, float *buf)
 {
-    w->total = malloc(d * sizeof *w->total);
-    w->centroid = malloc(d * sizeof *w->centroid);
-    w->conv = malloc(ES_K_CHUNK * d * sizeof *w->conv);
-    return w->total && w->centroid && w->conv ? 0 : -1;
+    const es_vjob *job = c->job;
+    uint32_t d = (uint32_t)job->dim;
+    es_row_result *res = &job->res[r];
+    if (r + PREFETCH < job->n && c->row_spk[r + PREFETCH] >= 0)
+        prefetch(slot(c, c->row_spk[r + PREFETCH]), d * sizeof(float), 0);
+    int32_t s = c->row_spk[r];
+    if (s < 0 || !job->n_finite[s] || !es_k_row_finite(res) || !(res->sumsq > 0.0))
+        return;
+    const float *x = row_floats(job, r, buf), *centroid = slot(c, s);
+    res->cosine = es_k_cosine(es_k_dot_simd(x, centroid, d), res->sumsq, c->csq[s]);
+}
+
+/* own_spk from order/seg (vjob.h), when the job has no speaker array. */
+static void speaker_of_rows(const cpu_run *c)
+{
+    const es_vjob *job = c->job;
+    if (!c->own_spk)
+        return;
+#pragma omp for schedule(static)
+    for (size_t s = 0; s <= job->n_spk; s++)
+        for (size_t e = job->seg[s]; e < (s < job->n_spk ? job->seg[s + 1] : job->n); e++)
+            c->own_spk[job->order[e]] = s < job->n_spk ? (int32_t)s : -1;
+}
+
+static void run_free(cpu_run *c)
+{
+    free(c->own_spk);
+    free(c->part);
+    free(c->count);
+    free(c->csq);
 }
 
 int es_vjob_run_cpu(es_context *ctx, const es_vjob *job)
 {
-    size_t d = job->dim, nospk = job->seg[job->n_spk];
+    size_t d = job->dim, S = job->n_spk;
     int threads = job->threads > 0 ? job->threads : omp_get_max_threads();
-    scratch *ws = calloc((size_t)threads, sizeof *ws);
-    int failed = !ws;
-    for (int t = 0; !failed && t < threads; t++)
-        failed = scratch_init(&ws[t], d);
+    size_t stride = (d + 15) / 16 * 16;
+    cpu_run c = {job, job->speaker, NULL, aligned_alloc(64, (S + 1) * stride * sizeof(float)),
+                 stride, aligned_alloc(64, (S + 1) * sizeof(spk_count)),
+                 malloc((S + 1) * sizeof *c.csq)};
+    if (!c.row_spk)
+        c.row_spk = c.own_spk = malloc((job->n ? job->n : 1) * sizeof *c.own_spk);
+    int failed = !c.row_spk || !c.part || !c.count || !c.csq;
     if (!failed) {
-#pragma omp parallel num_threads(threads)
+        memset(c.part, 0, S * stride * sizeof *c.part);
+        memset(c.count, 0, S * sizeof *c.count);
+        if (S)
+            memset(job->mean, 0, S * d * sizeof *job->mean);
+    }
+    if (!failed) {
+#pragma omp parallel num_threads(threads) reduction(| : failed)
         {
-            scratch *w = &ws[omp_get_thread_num()];
-#pragma omp for schedule(dynamic, 1) nowait
-            for (size_t s = 0; s < job->n_spk; s++)
-                speaker(job, s, w);
-#pragma omp for schedule(static) nowait
-            for (size_t e = nospk; e < job->n; e++)
-                stats_only(job, e, w->conv);
+            float *buf = job->dtype == ES_DTYPE_F32 ? NULL : malloc(d * sizeof *buf);
+            failed = job->dtype != ES_DTYPE_F32 && !buf;
+            speaker_of_rows(&c); /* a barrier when it writes */
+            if (!failed)
+                pass1(&c, omp_get_thread_num(), omp_get_num_threads(), buf);
+#pragma omp barrier
+#pragma omp for schedule(static)
+            for (size_t r = 0; r < job->n; r++)
+                if (!failed)
+                    cosine_row(&c, r, buf);
+            free(buf);
         }
     }
-    for (int t = 0; ws && t < threads; t++)
-        scratch_free(&ws[t]);
-    free(ws);
+    run_free(&c);
     return failed ? es_fail(ctx, ES_ERR_NOMEM, "validate: out of memory") : ES_OK;
 }

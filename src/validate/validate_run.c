@@ -79,8 +79,8 @@ static int run_backend(es_context *ctx, const es_validate_settings *s, const es_
                        const int32_t *speaker, size_t n_spk, es_device dev, int on_device,
                        es_row_result *res, double *mean, uint32_t *n_finite)
 {
-    es_vjob job = {m->data, m->dtype, m->n, m->dim, NULL, NULL, n_spk, s->threads,
-                   res, mean, n_finite, NULL};
+    es_vjob job = {m->data, m->dtype, m->n, m->dim, NULL, NULL, n_spk ? speaker : NULL, n_spk,
+                   s->threads, res, mean, n_finite, NULL};
     uint32_t *order;
     size_t *seg;
     int rc = ES_OK;

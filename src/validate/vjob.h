@@ -23,6 +23,9 @@ typedef struct es_vjob {
     size_t n, dim;
     const uint32_t *order; /* host memory, as above */
     const size_t *seg;     /* n_spk + 1 offsets into order */
+    const int32_t *speaker;/* host memory, optional: n, each row's speaker (< n_spk)
+                              or -1; the CPU backend derives it from order/seg
+                              when NULL */
     size_t n_spk;
     int threads;           /* CPU: OpenMP threads, 0 = default */
     /* output, host memory */

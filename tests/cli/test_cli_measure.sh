@@ -85,6 +85,42 @@ head -c 2000 /dev/urandom | tr '\0' '\1' >"$WORK/noise.bin"; printf '\0' >>"$WOR
 expect_exit 2 "$BIN" measure "$WORK/noise.bin"
 grep -q 'noise.bin' "$WORK/err" || fail "noise error names the file"
 
+# 8b. --speech-tokens: utt2speech_token.pt's list lengths are truth.tsv's speech
+#     tokens (Kaldi measures none itself); a source lacking keys leaves those rows
+#     0 (the loader's require_speech_token filter drops them) and keys the inputs
+#     lack are counted; plan, simulate and validate take it too
+cd "$FIX/corpus_a" || exit 1
+expect_exit 0 "$BIN" measure -q --speech-tokens kaldi/utt2speech_token.pt -o "$WORK/st.tsv" kaldi
+diff <(tail -n +3 "$WORK/st.tsv" | cut -f1,9) <(tail -n +2 truth.tsv | cut -f1,8) >"$WORK/diff" \
+    || fail "--speech-tokens differs from truth.tsv: $(head -4 "$WORK/diff")"
+grep -q 'speech tokens from kaldi/utt2speech_token.pt: 60 row(s) set, 0 row(s) without (speech_tokens 0), 0 key(s) not in the inputs' "$WORK/err" \
+    || fail "--speech-tokens counts: $(cat "$WORK/err")"
+# a plain pickle (protocol 2, as pickle.dump writes it) of A01's lists and one stranger
+python3 - "$WORK/a01.pkl" <<'PY' || fail "writing the pickle"
+import pickle, sys
+d = {f"A01_{i:04d}": [7] * (i + 3) for i in range(1, 11)}
+d["nobody"] = [1, 2]
+pickle.dump(d, open(sys.argv[1], "wb"), protocol=2)
+PY
+expect_exit 0 "$BIN" measure -q --speech-tokens "$WORK/a01.pkl" -o "$WORK/st.tsv" kaldi
+grep -q '10 row(s) set, 50 row(s) without (speech_tokens 0), 1 key(s) not in the inputs' "$WORK/err" \
+    || fail "--speech-tokens subset counts: $(cat "$WORK/err")"
+[[ $(awk -F'\t' 'NR>2 && $9 != 0' "$WORK/st.tsv" | wc -l) == 10 && \
+   $(awk -F'\t' '$1 == "A01_0005" {print $9}' "$WORK/st.tsv") == 8 ]] || fail "--speech-tokens subset rows"
+expect_exit 2 "$BIN" measure -q --speech-tokens kaldi/utt2embedding.pt kaldi
+grep -q 'utt2embedding.pt: holds floats' "$WORK/err" || fail "embeddings as tokens: $(cat "$WORK/err")"
+expect_exit 0 "$BIN" simulate -q --loader cosyvoice --world-size 2 --require-speech-token \
+    --speech-tokens "$WORK/a01.pkl" kaldi
+grep -q '10 row(s) set' "$WORK/err" && grep -q 'no_speech_token 40' "$WORK/out" \
+    || fail "simulate --speech-tokens: $(cat "$WORK/err")"
+expect_exit 0 "$BIN" plan -q -k 2 -o "$WORK/plan" --speech-tokens kaldi/utt2speech_token.pt kaldi
+grep -q '60 row(s) set' "$WORK/err" || fail "plan --speech-tokens"
+expect_exit 1 "$BIN" validate -q --fail-on filtered --require-speech-token \
+    --speech-tokens "$WORK/a01.pkl" --json "$WORK/v.json" kaldi
+grep -q '10 row(s) set' "$WORK/err" && \
+    python3 -c "import json,sys; assert json.load(open(sys.argv[1]))['summary']['filtered']['no_speech_token'] == 40" \
+    "$WORK/v.json" || fail "validate --speech-tokens: $(cat "$WORK/err")"
+
 # 9. data-samples (the README demo): every layout measures to its soxi truth
 cd "$ES_SOURCE_ROOT/data-samples" || exit 1
 truth() { tail -n +2 truth.tsv | awk -F'\t' -v OFS='\t' '{print $1,$3,$4,$5,$6}' | sort; }

@@ -32,10 +32,15 @@ void cli_progress_end(cli_progress *p);
  * carry the 'truncated' or 'unsupported' flag. */
 void cli_report_table_problems(const es_cost_table *t);
 
-/* es_load_inputs with a progress line (unless quiet) and the report above:
- * what plan, simulate and validate do with their "COSTS | LIST..." arguments. */
-int cli_load_inputs(es_context *ctx, es_measure_settings *s, int quiet,
+/* es_load_inputs with a progress line (unless quiet) and the report above,
+ * then --speech-tokens (speech_tokens may be NULL): what plan and simulate do
+ * with their "COSTS | LIST..." arguments. */
+int cli_load_inputs(es_context *ctx, es_measure_settings *s, int quiet, const char *speech_tokens,
                     const char *const *inputs, size_t n, es_cost_table **out);
+
+/* --speech-tokens SRC: es_cost_table_set_speech_tokens, and one line on stderr
+ * with its counts (rows set, rows without, keys the inputs lack). */
+int cli_set_speech_tokens(es_context *ctx, es_cost_table *t, const char *src);
 
 /* Parses a non-negative int option; returns 0 or -1. */
 int cli_parse_int(const char *s, int *out);

@@ -12,7 +12,7 @@ enum {
     OPT_TOKEN_MIN, OPT_TOKEN_MAX, OPT_MIN_RATIO, OPT_MAX_RATIO, OPT_REQUIRE_SPEECH_TOKEN,
     OPT_MODEL_END,
     OPT_THREADS = CLI_OPT_THREADS, OPT_ROOT = CLI_OPT_ROOT, OPT_ON_ERROR = CLI_OPT_ON_ERROR,
-    OPT_HASH = CLI_OPT_HASH, OPT_QUIET = CLI_OPT_QUIET,
+    OPT_HASH = CLI_OPT_HASH, OPT_QUIET = CLI_OPT_QUIET, OPT_SPEECH_TOKENS = CLI_OPT_SPEECH_TOKENS,
 };
 
 const struct option cli_model_options[] = {
@@ -39,6 +39,7 @@ const struct option cli_measure_options[] = {
     {"on-error", required_argument, NULL, OPT_ON_ERROR},
     {"hash", no_argument, NULL, OPT_HASH},
     {"quiet", no_argument, NULL, OPT_QUIET},
+    {"speech-tokens", required_argument, NULL, OPT_SPEECH_TOKENS},
 };
 const size_t cli_measure_option_count = sizeof cli_measure_options / sizeof cli_measure_options[0];
 
@@ -58,7 +59,9 @@ const char cli_model_usage[] =
 
 const char cli_measure_usage[] =
     "when inputs are lists (measured on the fly, as `equishard measure`):\n"
-    "      --threads N  --root DIR  --on-error fail|skip  --hash  --quiet\n";
+    "      --threads N  --root DIR  --on-error fail|skip  --hash  --quiet\n"
+    "      --speech-tokens SRC       speech_tokens of each row = the length of its\n"
+    "                                list in SRC (utt2speech_token.pt); 0 without one\n";
 
 int cli_parse_double(const char *s, double *out)
 {
@@ -124,9 +127,10 @@ int cli_model_option(int id, const char *arg, es_cost_model *m, const char *comm
 }
 
 int cli_measure_option(int id, const char *arg, es_measure_settings *s, int *quiet,
-                       const char *command)
+                       const char **speech_tokens, const char *command)
 {
     switch (id) {
+    case OPT_SPEECH_TOKENS: *speech_tokens = arg; return 1;
     case OPT_THREADS:
         if (cli_parse_int(arg, &s->threads) || s->threads == 0)
             return bad_value(command, id, arg, "a positive number");

@@ -16,7 +16,7 @@ enum {
     CLI_MEASURE_FIRST = 1100,
     /* measure settings, by id, so commands can map short options (-j, -q) */
     CLI_OPT_THREADS = CLI_MEASURE_FIRST, CLI_OPT_ROOT, CLI_OPT_ON_ERROR, CLI_OPT_HASH,
-    CLI_OPT_QUIET,
+    CLI_OPT_QUIET, CLI_OPT_SPEECH_TOKENS,
 };
 
 /* getopt_long entries; copy them into the command's table before its {0}. */
@@ -33,7 +33,7 @@ extern const char cli_measure_usage[];
  * not, -1 (after printing why) when its value is bad. */
 int cli_model_option(int id, const char *arg, es_cost_model *m, const char *command);
 int cli_measure_option(int id, const char *arg, es_measure_settings *s, int *quiet,
-                       const char *command);
+                       const char **speech_tokens, const char *command);
 
 /* Builds a {0}-terminated option table: own entries, then the shared ones.
  * Returns a malloc'd array. */

@@ -81,7 +81,18 @@ void cli_report_table_problems(const es_cost_table *t)
                         "format not probed, samples unknown\n", unsupported);
 }
 
-int cli_load_inputs(es_context *ctx, es_measure_settings *s, int quiet,
+int cli_set_speech_tokens(es_context *ctx, es_cost_table *t, const char *src)
+{
+    es_speech_token_stats st;
+    int rc = es_cost_table_set_speech_tokens(ctx, t, src, &st);
+    if (rc == ES_OK)
+        fprintf(stderr, "equishard: speech tokens from %s: %zu row(s) set, %zu row(s) without "
+                        "(speech_tokens 0), %zu key(s) not in the inputs\n",
+                src, st.rows_set, st.rows_without, st.unknown_keys);
+    return rc;
+}
+
+int cli_load_inputs(es_context *ctx, es_measure_settings *s, int quiet, const char *speech_tokens,
                     const char *const *inputs, size_t n, es_cost_table **out)
 {
     cli_progress progress;
@@ -93,5 +104,7 @@ int cli_load_inputs(es_context *ctx, es_measure_settings *s, int quiet,
     s->progress = NULL;
     if (rc == ES_OK)
         cli_report_table_problems(*out);
+    if (rc == ES_OK && speech_tokens)
+        rc = cli_set_speech_tokens(ctx, *out, speech_tokens);
     return rc;
 }

@@ -1,4 +1,5 @@
 /* equishard measure [-j N] [-o costs.tsv|costs.tsv.zst] [--hash]
+ *                   [--utt-emb SRC] [--spk-emb SRC] [--speech-tokens SRC]
  *                   [--on-error fail|skip] [--root DIR] [--quiet] LIST...
  * (under mpirun/srun: measure_mpi.c) */
 #include <getopt.h>
@@ -23,6 +24,9 @@ static const char usage_text[] =
     "                         SRC (utt2embedding.pt, .npy + --utt-keys, parquet)\n"
     "      --spk-emb SRC      set spk_emb for rows whose speaker has one in SRC\n"
     "      --utt-keys FILE, --spk-keys FILE   key lists of .npy sources\n"
+    "      --speech-tokens SRC  set speech_tokens of each row to the length of its\n"
+    "                         key's list in SRC (CosyVoice utt2speech_token.pt); rows\n"
+    "                         without one get 0; the counts are reported on stderr\n"
     "      --on-error MODE    fail (default): stop at the first problem, exit 2;\n"
     "                         skip: leave bad shards/utterances out and list them\n"
     "      --root DIR         resolve relative paths inside lists against DIR\n"
@@ -35,11 +39,13 @@ static const char usage_text[] =
 
 static int parse_args(int argc, char **argv, measure_args *a)
 {
-    enum { OPT_HASH = 256, OPT_ON_ERROR, OPT_ROOT, OPT_UTT_EMB, OPT_SPK_EMB, OPT_UTT_KEYS, OPT_SPK_KEYS };
+    enum { OPT_HASH = 256, OPT_ON_ERROR, OPT_ROOT, OPT_UTT_EMB, OPT_SPK_EMB, OPT_UTT_KEYS, OPT_SPK_KEYS,
+           OPT_SPEECH_TOKENS };
     static const struct option opts[] = {
         {"output", required_argument, NULL, 'o'}, {"threads", required_argument, NULL, 'j'},
         {"utt-emb", required_argument, NULL, OPT_UTT_EMB}, {"spk-emb", required_argument, NULL, OPT_SPK_EMB},
         {"utt-keys", required_argument, NULL, OPT_UTT_KEYS}, {"spk-keys", required_argument, NULL, OPT_SPK_KEYS},
+        {"speech-tokens", required_argument, NULL, OPT_SPEECH_TOKENS},
         {"hash", no_argument, NULL, OPT_HASH},    {"on-error", required_argument, NULL, OPT_ON_ERROR},
         {"root", required_argument, NULL, OPT_ROOT}, {"quiet", no_argument, NULL, 'q'},
         {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0},
@@ -47,6 +53,7 @@ static int parse_args(int argc, char **argv, measure_args *a)
     es_measure_defaults(&a->s);
     memset(&a->emb, 0, sizeof a->emb);
     a->output = "-";
+    a->speech_tokens = NULL;
     a->quiet = 0;
     int c;
     optind = 1;
@@ -64,6 +71,7 @@ static int parse_args(int argc, char **argv, measure_args *a)
         case OPT_SPK_EMB: a->emb.spk_emb = optarg; break;
         case OPT_UTT_KEYS: a->emb.utt_keys = optarg; break;
         case OPT_SPK_KEYS: a->emb.spk_keys = optarg; break;
+        case OPT_SPEECH_TOKENS: a->speech_tokens = optarg; break;
         case OPT_ON_ERROR:
             if (!strcmp(optarg, "fail"))
                 a->s.on_error = ES_ON_ERROR_FAIL;
@@ -94,6 +102,8 @@ int measure_output(es_context *ctx, const measure_args *a, es_cost_table *table)
     int rc = ES_OK;
     if (a->emb.utt_emb || a->emb.spk_emb)
         rc = es_cost_table_mark_embeddings(ctx, table, &a->emb);
+    if (rc == ES_OK && a->speech_tokens)
+        rc = cli_set_speech_tokens(ctx, table, a->speech_tokens);
     if (rc == ES_OK)
         rc = strcmp(a->output, "-") == 0 ? es_cost_table_write_fd(ctx, table, 1, 0)
                                          : es_cost_table_write(ctx, table, a->output);

@@ -48,6 +48,7 @@ typedef struct plan_args {
     const char *outdir;
     double max_imbalance; /* < 0: none */
     int quiet;
+    const char *speech_tokens; /* --speech-tokens SRC, or NULL */
 } plan_args;
 
 static int parse_mode(const char *arg, es_plan_mode *mode)
@@ -182,6 +183,7 @@ static int parse_args(int argc, char **argv, plan_args *a)
     a->outdir = NULL;
     a->max_imbalance = -1;
     a->quiet = 0;
+    a->speech_tokens = NULL;
     int c, rc = 0;
     optind = 1;
     while (rc == 0 && (c = getopt_long(argc, argv, "k:w:m:o:hj:q", opts, NULL)) != -1) {
@@ -193,7 +195,7 @@ static int parse_args(int argc, char **argv, plan_args *a)
         }
         int used = cli_model_option(c, optarg, &a->plan.model, "plan");
         if (!used)
-            used = cli_measure_option(c, optarg, &a->measure, &a->quiet, "plan");
+            used = cli_measure_option(c, optarg, &a->measure, &a->quiet, &a->speech_tokens, "plan");
         if (used < 0 || (!used && own_option(c, optarg, a)))
             rc = -1;
     }
@@ -270,7 +272,7 @@ int cmd_plan(int argc, char **argv)
     size_t n_inputs = (size_t)(argc - optind);
     es_cost_table *table = NULL;
     es_plan *plan = NULL;
-    rc = cli_load_inputs(ctx, &a.measure, a.quiet, inputs, n_inputs, &table);
+    rc = cli_load_inputs(ctx, &a.measure, a.quiet, a.speech_tokens, inputs, n_inputs, &table);
     if (rc == ES_OK)
         rc = es_plan_build(ctx, &a.plan, table, &plan);
     if (rc == ES_OK)

@@ -50,6 +50,7 @@ typedef struct sim_args {
     es_simulate_settings sim;
     es_measure_settings measure;
     const char *output;
+    const char *speech_tokens; /* --speech-tokens SRC, or NULL */
     int json, quiet, have_loader;
 } sim_args;
 
@@ -224,7 +225,8 @@ static int parse_args(int argc, char **argv, sim_args *a)
         c = c == 'j' ? CLI_OPT_THREADS : c == 'q' ? CLI_OPT_QUIET : c;
         int used = cli_model_option(c, optarg, &a->sim.model, "simulate");
         if (!used)
-            used = cli_measure_option(c, optarg, &a->measure, &a->quiet, "simulate");
+            used = cli_measure_option(c, optarg, &a->measure, &a->quiet, &a->speech_tokens,
+                                      "simulate");
         if (used < 0 || (!used && own_option(c, optarg, a)))
             rc = -1;
     }
@@ -358,7 +360,7 @@ int cmd_simulate(int argc, char **argv)
         return cli_fail("out of memory", ES_ERR_NOMEM);
     es_cost_table *table = NULL;
     es_simulate_result *result = NULL;
-    rc = cli_load_inputs(ctx, &a.measure, a.quiet, (const char *const *)argv + optind,
+    rc = cli_load_inputs(ctx, &a.measure, a.quiet, a.speech_tokens, (const char *const *)argv + optind,
                          (size_t)(argc - optind), &table);
     if (rc == ES_OK)
         rc = es_simulate(ctx, &a.sim, table, &result);

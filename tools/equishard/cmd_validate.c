@@ -33,6 +33,8 @@ static const char usage_text[] =
     "      --costs FILE       a cost table (`measure --hash`) instead of LIST\n"
     "      --root DIR         resolve relative paths inside LIST against DIR\n"
     "      --no-hash          do not hash audio (no duplicate_audio check; faster)\n"
+    "      --speech-tokens SRC  utt2speech_token.pt: each row's speech_tokens (for the\n"
+    "                         filter, e.g. --require-speech-token), 0 without a list\n"
     "\n"
     "Checks:\n"
     "      --dim D            expected dimension (default 192; 0 = any)\n"
@@ -73,6 +75,7 @@ typedef struct validate_args {
     es_emb_sources src;
     es_validate_data_settings data;
     const char *costs, *json, *root;
+    const char *speech_tokens; /* --speech-tokens SRC, or NULL */
     int fail_on[ES_CHECK_COUNT];
     int hash, quiet, show, threads;
 } validate_args;
@@ -122,7 +125,7 @@ enum {
     OPT_UTT_EMB = 256, OPT_UTT_KEYS, OPT_SPK_EMB, OPT_SPK_KEYS, OPT_UTT2SPK, OPT_COSTS, OPT_ROOT,
     OPT_NO_HASH, OPT_DIM, OPT_MIN_COSINE, OPT_ZERO_NORM, OPT_NORM_RATIO, OPT_MIN_NORM, OPT_MAX_NORM,
     OPT_SPK_MEAN_TOL, OPT_NO_DUP, OPT_FAIL_ON, OPT_JSON, OPT_SHOW, OPT_DEVICE,
-    OPT_LOADER, OPT_WORLD_SIZE, OPT_WORKERS, OPT_MAX_IMBALANCE,
+    OPT_LOADER, OPT_WORLD_SIZE, OPT_WORKERS, OPT_MAX_IMBALANCE, OPT_SPEECH_TOKENS,
 };
 
 static const struct option opts[] = {
@@ -142,6 +145,7 @@ static const struct option opts[] = {
     {"loader", required_argument, NULL, OPT_LOADER},   {"world-size", required_argument, NULL, OPT_WORLD_SIZE},
     {"workers", required_argument, NULL, OPT_WORKERS},
     {"max-imbalance", required_argument, NULL, OPT_MAX_IMBALANCE},
+    {"speech-tokens", required_argument, NULL, OPT_SPEECH_TOKENS},
 };
 static const char short_options[] = "j:qh";
 
@@ -167,6 +171,7 @@ static int option(validate_args *a, int c, const char *arg)
     case OPT_SPK_KEYS: a->src.spk_keys = arg; return 0;
     case OPT_UTT2SPK: a->src.utt2spk = arg; return 0;
     case OPT_COSTS: a->costs = arg; return 0;
+    case OPT_SPEECH_TOKENS: a->speech_tokens = arg; return 0;
     case OPT_ROOT: a->root = arg; return 0;
     case OPT_NO_HASH: a->hash = 0; return 0;
     case OPT_DIM:
@@ -280,16 +285,9 @@ static int parse_args(int argc, char **argv, validate_args *a)
     return 0;
 }
 
-/* The utterances: LIST measured (with hashes) or read when it is a cost table
- * (es_load_inputs, as plan and simulate take "COSTS | LIST..."), or --costs.
- * Problems --on-error skip leaves out become `unreadable` findings. */
-static int load_table(es_context *ctx, validate_args *a, int argc, char **argv, es_cost_table **t)
+/* LIST measured with hashes, skipping problems (they become findings). */
+static int measure_list(es_context *ctx, validate_args *a, int argc, char **argv, es_cost_table **t)
 {
-    *t = NULL;
-    if (a->costs)
-        return es_cost_table_read(ctx, a->costs, t);
-    if (optind >= argc)
-        return ES_OK;
     es_measure_settings ms;
     es_measure_defaults(&ms);
     ms.threads = a->threads;
@@ -302,6 +300,23 @@ static int load_table(es_context *ctx, validate_args *a, int argc, char **argv, 
     ms.progress_user = &progress;
     int rc = es_load_inputs(ctx, &ms, (const char *const *)argv + optind, (size_t)(argc - optind), t);
     cli_progress_end(&progress);
+    return rc;
+}
+
+/* The utterances: LIST measured (with hashes) or read when it is a cost table
+ * (es_load_inputs, as plan and simulate take "COSTS | LIST..."), or --costs;
+ * then --speech-tokens. Problems --on-error skip leaves out become
+ * `unreadable` findings. */
+static int load_table(es_context *ctx, validate_args *a, int argc, char **argv, es_cost_table **t)
+{
+    *t = NULL;
+    int rc = ES_OK;
+    if (a->costs)
+        rc = es_cost_table_read(ctx, a->costs, t);
+    else if (optind < argc)
+        rc = measure_list(ctx, a, argc, argv, t);
+    if (rc == ES_OK && *t && a->speech_tokens)
+        rc = cli_set_speech_tokens(ctx, *t, a->speech_tokens);
     return rc;
 }
 

@@ -9,12 +9,13 @@ typedef struct measure_args {
     es_measure_settings s;
     const char *output;
     es_emb_sources emb; /* --utt-emb/--spk-emb: embedding presence flags */
+    const char *speech_tokens; /* --speech-tokens SRC, or NULL */
     int quiet;
     const char *const *inputs;
     size_t n_inputs;
 } measure_args;
 
-/* What follows a successful measure: the embedding flags are set and the table
+/* What follows a successful measure: the embedding flags and speech tokens are set and the table
  * written to a->output; an error, or the table's skips and warnings, go to
  * stderr. Frees table; returns the exit code. */
 int measure_output(es_context *ctx, const measure_args *a, es_cost_table *table);

@@ -58,6 +58,10 @@ int es_emb_set_push(es_emb_set *s, float v)
 {
     if (s->max_vals && s->n_vals >= s->max_vals)
         return ES_ERR_NOMEM;
+    if (s->lengths_only) {
+        s->n_vals++;
+        return ES_OK;
+    }
     if (s->n_vals == s->cap_vals) {
         size_t cap = s->cap_vals ? 2 * s->cap_vals : 4096;
         float *p = realloc(s->vals, cap * sizeof *p);

@@ -30,6 +30,9 @@ typedef struct es_emb_set {
     es_arena strings;
     size_t max_vals;      /* 0, or a cap on values (fuzzers: decompression bombs) */
     uint64_t max_bytes;   /* 0, or a cap on the bytes the unpickler reads */
+    int lengths_only;     /* es_emb_set_push counts values without storing them:
+                             entries keep off/len, vals stays NULL (speech
+                             tokens, where only the lengths matter) */
     int has_ints;         /* a torch dict held integers (token lists) */
     int has_floats;
 } es_emb_set;
