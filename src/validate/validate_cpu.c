@@ -1,6 +1,7 @@
 /* The CPU backend: the per-row functions of emb_kernel.h under OpenMP.
  *
- * The matrix is streamed in row order, twice, whatever the order of speakers
+ * Rows grouped by speaker go to validate_cpu_grouped.c (one memory pass).
+ * Otherwise the matrix is streamed in row order, twice, whatever the order of speakers
  * in it (CosyVoice's .pt files list utterances in no speaker order; reading a
  * speaker's rows through order[] instead costs a random 768-byte read per
  * row, about ten times the time of a streaming pass: docs/PERFORMANCE.md).
@@ -31,11 +32,7 @@
 
 #include "validate/vjob.h"
 
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(ES_NO_CLONES)
-#define ES_CPU_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
-#else
-#define ES_CPU_CLONES
-#endif
+#include "validate/cpu_clones.h"
 
 /* Rows of pass 1's window per thread: its rows and the other threads' stay in
  * the (shared) cache between the two walks of a window. */
@@ -208,8 +205,21 @@ static void run_free(cpu_run *c)
     free(c->csq);
 }
 
+/* Whether every speaker's rows are contiguous in the matrix: then the grouped
+ * backend reads it once (validate_cpu_grouped.c). O(n) over order[]. */
+static int rows_grouped(const es_vjob *job)
+{
+    for (size_t s = 0; s < job->n_spk; s++)
+        for (size_t e = job->seg[s] + 1; e < job->seg[s + 1]; e++)
+            if (job->order[e] != job->order[e - 1] + 1)
+                return 0;
+    return 1;
+}
+
 int es_vjob_run_cpu(es_context *ctx, const es_vjob *job)
 {
+    if (rows_grouped(job))
+        return es_vjob_run_cpu_grouped(ctx, job);
     size_t d = job->dim, S = job->n_spk;
     int threads = job->threads > 0 ? job->threads : omp_get_max_threads();
     size_t stride = (d + 15) / 16 * 16;

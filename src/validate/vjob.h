@@ -40,6 +40,8 @@ enum { ES_VJOB_TIMES = 4 };
 
 /* CPU backend: always there. */
 int es_vjob_run_cpu(es_context *ctx, const es_vjob *job);
+/* The same for jobs whose speakers' rows are contiguous (es_vjob_run_cpu picks it). */
+int es_vjob_run_cpu_grouped(es_context *ctx, const es_vjob *job);
 
 /* Element size of a dtype in bytes. */
 static inline size_t es_dtype_size(es_dtype t) { return t == ES_DTYPE_F32 ? 4 : 2; }
