@@ -12,6 +12,7 @@
 #include "check_helpers.h"
 #include "core/strbuf.h"
 #include "costs/cost_table.h"
+#include "plan/cost_model.h"
 #include "plan/batching.h"
 #include "plan/partition.h"
 
@@ -215,6 +216,61 @@ START_TEST(empty_input_is_an_error)
     ck_assert_int_eq(es_plan_build(ctx, &s, t, &p), ES_ERR_USAGE);
     es_context_free(ctx);
     es_cost_table_free(t);
+}
+END_TEST
+
+/* require_speech_token's auto (the default): CosyVoice's filter drops rows with
+ * an empty speech_token, so a table that has speech tokens drops its rows
+ * without; a table with none at all (tar shards, Kaldi) keeps them; 1 and 0
+ * force it; the WeNet loader model never requires them. */
+static es_cost_table *speech_token_table(int with_tokens)
+{
+    es_cost_table *t = es_cost_table_new();
+    for (int i = 0; i < 8; i++) {
+        char key[16];
+        snprintf(key, sizeof key, "u%d", i);
+        es_cost_row r = {key, "s.tar", (uint64_t)i, 16000, 1, 32000, 64000, 10,
+                         with_tokens && i != 3 ? 50u : 0u, "spk", ES_FLAG_AUDIO | ES_FLAG_TEXT, 0};
+        ck_assert_int_eq(es_cost_table_append(t, &r), ES_OK);
+    }
+    return t;
+}
+
+static uint64_t no_speech_token_drops(const es_cost_table *t, int require)
+{
+    es_context *ctx = es_context_new();
+    es_plan_settings s;
+    es_plan_defaults(&s);
+    s.world_size = 2;
+    if (require >= 0)
+        s.model.require_speech_token = require;
+    es_plan *p = NULL;
+    /* every row dropped: "no utterances to plan" */
+    uint64_t n = es_plan_build(ctx, &s, t, &p) == ES_OK ? es_plan_filtered(p, ES_DROP_NO_SPEECH_TOKEN)
+                                                        : UINT64_MAX;
+    es_plan_free(p);
+    es_context_free(ctx);
+    return n;
+}
+
+START_TEST(speech_token_requirement)
+{
+    es_plan_settings s;
+    es_plan_defaults(&s);
+    ck_assert_int_eq(s.model.require_speech_token, -1);
+    es_cost_table *with = speech_token_table(1), *without = speech_token_table(0);
+    ck_assert_uint_eq(no_speech_token_drops(with, -1), 1);    /* auto, tokens present */
+    ck_assert_uint_eq(no_speech_token_drops(without, -1), 0); /* auto, none at all */
+    ck_assert_uint_eq(no_speech_token_drops(with, 0), 0);
+    ck_assert_uint_eq(no_speech_token_drops(with, 1), 1);
+    ck_assert_uint_eq(no_speech_token_drops(without, 1), UINT64_MAX);
+    es_simulate_settings ss;
+    es_simulate_defaults(&ss, ES_LOADER_WENET);
+    ck_assert_int_eq(ss.model.require_speech_token, 0);
+    es_simulate_defaults(&ss, ES_LOADER_COSYVOICE);
+    ck_assert_int_eq(ss.model.require_speech_token, -1);
+    es_cost_table_free(with);
+    es_cost_table_free(without);
 }
 END_TEST
 
@@ -486,6 +542,7 @@ int main(void)
     tcase_add_test(plan, shard_mode_quality);
     tcase_add_test(plan, repeat_runs_are_byte_identical);
     tcase_add_test(plan, accessors_match_written_lists);
+    tcase_add_test(plan, speech_token_requirement);
     suite_add_tcase(s, plan);
     return run_suite(s);
 }

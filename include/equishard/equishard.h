@@ -267,7 +267,13 @@ typedef struct es_cost_model {
     uint32_t token_max_length;      /* default 200 */
     double min_output_input_ratio;  /* default 0.0005: text_len / num_frames */
     double max_output_input_ratio;  /* default 1 */
-    int require_speech_token;       /* default 0: drop rows with speech_tokens == 0 */
+    int require_speech_token;       /* drop rows with speech_tokens == 0 (CosyVoice's filter
+                                       drops len(speech_token) == 0): 1 always, 0 never;
+                                       default -1, auto: when the table has speech tokens
+                                       at all (CosyVoice parquet, --speech-tokens), not
+                                       for tables without any (tar shards, Kaldi dirs).
+                                       es_plan_build, es_simulate and es_validate_data
+                                       settle it against their table. */
 } es_cost_model;
 
 ES_API void es_cost_model_defaults(es_cost_model *m);

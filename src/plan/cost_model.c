@@ -1,5 +1,7 @@
 #include "plan/cost_model.h"
 
+#include "costs/cost_table.h"
+
 #include <string.h>
 
 const char *es_filter_reason_name(es_filter_reason r)
@@ -22,6 +24,16 @@ ES_API void es_cost_model_defaults(es_cost_model *m)
     m->token_max_length = 200;
     m->min_output_input_ratio = 0.0005;
     m->max_output_input_ratio = 1;
+    m->require_speech_token = -1; /* auto: es_cost_model_settle */
+}
+
+void es_cost_model_settle(es_cost_model *m, const es_cost_table *t)
+{
+    if (m->require_speech_token >= 0)
+        return;
+    m->require_speech_token = 0;
+    for (size_t i = 0; i < t->n && !m->require_speech_token; i++)
+        m->require_speech_token = t->rows[i].speech_tokens > 0;
 }
 
 /* The filter's num_frames: samples / sample_rate × 100, as a float like Python's. */
@@ -43,7 +55,7 @@ es_filter_reason es_filter_row(const es_cost_model *m, const es_cost_row *row)
         return ES_DROP_FEW_TOKENS;
     if (row->text_len > m->token_max_length)
         return ES_DROP_MANY_TOKENS;
-    if (m->require_speech_token && row->speech_tokens == 0)
+    if (m->require_speech_token > 0 && row->speech_tokens == 0)
         return ES_DROP_NO_SPEECH_TOKEN;
     double ratio = (double)row->text_len / frames;
     if (ratio < m->min_output_input_ratio)

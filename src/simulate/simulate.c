@@ -40,6 +40,7 @@ ES_API void es_simulate_defaults(es_simulate_settings *s, es_loader loader)
          * default budget; its list shuffle cannot be replayed (see the header). */
         s->model.frame_rate = 100;
         s->model.min_length = 0;
+        s->model.require_speech_token = 0; /* WeNet has no speech tokens */
         s->shuffle_size = 1500;
         s->max_frames_in_batch = 12000;
     } else {
@@ -481,6 +482,7 @@ ES_API int es_simulate(es_context *ctx, const es_simulate_settings *s, const es_
     if (!r)
         return es_fail(ctx, ES_ERR_NOMEM, "simulate: out of memory");
     r->s = *s;
+    es_cost_model_settle(&r->s.model, t);
     /* a shuffle buffer of 0 or 1 draws nothing: every trial would be the same */
     r->trials = s->shuffle_size > 1 ? s->trials : 1;
     sim_list l = {0};

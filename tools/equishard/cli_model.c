@@ -10,7 +10,7 @@ enum {
     OPT_FRAME_RATE = CLI_MODEL_FIRST, OPT_W_FRAMES, OPT_W_TEXT, OPT_W_SPEECH_TOKENS,
     OPT_W_FRAMES_SQ, OPT_W_MISSING_EMB, OPT_W_OVERHEAD, OPT_MIN_LENGTH, OPT_MAX_LENGTH,
     OPT_TOKEN_MIN, OPT_TOKEN_MAX, OPT_MIN_RATIO, OPT_MAX_RATIO, OPT_REQUIRE_SPEECH_TOKEN,
-    OPT_MODEL_END,
+    OPT_NO_REQUIRE_SPEECH_TOKEN, OPT_MODEL_END,
     OPT_THREADS = CLI_OPT_THREADS, OPT_ROOT = CLI_OPT_ROOT, OPT_ON_ERROR = CLI_OPT_ON_ERROR,
     OPT_HASH = CLI_OPT_HASH, OPT_QUIET = CLI_OPT_QUIET, OPT_SPEECH_TOKENS = CLI_OPT_SPEECH_TOKENS,
 };
@@ -30,6 +30,7 @@ const struct option cli_model_options[] = {
     {"min-output-input-ratio", required_argument, NULL, OPT_MIN_RATIO},
     {"max-output-input-ratio", required_argument, NULL, OPT_MAX_RATIO},
     {"require-speech-token", no_argument, NULL, OPT_REQUIRE_SPEECH_TOKEN},
+    {"no-require-speech-token", no_argument, NULL, OPT_NO_REQUIRE_SPEECH_TOKEN},
 };
 const size_t cli_model_option_count = sizeof cli_model_options / sizeof cli_model_options[0];
 
@@ -55,7 +56,9 @@ const char cli_model_usage[] =
     "      --token-min-length N      default 1 (applies to text length)\n"
     "      --token-max-length N      default 200\n"
     "      --min-output-input-ratio R  --max-output-input-ratio R  (default 0.0005, 1)\n"
-    "      --require-speech-token    drop utterances without speech tokens\n";
+    "      --require-speech-token    drop utterances without speech tokens (default:\n"
+    "                                when the table has speech tokens at all, as\n"
+    "                                CosyVoice's filter; --no-require-speech-token: never)\n";
 
 const char cli_measure_usage[] =
     "when inputs are lists (measured on the fly, as `equishard measure`):\n"
@@ -104,8 +107,8 @@ int cli_model_option(int id, const char *arg, es_cost_model *m, const char *comm
 {
     if (id < CLI_MODEL_FIRST || id >= OPT_MODEL_END)
         return 0;
-    if (id == OPT_REQUIRE_SPEECH_TOKEN) {
-        m->require_speech_token = 1;
+    if (id == OPT_REQUIRE_SPEECH_TOKEN || id == OPT_NO_REQUIRE_SPEECH_TOKEN) {
+        m->require_speech_token = id == OPT_REQUIRE_SPEECH_TOKEN;
         return 1;
     }
     if (id == OPT_TOKEN_MIN || id == OPT_TOKEN_MAX) {
