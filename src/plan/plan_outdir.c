@@ -8,6 +8,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/strbuf.h"
+
 /* Removes a folder of plain files (ours: we never create subfolders). */
 static void remove_flat_dir(const char *path)
 {
@@ -138,4 +140,16 @@ void es_outdir_abort(es_outdir *d)
     if (d->temp_path)
         remove_flat_dir(d->temp_path);
     release(d);
+}
+
+int es_outdir_write_text(es_context *ctx, es_outdir *d, const char *name, const es_strbuf *sb)
+{
+    if (sb->oom)
+        return es_fail(ctx, ES_ERR_NOMEM, "%s: out of memory", name);
+    FILE *fp = es_outdir_create(ctx, d, name);
+    if (!fp)
+        return ES_ERR_IO;
+    if (sb->len)
+        fwrite(sb->buf, 1, sb->len, fp);
+    return es_outdir_close(ctx, d, fp, name);
 }

@@ -20,6 +20,10 @@ int es_outdir_begin(es_context *ctx, es_outdir *d, const char *path);
 FILE *es_outdir_create(es_context *ctx, es_outdir *d, const char *name);
 /* Closes fp, reporting write errors against `name`. */
 int es_outdir_close(es_context *ctx, es_outdir *d, FILE *fp, const char *name);
+/* Writes a whole small file `name` from sb (an out-of-memory sb is an error). */
+struct es_strbuf;
+int es_outdir_write_text(es_context *ctx, es_outdir *d, const char *name,
+                         const struct es_strbuf *sb);
 /* Puts the folder in place; on failure everything temporary is removed. */
 int es_outdir_commit(es_context *ctx, es_outdir *d);
 void es_outdir_abort(es_outdir *d);

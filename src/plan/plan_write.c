@@ -17,16 +17,6 @@
 #include "plan/plan_outdir.h"
 #include "plan/plan_reshard.h"
 
-static int write_text_file(es_context *ctx, es_outdir *d, const char *name, const es_strbuf *sb)
-{
-    FILE *fp = es_outdir_create(ctx, d, name);
-    if (!fp)
-        return ES_ERR_IO;
-    if (sb->len)
-        fwrite(sb->buf, 1, sb->len, fp);
-    return es_outdir_close(ctx, d, fp, name);
-}
-
 /* One list file: entries 0 .. n-1 of (rank, worker) as es_plan_rank_shard gives them. */
 static int write_list(es_context *ctx, es_outdir *d, const es_plan *p, uint32_t r, uint32_t w,
                       const char *name, es_strbuf *sb)
@@ -43,7 +33,7 @@ static int write_list(es_context *ctx, es_outdir *d, const es_plan *p, uint32_t 
         }
     }
     if (rc == ES_OK)
-        rc = sb->oom ? es_fail(ctx, ES_ERR_NOMEM, "out of memory") : write_text_file(ctx, d, name, sb);
+        rc = sb->oom ? es_fail(ctx, ES_ERR_NOMEM, "out of memory") : es_outdir_write_text(ctx, d, name, sb);
     return rc;
 }
 
@@ -95,7 +85,7 @@ static int write_batch_mode(es_context *ctx, es_outdir *d, const es_plan *p)
             batch_line(&sb, p, p->index.by_rank[i]);
         char name[64];
         snprintf(name, sizeof name, "rank-%05u.batches.jsonl", r);
-        rc = sb.oom ? es_fail(ctx, ES_ERR_NOMEM, "out of memory") : write_text_file(ctx, d, name, &sb);
+        rc = sb.oom ? es_fail(ctx, ES_ERR_NOMEM, "out of memory") : es_outdir_write_text(ctx, d, name, &sb);
     }
     if (rc == ES_OK && p->n_carried) {
         sb.len = 0;
@@ -105,7 +95,7 @@ static int write_batch_mode(es_context *ctx, es_outdir *d, const es_plan *p)
             es_strbuf_printf(&sb, "%s\t%s\t%llu\n", row->key, row->shard,
                              (unsigned long long)row->pos);
         }
-        rc = write_text_file(ctx, d, "remainder.tsv", &sb);
+        rc = es_outdir_write_text(ctx, d, "remainder.tsv", &sb);
     }
     es_strbuf_release(&sb);
     return rc;

@@ -137,18 +137,6 @@ size_t reshard_open_cap(const es_plan *p, size_t writer_memory)
     return fds < mem ? fds : mem;
 }
 
-int reshard_write_text(es_context *ctx, es_outdir *d, const char *name, const es_strbuf *sb)
-{
-    if (sb->oom)
-        return es_fail(ctx, ES_ERR_NOMEM, "out of memory");
-    FILE *fp = es_outdir_create(ctx, d, name);
-    if (!fp)
-        return ES_ERR_IO;
-    if (sb->len)
-        fwrite(sb->buf, 1, sb->len, fp);
-    return es_outdir_close(ctx, d, fp, name);
-}
-
 /* data.list and shards.tsv: shard j is read by rank j % K, worker (j / K) % W
  * under the un-permuted split. */
 static int write_lists(es_context *ctx, es_outdir *d, const es_plan *p)
@@ -164,9 +152,9 @@ static int write_lists(es_context *ctx, es_outdir *d, const es_plan *p)
                          r->start[s + 1] - r->start[s], (unsigned long long)r->shard_frames[s],
                          r->shard_cost[s], s % p->K, (s / p->K) % p->W);
     }
-    int rc = reshard_write_text(ctx, d, "data.list", &list);
+    int rc = es_outdir_write_text(ctx, d, "data.list", &list);
     if (rc == ES_OK)
-        rc = reshard_write_text(ctx, d, "shards.tsv", &tsv);
+        rc = es_outdir_write_text(ctx, d, "shards.tsv", &tsv);
     es_strbuf_release(&list);
     es_strbuf_release(&tsv);
     return rc;
@@ -189,7 +177,7 @@ static int write_filtered(es_context *ctx, es_outdir *d, const es_plan *p)
                          (unsigned long long)row->pos,
                          es_filter_reason_name(es_filter_row(&p->s.model, row)));
     }
-    int rc = reshard_write_text(ctx, d, "filtered.tsv", &sb);
+    int rc = es_outdir_write_text(ctx, d, "filtered.tsv", &sb);
     es_strbuf_release(&sb);
     return rc;
 }

@@ -40,9 +40,6 @@ typedef struct reshard_job {
  * everything else) and a 1 GiB budget of `writer_memory` bytes each. */
 size_t reshard_open_cap(const es_plan *p, size_t writer_memory);
 
-/* A small text file of the output folder. */
-int reshard_write_text(es_context *ctx, es_outdir *d, const char *name, const es_strbuf *sb);
-
 /* The format copiers: every target shard written, read back and checked. */
 int reshard_copy_tar(es_context *ctx, reshard_job *job);
 int reshard_copy_parquet(es_context *ctx, reshard_job *job);

@@ -510,7 +510,7 @@ static int write_json(es_context *ctx, es_outdir *d, const char *name, json_t *o
         return es_fail(ctx, ES_ERR_NOMEM, "%s: cannot be written (out of memory, or a key "
                        "that is not UTF-8)", name);
     es_strbuf sb = {text, strlen(text), strlen(text) + 1, 0};
-    int rc = reshard_write_text(ctx, d, name, &sb);
+    int rc = es_outdir_write_text(ctx, d, name, &sb);
     free(text);
     return rc;
 }
@@ -558,9 +558,9 @@ static int write_maps(es_context *ctx, pq_run *run)
             rc = write_json(ctx, job->d, s, spk[t]);
     }
     if (rc == ES_OK)
-        rc = reshard_write_text(ctx, job->d, "utt2data.list", &utt_list);
+        rc = es_outdir_write_text(ctx, job->d, "utt2data.list", &utt_list);
     if (rc == ES_OK)
-        rc = reshard_write_text(ctx, job->d, "spk2data.list", &spk_list);
+        rc = es_outdir_write_text(ctx, job->d, "spk2data.list", &spk_list);
     for (uint32_t t = 0; t < N && utt && spk; t++) {
         json_decref(utt[t]);
         json_decref(spk[t]);

@@ -12,10 +12,7 @@ MPIRUN=$2
 SUPP=${3:-}
 FIX=$ES_FIXTURES
 SAMPLES=$ES_SOURCE_ROOT/data-samples
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/es-cli-mpi.XXXXXX")
-trap 'rm -rf "$WORK"' EXIT
-failures=0
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 # CI runs as root; OpenMPI refuses that unless told. More processes than cores.
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1

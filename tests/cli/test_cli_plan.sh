@@ -4,16 +4,7 @@
 # exit codes, determinism across -j and repeat runs, atomic OUTDIR.
 set -u
 BIN=$1
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/es-cli-plan.XXXXXX")
-trap 'rm -rf "$WORK"' EXIT
-failures=0
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
-expect_exit() { # expected command...
-    local want=$1; shift
-    "$@" >"$WORK/out" 2>"$WORK/err"
-    local got=$?
-    [[ $got == "$want" ]] || fail "exit $got, expected $want: $* ($(head -c 300 "$WORK/err"))"
-}
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 cd "$ES_FIXTURES/corpus_a" || exit 1
 

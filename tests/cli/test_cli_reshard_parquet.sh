@@ -12,16 +12,7 @@
 # SKIP after running the rest.
 set -u
 BIN=$1
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/es-cli-rp.XXXXXX")
-trap 'rm -rf "$WORK"' EXIT
-failures=0
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
-expect_exit() { # expected command...
-    local want=$1; shift
-    "$@" >"$WORK/out" 2>"$WORK/err"
-    local got=$?
-    [[ $got == "$want" ]] || fail "exit $got, expected $want: $* ($(head -c 300 "$WORK/err"))"
-}
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 export PQ_NODE_MODULES=${PQ_NODE_MODULES:-$ES_SOURCE_ROOT/build-npm/node_modules}
 CHECK="$ES_SOURCE_ROOT/tests/reshard_parquet_check.mjs"

@@ -6,16 +6,7 @@
 set -u
 BIN=$1
 FIX=$ES_FIXTURES
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/es-cli-sim.XXXXXX")
-trap 'rm -rf "$WORK"' EXIT
-failures=0
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
-expect_exit() { # expected command...
-    local want=$1; shift
-    "$@" >"$WORK/out" 2>"$WORK/err"
-    local got=$?
-    [[ $got == "$want" ]] || fail "exit $got, expected $want: $* ($(head -c 300 "$WORK/err"))"
-}
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 # check_json LIST JSON: the ranks' shards are the sampler's (CosyVoice:
 # DistributedSampler.sample; WeNet: i % (K*W) == w*K + r), the utterances sum to

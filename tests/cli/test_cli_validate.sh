@@ -7,16 +7,7 @@ set -u
 BIN=$1
 FIX=$ES_FIXTURES
 CASES="python3 $ES_SOURCE_ROOT/tests/validate_cases.py"
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/es-cli-validate.XXXXXX")
-trap 'rm -rf "$WORK"' EXIT
-failures=0
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
-expect_exit() { # expected command...
-    local want=$1; shift
-    "$@" >"$WORK/out" 2>"$WORK/err"
-    local got=$?
-    [[ $got == "$want" ]] || fail "exit $got, expected $want: $* ($(head -c 300 "$WORK/err"))"
-}
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 json() { python3 -c "import json,sys; r=json.load(open(sys.argv[1])); $2" "$1"; }
 
 cd "$FIX/corpus_a" || exit 1
