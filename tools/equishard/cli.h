@@ -32,7 +32,11 @@ void cli_progress_end(cli_progress *p);
  * carry the 'truncated' or 'unsupported' flag. */
 void cli_report_table_problems(const es_cost_table *t);
 
-/* es_load_inputs with a progress line (unless quiet) and the report above,
+/* es_load_inputs with a progress line on stderr (unless quiet). */
+int cli_measure_inputs(es_context *ctx, es_measure_settings *s, int quiet,
+                       const char *const *inputs, size_t n, es_cost_table **out);
+
+/* cli_measure_inputs and the report above,
  * then --speech-tokens (speech_tokens may be NULL): what plan and simulate do
  * with their "COSTS | LIST..." arguments. */
 int cli_load_inputs(es_context *ctx, es_measure_settings *s, int quiet, const char *speech_tokens,

@@ -92,8 +92,8 @@ int cli_set_speech_tokens(es_context *ctx, es_cost_table *t, const char *src)
     return rc;
 }
 
-int cli_load_inputs(es_context *ctx, es_measure_settings *s, int quiet, const char *speech_tokens,
-                    const char *const *inputs, size_t n, es_cost_table **out)
+int cli_measure_inputs(es_context *ctx, es_measure_settings *s, int quiet,
+                       const char *const *inputs, size_t n, es_cost_table **out)
 {
     cli_progress progress;
     cli_progress_init(&progress, "measure", quiet);
@@ -102,6 +102,13 @@ int cli_load_inputs(es_context *ctx, es_measure_settings *s, int quiet, const ch
     int rc = es_load_inputs(ctx, s, inputs, n, out);
     cli_progress_end(&progress);
     s->progress = NULL;
+    return rc;
+}
+
+int cli_load_inputs(es_context *ctx, es_measure_settings *s, int quiet, const char *speech_tokens,
+                    const char *const *inputs, size_t n, es_cost_table **out)
+{
+    int rc = cli_measure_inputs(ctx, s, quiet, inputs, n, out);
     if (rc == ES_OK)
         cli_report_table_problems(*out);
     if (rc == ES_OK && speech_tokens)

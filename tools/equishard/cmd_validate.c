@@ -285,7 +285,8 @@ static int parse_args(int argc, char **argv, validate_args *a)
     return 0;
 }
 
-/* LIST measured with hashes, skipping problems (they become findings). */
+/* LIST measured with hashes, skipping problems (they become findings, not
+ * stderr lines: no cli_load_inputs report). */
 static int measure_list(es_context *ctx, validate_args *a, int argc, char **argv, es_cost_table **t)
 {
     es_measure_settings ms;
@@ -294,13 +295,8 @@ static int measure_list(es_context *ctx, validate_args *a, int argc, char **argv
     ms.hash = a->hash;
     ms.on_error = ES_ON_ERROR_SKIP;
     ms.root = a->root;
-    cli_progress progress;
-    cli_progress_init(&progress, "measure", a->quiet);
-    ms.progress = cli_progress_update;
-    ms.progress_user = &progress;
-    int rc = es_load_inputs(ctx, &ms, (const char *const *)argv + optind, (size_t)(argc - optind), t);
-    cli_progress_end(&progress);
-    return rc;
+    return cli_measure_inputs(ctx, &ms, a->quiet, (const char *const *)argv + optind,
+                              (size_t)(argc - optind), t);
 }
 
 /* The utterances: LIST measured (with hashes) or read when it is a cost table
