@@ -54,6 +54,39 @@ static char *dup_string(parser *ps, int type, const char *what)
     return c;
 }
 
+/* A list field of structs: *out gets a zeroed array of the list's length
+ * (elements of `size` bytes; set before decoding, so the caller keeps and later
+ * frees it even when an element fails), each element decoded by fn, *count
+ * the elements begun. `given` says the field was seen before. */
+typedef int (*struct_fn)(parser *ps, void *elem);
+
+static int struct_list(parser *ps, int type, const char *what, const char *elem_name, int given,
+                       size_t size, void **out, uint32_t *count, struct_fn fn)
+{
+    int elem;
+    uint32_t n;
+    if (pq_thrift_list(&ps->t, type, what, &elem, &n) < 0)
+        return -1;
+    if (given)
+        return pq_thrift_fail(&ps->t, "%s given twice", what);
+    char *arr = calloc(n ? n : 1, size);
+    *out = arr;
+    if (!arr) {
+        ps->oom = 1;
+        return fail(ps, "out of memory");
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        *count = i + 1;
+        if (pq_thrift_struct_begin(&ps->t, elem, elem_name) < 0)
+            return -1;
+        int r = fn(ps, arr + (size_t)i * size);
+        pq_thrift_struct_end(&ps->t);
+        if (r < 0)
+            return -1;
+    }
+    return 0;
+}
+
 /* ---- SchemaElement ---------------------------------------------------------- */
 
 static int schema_elem(parser *ps, pq_schema_elem *e)
@@ -171,29 +204,16 @@ static int column_chunk(parser *ps, pq_column_meta *c)
 
 /* ---- RowGroup ------------------------------------------------------------- */
 
+static int column_chunk_elem(parser *ps, void *c) { return column_chunk(ps, c); }
+
 static int column_list(parser *ps, int type, pq_row_group *g)
 {
-    int elem;
-    uint32_t n;
-    if (pq_thrift_list(&ps->t, type, "RowGroup.columns", &elem, &n) < 0)
-        return -1;
-    if (g->columns)
-        return fail(ps, "RowGroup.columns given twice");
-    g->columns = calloc(n ? n : 1, sizeof *g->columns);
-    if (!g->columns) {
-        ps->oom = 1;
-        return fail(ps, "out of memory");
-    }
-    for (uint32_t i = 0; i < n; i++) {
-        g->n_columns = i + 1;
-        if (pq_thrift_struct_begin(&ps->t, elem, "ColumnChunk") < 0)
-            return -1;
-        int r = column_chunk(ps, &g->columns[i]);
-        pq_thrift_struct_end(&ps->t);
-        if (r < 0)
-            return -1;
-    }
-    return 0;
+    void *arr = NULL;
+    int r = struct_list(ps, type, "RowGroup.columns", "ColumnChunk", g->columns != NULL,
+                        sizeof *g->columns, &arr, &g->n_columns, column_chunk_elem);
+    if (arr)
+        g->columns = arr;
+    return r;
 }
 
 static int row_group(parser *ps, pq_row_group *g)
@@ -219,64 +239,45 @@ static int row_group(parser *ps, pq_row_group *g)
 
 /* ---- FileMetaData ----------------------------------------------------------- */
 
-static int schema_list(parser *ps, int type, pq_file_meta *m)
+/* A SchemaElement, also kept whole (logical type, scale, field id…) for the
+ * writer to copy: the bytes from its first field to its STOP. */
+static int schema_elem_raw(parser *ps, void *elem)
 {
-    int elem;
-    uint32_t n;
-    if (pq_thrift_list(&ps->t, type, "FileMetaData.schema", &elem, &n) < 0)
+    pq_schema_elem *e = elem;
+    size_t begin = pq_thrift_offset(&ps->t);
+    if (schema_elem(ps, e) < 0)
         return -1;
-    if (m->schema)
-        return fail(ps, "FileMetaData.schema given twice");
-    m->schema = calloc(n ? n : 1, sizeof *m->schema);
-    if (!m->schema) {
+    size_t n_raw = pq_thrift_offset(&ps->t) - begin;
+    e->raw = malloc(n_raw);
+    if (!e->raw) {
         ps->oom = 1;
         return fail(ps, "out of memory");
     }
-    for (uint32_t i = 0; i < n; i++) {
-        m->n_schema = i + 1;
-        if (pq_thrift_struct_begin(&ps->t, elem, "SchemaElement") < 0)
-            return -1;
-        size_t begin = pq_thrift_offset(&ps->t);
-        int r = schema_elem(ps, &m->schema[i]);
-        pq_thrift_struct_end(&ps->t);
-        if (r < 0)
-            return -1;
-        /* kept whole (logical type, scale, field id…) for the writer to copy */
-        size_t n_raw = pq_thrift_offset(&ps->t) - begin;
-        m->schema[i].raw = malloc(n_raw);
-        if (!m->schema[i].raw) {
-            ps->oom = 1;
-            return fail(ps, "out of memory");
-        }
-        memcpy(m->schema[i].raw, ps->t.start + begin, n_raw);
-        m->schema[i].raw_len = n_raw;
-    }
+    memcpy(e->raw, ps->t.start + begin, n_raw);
+    e->raw_len = n_raw;
     return 0;
 }
 
+static int schema_list(parser *ps, int type, pq_file_meta *m)
+{
+    void *arr = NULL;
+    int r = struct_list(ps, type, "FileMetaData.schema", "SchemaElement", m->schema != NULL,
+                        sizeof *m->schema, &arr, &m->n_schema, schema_elem_raw);
+    if (arr)
+        m->schema = arr;
+    return r;
+}
+
+static int row_group_elem(parser *ps, void *g) { return row_group(ps, g); }
+
 static int row_group_list(parser *ps, int type, pq_file_meta *m)
 {
-    int elem;
-    uint32_t n;
-    if (pq_thrift_list(&ps->t, type, "FileMetaData.row_groups", &elem, &n) < 0)
-        return -1;
-    if (m->row_groups)
-        return fail(ps, "FileMetaData.row_groups given twice");
-    m->row_groups = calloc(n ? n : 1, sizeof *m->row_groups);
-    if (!m->row_groups) {
-        ps->oom = 1;
-        return fail(ps, "out of memory");
-    }
-    for (uint32_t i = 0; i < n; i++) {
-        m->n_row_groups = i + 1;
-        if (pq_thrift_struct_begin(&ps->t, elem, "RowGroup") < 0)
-            return -1;
-        int r = row_group(ps, &m->row_groups[i]);
-        pq_thrift_struct_end(&ps->t);
-        if (r < 0)
-            return -1;
-    }
-    return 0;
+    void *arr = NULL;
+    int r = struct_list(ps, type, "FileMetaData.row_groups", "RowGroup", m->row_groups != NULL,
+                        sizeof *m->row_groups, &arr, &m->n_row_groups, row_group_elem);
+    if (arr)
+        m->row_groups = arr;
+    return r;
 }
 
 static int file_meta(parser *ps, pq_file_meta *m)
