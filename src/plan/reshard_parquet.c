@@ -120,9 +120,11 @@ static int column_error(es_context *ctx, const char *path, uint32_t rg, const pq
                    path, rg, leaf->name, c->err);
 }
 
-/* Reads row `row` of leaf l (cursor already in row group rg) into run->seg[l]. */
+/* Reads row `row` of leaf l (cursor already in row group rg): into run->seg[l]
+ * when `keep`, else only past it (a row no new file of this pass takes: its
+ * values are not copied). */
 static int read_leaf_row(es_context *ctx, pq_run *run, const es_pq_file *f, uint32_t rg,
-                         uint32_t l, uint64_t row)
+                         uint32_t l, uint64_t row, int keep)
 {
     const pq_leaf *leaf = &f->leaves[l];
     pq_column *c = &run->cols[l];
@@ -144,7 +146,8 @@ static int read_leaf_row(es_context *ctx, pq_run *run, const es_pq_file *f, uint
         return es_fail(ctx, ES_ERR_FORMAT, "%s: row group %u, column %s: row %llu starts with "
                        "repetition level %u", f->path, rg, leaf->name, (unsigned long long)row,
                        e.rep);
-    seg_add(seg, &e, leaf->max_def);
+    if (keep)
+        seg_add(seg, &e, leaf->max_def);
     for (;;) {
         int rc = pq_column_next(c, &e);
         if (rc < 0)
@@ -159,7 +162,8 @@ static int read_leaf_row(es_context *ctx, pq_run *run, const es_pq_file *f, uint
             run->has_look[l] = 1;
             break;
         }
-        seg_add(seg, &e, leaf->max_def);
+        if (keep)
+            seg_add(seg, &e, leaf->max_def);
     }
     return seg->oom ? es_fail(ctx, ES_ERR_NOMEM, "out of memory") : ES_OK;
 }
@@ -272,14 +276,14 @@ static int stream_rows(es_context *ctx, pq_run *run, const es_pq_file *f, const 
             size_t a = at;
             while (at < s->end && run->job->items[at].pos == ordinal)
                 at++;
-            for (uint32_t l = 0; l < run->L; l++) {
-                int rc = read_leaf_row(ctx, run, f, rg, l, (uint64_t)r);
-                if (rc != ES_OK)
-                    return rc;
-            }
             int wanted = 0;
             for (size_t i = a; i < at; i++)
                 wanted |= in_pass(run, &run->job->items[i]);
+            for (uint32_t l = 0; l < run->L; l++) {
+                int rc = read_leaf_row(ctx, run, f, rg, l, (uint64_t)r, wanted);
+                if (rc != ES_OK)
+                    return rc;
+            }
             if (wanted) {
                 int rc = spool_row(ctx, run, f, ordinal, a, at);
                 if (rc != ES_OK)
