@@ -273,7 +273,8 @@ typedef struct es_cost_model {
                                        at all (CosyVoice parquet, --speech-tokens), not
                                        for tables without any (tar shards, Kaldi dirs).
                                        es_plan_build, es_simulate and es_validate_data
-                                       settle it against their table. */
+                                       settle it against their table (under the
+                                       WeNet loader: never). */
 } es_cost_model;
 
 ES_API void es_cost_model_defaults(es_cost_model *m);

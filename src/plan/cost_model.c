@@ -27,12 +27,12 @@ ES_API void es_cost_model_defaults(es_cost_model *m)
     m->require_speech_token = -1; /* auto: es_cost_model_settle */
 }
 
-void es_cost_model_settle(es_cost_model *m, const es_cost_table *t)
+void es_cost_model_settle(es_cost_model *m, const es_cost_table *t, es_loader loader)
 {
     if (m->require_speech_token >= 0)
         return;
     m->require_speech_token = 0;
-    for (size_t i = 0; i < t->n && !m->require_speech_token; i++)
+    for (size_t i = 0; loader == ES_LOADER_COSYVOICE && i < t->n && !m->require_speech_token; i++)
         m->require_speech_token = t->rows[i].speech_tokens > 0;
 }
 

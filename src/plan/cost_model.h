@@ -34,10 +34,12 @@ const char *es_filter_reason_name(es_filter_reason r);
  * max_length 40960, tokens 1..200, ratios 0.0005..1), weights a = 1, others 0. */
 void es_cost_model_defaults(es_cost_model *m);
 
-/* Settles require_speech_token's auto (-1) against table t: 1 when any row has
- * speech tokens, else 0. Every user of the model does this once before
- * filtering, so filters and reports see 0 or 1. */
-void es_cost_model_settle(es_cost_model *m, const es_cost_table *t);
+/* Settles require_speech_token's auto (-1) for `loader` and table t: for
+ * CosyVoice (whose filter drops an empty speech_token; plan's filter is
+ * CosyVoice's) 1 when any row has speech tokens, else 0; for WeNet, which has
+ * no such rule, 0. Every user of the model does this once before filtering, so
+ * filters and reports see 0 or 1. */
+void es_cost_model_settle(es_cost_model *m, const es_cost_table *t, es_loader loader);
 
 /* The loader's filter decision for one row. */
 es_filter_reason es_filter_row(const es_cost_model *m, const es_cost_row *row);

@@ -102,7 +102,7 @@ ES_API int es_plan_build(es_context *ctx, const es_plan_settings *s, const es_co
         return es_fail(ctx, ES_ERR_NOMEM, "plan: out of memory");
     p->s = *s;
     p->table = t;
-    es_cost_model_settle(&p->s.model, t);
+    es_cost_model_settle(&p->s.model, t, ES_LOADER_COSYVOICE);
     p->K = s->world_size;
     p->W = s->workers;
     p->loads = calloc((size_t)p->K * p->W, sizeof *p->loads);

@@ -482,7 +482,7 @@ ES_API int es_simulate(es_context *ctx, const es_simulate_settings *s, const es_
     if (!r)
         return es_fail(ctx, ES_ERR_NOMEM, "simulate: out of memory");
     r->s = *s;
-    es_cost_model_settle(&r->s.model, t);
+    es_cost_model_settle(&r->s.model, t, s->loader);
     /* a shuffle buffer of 0 or 1 draws nothing: every trial would be the same */
     r->trials = s->shuffle_size > 1 ? s->trials : 1;
     sim_list l = {0};

@@ -105,9 +105,7 @@ int es_validate_data(es_context *ctx, const es_validate_data_settings *s, const 
     if (!(s->max_imbalance >= 0))
         return es_fail(ctx, ES_ERR_USAGE, "validate: max imbalance must be >= 0");
     r->data = *s;
-    if (s->loader == ES_LOADER_WENET && r->data.model.require_speech_token < 0)
-        r->data.model.require_speech_token = 0; /* WeNet has no speech tokens */
-    es_cost_model_settle(&r->data.model, t);
+    es_cost_model_settle(&r->data.model, t, s->loader);
     r->data_checked = 1;
     memset(r->filtered, 0, sizeof r->filtered);
     int rc = check_filtered(&r->data, t, r);
