@@ -224,9 +224,9 @@ BUILD_TREE_LIB = os.path.join(_here, "..", "..", "build", "src", "libequishard.s
 
 
 def candidates():
-    """Where lib() looks, in order: $EQUISHARD_LIB, the build tree beside a
+    """Where lib() looks, in order: $EQUISHARD_LIB (or $EQUISHARD_LIBRARY), the build tree beside a
     checkout's python/ folder, then the installed library (ld.so.cache)."""
-    env = os.environ.get("EQUISHARD_LIB")
+    env = os.environ.get("EQUISHARD_LIB") or os.environ.get("EQUISHARD_LIBRARY")
     if env:
         return [env]  # explicit: no silent fallback to another build
     found = [os.path.normpath(BUILD_TREE_LIB)] if os.path.exists(BUILD_TREE_LIB) else []

@@ -4,7 +4,8 @@
  *
  * 1. Kept utterances sorted by frames (longest first) are packed with the
  *    loader's own rule (dynamic_batch, or static batch_size): neighbours in
- *    length share a batch, so padding stays low.
+ *    length share a batch, so padding stays low. Epochs other than 0 sort by
+ *    a seeded, slightly stretched length, so each epoch has its own batches.
  * 2. The remainder (batch count mod K) is padded, dropped or carried.
  * 3. Batches sorted by cost are cut into steps of K consecutive batches —
  *    nearly equal within a step — and within a step the most expensive batch
@@ -24,7 +25,38 @@ static int cmp_u64_desc(const void *a, const void *b)
     return (x < y) - (x > y);
 }
 
-/* Kept rows, longest first; ties in table order. */
+/* SplitMix64: a tiny, well-mixed generator; the step order only needs to be
+ * reproducible from (seed, epoch), not cryptographic. */
+static uint64_t splitmix64(uint64_t *state)
+{
+    uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+/* How far a row's length may be stretched when sorting for packing in epochs
+ * other than 0: neighbours within ~10 % of each other trade batches from one
+ * epoch to the next, so every epoch trains its own batch compositions, while
+ * the padding stays close to an exact length sort's. */
+#define EPOCH_LENGTH_JITTER 0.10
+
+/* The length a row is sorted by: its frames in epoch 0 (the tightest packing),
+ * frames stretched by a factor in [1, 1 + EPOCH_LENGTH_JITTER) drawn from
+ * (seed, epoch, row) otherwise. Packing still counts the real frames. */
+static uint64_t sort_length(const es_plan *p, size_t row)
+{
+    uint64_t frames = p->frames[row];
+    if (p->s.epoch == 0)
+        return frames;
+    uint64_t state = p->s.seed ^ ((uint64_t)p->s.epoch * 0xd1b54a32d192ed03ull) ^
+                     ((uint64_t)row * 0x9e3779b97f4a7c15ull);
+    double u = (double)(splitmix64(&state) >> 11) / 9007199254740992.0; /* [0, 1) */
+    uint64_t stretched = frames + (uint64_t)((double)frames * EPOCH_LENGTH_JITTER * u);
+    return stretched > UINT32_MAX ? UINT32_MAX : stretched;
+}
+
+/* Kept rows, longest first (by sort_length); ties in table order. */
 static size_t *rows_by_length(const es_plan *p)
 {
     size_t n = p->n_kept;
@@ -38,7 +70,7 @@ static size_t *rows_by_length(const es_plan *p)
      * descending sort of the keys is by frames descending, then position
      * ascending. Tables above 2^32 rows are refused by the caller. */
     for (size_t k = 0; k < n; k++)
-        keys[k] = (uint64_t)p->frames[p->kept[k]] << 32 | (uint32_t)~(uint32_t)k;
+        keys[k] = sort_length(p, p->kept[k]) << 32 | (uint32_t)~(uint32_t)k;
     qsort(keys, n, sizeof *keys, cmp_u64_desc);
     for (size_t k = 0; k < n; k++)
         rows[k] = p->kept[(uint32_t)~(uint32_t)keys[k]];
@@ -144,16 +176,6 @@ static int settle_remainder(es_context *ctx, es_plan *p)
     p->metrics.remainder_batches = r;
     p->metrics.remainder_utterances = rows;
     return ES_OK;
-}
-
-/* SplitMix64: a tiny, well-mixed generator; the step order only needs to be
- * reproducible from (seed, epoch), not cryptographic. */
-static uint64_t splitmix64(uint64_t *state)
-{
-    uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
 }
 
 static int assign_steps(es_context *ctx, es_plan *p)

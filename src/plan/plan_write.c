@@ -6,8 +6,12 @@
  * lines. An entry is written as the user's list wrote it: a shard path; a
  * raw-list row as its original JSON line; a Kaldi entry as its utterance key.
  * Batch mode: rank-00000.batches.jsonl, one batch a line in step order:
- * {"step", "worker", "cost", "frames", "keys": [...], "items": [[shard, pos], ...]}.
- * Carried or dropped utterances go to remainder.tsv (key, shard, pos). */
+ * {"step", "worker", "cost", "frames", "keys": [...], "items": [[shard, pos], ...]},
+ * plus "repeat": true on a remainder-padding repeat.
+ * Carried or dropped utterances go to remainder.tsv (key, shard, pos), and the
+ * table the plan was built from to costs.tsv.zst: a batch plan fixes one
+ * epoch's batches, and equishard.loaders re-plans later epochs from that table
+ * (their own batches, identical on every rank, no communication). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -72,7 +76,8 @@ static void batch_line(es_strbuf *sb, const es_plan *p, const plan_batch *b)
         es_json_string(sb, row->shard);
         es_strbuf_printf(sb, ", %llu]", (unsigned long long)row->pos);
     }
-    es_strbuf_puts(sb, "]}\n");
+    /* a padding repeat (remainder pad) says so: its utterances train twice */
+    es_strbuf_puts(sb, b->repeat ? "], \"repeat\": true}\n" : "]}\n");
 }
 
 static int write_batch_mode(es_context *ctx, es_outdir *d, const es_plan *p)
@@ -86,6 +91,15 @@ static int write_batch_mode(es_context *ctx, es_outdir *d, const es_plan *p)
         char name[64];
         snprintf(name, sizeof name, "rank-%05u.batches.jsonl", r);
         rc = sb.oom ? es_fail(ctx, ES_ERR_NOMEM, "out of memory") : es_outdir_write_text(ctx, d, name, &sb);
+    }
+    FILE *fp = rc == ES_OK ? es_outdir_create(ctx, d, "costs.tsv.zst") : NULL;
+    if (rc == ES_OK && !fp)
+        rc = ES_ERR_IO;
+    if (fp) {
+        rc = es_cost_table_write_stream(ctx, p->table, fp, "costs.tsv.zst", 1);
+        int crc = es_outdir_close(ctx, d, fp, "costs.tsv.zst");
+        if (rc == ES_OK)
+            rc = crc;
     }
     if (rc == ES_OK && p->n_carried) {
         sb.len = 0;

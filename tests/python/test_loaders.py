@@ -11,10 +11,11 @@ import textwrap
 import unittest
 from unittest import mock
 
+import equishard
 from equishard import loaders
 from test_binding import CLI, CORPUS, SHARDS
 
-PYTHON_DIR = os.path.dirname(os.path.dirname(os.path.abspath(loaders.__file__)))
+PYTHON_DIR = os.path.dirname(os.path.dirname(os.path.abspath(equishard.__file__)))
 
 
 def read_lines(path):
@@ -82,17 +83,41 @@ class LoadersTest(unittest.TestCase):
         d = loaders.DataList(self.lists, partition=False, worker_id=1, num_workers=2)
         self.assertEqual([x["src"] for x in d], self.lists[1::2])
 
-    def test_batch_mode_yields_each_workers_batches_in_step_order(self):
+    def test_datalist_refuses_a_batch_plan(self):
+        """CosyVoice's parquet_opener swallows a bad entry with a warning; a batch
+        plan fed to it must fail at once, not train zero steps."""
+        with self.assertRaisesRegex(ValueError, "batch plan.*equishard.loaders.cosyvoice.Dataset"):
+            loaders.DataList(self.lists, plan=self.batch, rank=0, world_size=2, worker_id=0,
+                             num_workers=2)
+
+    def test_epoch_batches_replan_from_the_outdir(self):
+        """Epoch 0 is the written file; the plan rebuilt for epoch 0 from
+        costs.tsv.zst equals it; later epochs have their own batches, each
+        planned utterance once per epoch."""
+        d = loaders.PlanDir(self.batch)
+        settings = d.plan_settings()
+        import equishard
         for rank in range(2):
             lines = [json.loads(l) for l in read_lines(os.path.join(self.batch, f"rank-{rank:05d}.batches.jsonl"))]
             merged = []
             for worker in range(2):
-                got = [x["batch"] for x in loaders.DataList(self.lists, plan=self.batch, rank=rank, world_size=2,
-                                                             worker_id=worker, num_workers=2)]
+                got = d.epoch_batches(rank, worker, 0)
                 self.assertTrue(all(b["worker"] == worker for b in got))
                 merged += got
             # the DataLoader takes batches from its workers in turn: step order again
             self.assertEqual(sorted(merged, key=lambda b: b["step"]), lines)
+            with equishard.plan(d.table_path(), epoch=0, **settings) as p:
+                self.assertEqual([(b.step, b.worker, b.keys, [list(i) for i in b.items]) for b in p.batches(rank)],
+                                 [(b["step"], b["worker"], b["keys"], b["items"]) for b in lines])
+
+        def keysets(epoch):
+            return [frozenset(b["keys"]) for r in range(2) for w in range(2)
+                    for b in d.epoch_batches(r, w, epoch) if not b.get("repeat")]
+        e0, e1 = keysets(0), keysets(1)
+        self.assertEqual(sorted(k for b in e0 for k in b), sorted(k for b in e1 for k in b))
+        self.assertEqual(len({k for b in e1 for k in b}), sum(len(b) for b in e1))  # each once
+        self.assertNotEqual(set(e0), set(e1))  # epoch 1 trains other batch compositions
+        self.assertEqual(keysets(1), keysets(1))  # the same on every rank, every call
 
     def test_wenet_shard_list_yields_file_name_and_line(self):
         for plan in (self.shard, self.raw):

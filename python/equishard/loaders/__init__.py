@@ -7,7 +7,12 @@ exactly its planned entries, in plan order, where the loaders would split the li
 by position themselves:
 
 - DataList: CosyVoice's cosyvoice/dataset/dataset.py DataList (same arguments,
-  same yielded dicts: {"src", "rank", "world_size", "worker_id", "num_workers"}).
+  same yielded dicts: {"src", "rank", "world_size", "worker_id", "num_workers"}),
+  for shard-mode plans.
+- equishard.loaders.cosyvoice.Dataset: CosyVoice's Dataset(...) for batch-mode
+  plans (planned batches fetched row by row, new batches every epoch).
+- equishard.loaders.steps.equal_steps: ends every rank's epoch at the same step
+  (shard and reshard plans, or no plan at all).
 - ShardList: WeNet's TextLineDataPipe(...).shard(partition) in
   wenet/dataset/datapipes.py (yields {"file_name", "line"}).
 
@@ -21,6 +26,7 @@ libequishard.
 import json
 import math
 import os
+import random
 
 try:  # the loaders' base classes when torch is there, so DataLoader and the
     import torch.utils.data as _torch_data  # datapipes' functional API accept us
@@ -98,6 +104,45 @@ class PlanDir:
             out = [json.loads(line) for line in f]
         return out if worker is None else [b for b in out if b["worker"] == worker]
 
+    @property
+    def epoch(self):
+        """The epoch the written rank files are for (plan.json's parameters)."""
+        return self.info["parameters"].get("epoch", 0)
+
+    def epoch_batches(self, rank, worker, epoch):
+        """Batch mode: this rank's and worker's batches of `epoch`, as dicts like
+        batches()'s lines ({"step", "worker", "keys", "items", "repeat"}). The
+        written files when epoch is the plan's (or < 0: set_epoch never called);
+        else the plan rebuilt from OUTDIR/costs.tsv.zst with plan.json's
+        parameters and this epoch: every rank computes the same plan, without
+        communication, and each epoch has its own batches (docs/PLAN.md)."""
+        if epoch < 0 or epoch == self.epoch:
+            return self.batches(rank, worker)
+        from .. import core  # the library is needed only from here on
+        with core.plan(self.table_path(), epoch=epoch, **self.plan_settings()) as p:
+            return [dict(step=b.step, worker=b.worker, keys=b.keys,
+                         items=[list(i) for i in b.items], repeat=b.repeat)
+                    for b in p.batches(rank) if b.worker == worker]
+
+    def table_path(self):
+        path = os.path.join(self.outdir, "costs.tsv.zst")
+        if not os.path.exists(path):
+            raise ValueError(f"{self.outdir}: no costs.tsv.zst: per-epoch batches need a batch "
+                             "plan written by equishard 0.2 or later (re-run equishard plan)")
+        return path
+
+    def plan_settings(self):
+        """plan.json's parameters as equishard.plan() keyword arguments."""
+        p = self.info["parameters"]
+        out = dict(world_size=p["world_size"], workers=p["workers"], mode=p["mode"])
+        out.update(p["cost_model"])
+        filt = dict(p["filter"])
+        filt["require_speech_token"] = int(bool(filt.get("require_speech_token")))
+        out.update(filt)
+        for k in ("max_frames_in_batch", "batch_size", "sort_size", "remainder", "seed"):
+            out[k] = p[k]
+        return out
+
 
 def _plan_dir(plan, lists):
     plan = plan or os.environ.get(PLAN_ENV)
@@ -115,8 +160,12 @@ class DataList(_IterableDataset):
     {"src": entry, "rank", "world_size", "worker_id", "num_workers"}; in batch
     mode one dict a batch, {"src": None, "batch": {"step", "keys", "items", ...}, ...}.
 
-    The plan fixes the split, so `shuffle` (CosyVoice's per-epoch list shuffle)
-    does not reorder it: its set_epoch is kept for the recipes that call it.
+    The plan fixes which entries each rank and worker reads; with `shuffle`
+    (CosyVoice's per-epoch list shuffle) each worker reads its own entries in
+    a per-epoch order (random.Random(epoch), as CosyVoice's DistributedSampler
+    seeds it), so the balance holds every epoch. A batch-mode plan is refused:
+    CosyVoice's parquet_opener cannot read planned batches (use
+    equishard.loaders.cosyvoice.Dataset).
     partition=False keeps CosyVoice's own behaviour (every rank reads all of
     `lists`, split by worker), which its cross-validation set uses. When `lists`
     is a list, every planned shard must be in it (a plan of other data fails)."""
@@ -126,6 +175,10 @@ class DataList(_IterableDataset):
         self.lists = lists
         self.shuffle, self.partition = shuffle, partition
         self.plan = _plan_dir(plan, lists) if partition else None
+        if self.plan is not None and self.plan.mode == "batch":
+            raise ValueError(f"{self.plan.outdir} is a batch plan: DataList yields shard "
+                             "entries for the recipe's opener, which cannot read planned "
+                             "batches; use equishard.loaders.cosyvoice.Dataset")
         self.epoch = -1
         self._rank, self._world = rank, world_size
         self._worker, self._workers = worker_id, num_workers
@@ -156,12 +209,10 @@ class DataList(_IterableDataset):
 
     def __iter__(self):
         info = self.sampler_info()
-        if self.plan is not None and self.plan.mode == "batch":
-            self.plan.check(**info)
-            for batch in self.plan.batches(info["rank"], info["worker_id"]):
-                yield dict(src=None, batch=batch, **info)
-            return
-        for entry in self._entries(info):
+        entries = self._entries(info)
+        if self.plan is not None and self.shuffle and self.epoch >= 0:
+            random.Random(self.epoch).shuffle(entries)
+        for entry in entries:
             yield dict(src=entry, **info)
 
 
