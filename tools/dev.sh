@@ -38,10 +38,10 @@ install_deps() {
 
 # The parquet reshard tests read equishard's output with hyparquet, an independent
 # reader from the npm registry: a test-only dependency, kept in build-npm/.
-NPM_TEST_DEPS=(hyparquet@1.33.0 hyparquet-compressors@1.1.2)
+NPM_TEST_DEPS=(hyparquet@1.33.0 hyparquet-compressors@1.1.2 hyparquet-writer@0.17.0)
 
 install_npm_deps() {
-    [[ -d build-npm/node_modules/hyparquet-compressors ]] && return
+    [[ -d build-npm/node_modules/hyparquet-writer ]] && return
     if ! command -v npm >/dev/null; then
         if [[ -n "${ES_NO_INSTALL:-}" || $(id -u) != 0 ]]; then
             echo "dev.sh: no npm: the hyparquet checks of the reshard tests will be skipped" >&2

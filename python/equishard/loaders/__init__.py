@@ -245,3 +245,4 @@ class ShardList(_IterDataPipe):
             path = self.plan.list_path(r, worker)
             for line in self.plan.entries(r, worker):
                 yield {"file_name": path, "line": line}
+from .steps import equal_steps  # noqa: E402  (torch is imported on first use)

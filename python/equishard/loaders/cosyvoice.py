@@ -1,0 +1,226 @@
+"""CosyVoice's `Dataset(...)` over an equishard plan: the one import a recipe changes.
+
+    # cosyvoice/utils/train_utils.py
+    from equishard.loaders.cosyvoice import Dataset    # was: from cosyvoice.dataset.dataset import Dataset
+
+and EQUISHARD_PLAN=OUTDIR in the environment (or `plan=OUTDIR`). Same arguments,
+same pipeline from the recipe's yaml, same batches handed to `padding`:
+
+- a **batch** plan (`equishard plan --mode batch`): every rank trains exactly the
+  planned batches, the same count on every rank, each kept utterance once per
+  epoch (a remainder-padding repeat aside). The list stage and `parquet_opener`
+  are replaced by a source that fetches each planned batch's rows by
+  [shard, pos] through libequishard (not whole files); `shuffle` and `sort` are
+  left out (they would reorder planned batches), and `batch` is replaced by a
+  stage that hands each planned batch on intact. Every other stage (tokenize,
+  filter, resample, compute_fbank, parse_embedding, ...) runs as the yaml lists
+  it. `set_epoch(e)` gives epoch e its own batches (PlanDir.epoch_batches).
+  The recipe's filter and batch settings must be the plan's: a difference is an
+  error before the first batch, and a planned batch that the pipeline empties
+  is an error at that batch (the ranks' step counts would no longer agree).
+- a **shard** plan: CosyVoice's own pipeline over equishard.loaders.DataList
+  (this rank's and worker's planned shards, reshuffled per epoch).
+- partition=False (CosyVoice's cross-validation set): CosyVoice's own split of
+  data_list_file, unchanged. partition=True without a plan is an error.
+
+torch is needed (CosyVoice's pipeline runs on it); the library is loaded in the
+DataLoader workers on their first batch.
+"""
+import functools
+import inspect
+import logging
+import math
+import os
+
+from . import DataList, PlanDir, PLAN_ENV, _IterableDataset, distributed_info, worker_info
+from .fetch import RowFetcher
+
+# stages that must not see planned batches: the list opener (replaced by the
+# fetching source) and the reordering buffers (left out)
+_OPENERS = ("parquet_opener",)
+_REORDERING = ("shuffle", "sort")
+_BATCH_KEY = "_equishard_batch"  # (batch index in this worker's sequence, planned size, count)
+
+
+def read_lists(list_file):
+    """cosyvoice.utils.file_utils.read_lists: the file's lines, stripped."""
+    with open(list_file, "r", encoding="utf8") as fin:
+        return [line.strip() for line in fin]
+
+
+class Processor(_IterableDataset):
+    """cosyvoice.dataset.dataset.Processor: one pipeline stage over its source."""
+
+    def __init__(self, source, f, *args, **kw):
+        assert callable(f)
+        self.source, self.f, self.args, self.kw = source, f, args, kw
+
+    def set_epoch(self, epoch):
+        self.source.set_epoch(epoch)
+
+    def __iter__(self):
+        return self.f(iter(self.source), *self.args, **self.kw)
+
+
+def stage_name(func):
+    """The processor function's name under functools.partial (hyperpyyaml's !name:)."""
+    while isinstance(func, functools.partial):
+        func = func.func
+    return getattr(func, "__name__", repr(func))
+
+
+def _stage_setting(func, name):
+    """A keyword of a pipeline stage: the yaml's value, else the function's default."""
+    kw = {}
+    while isinstance(func, functools.partial):
+        kw = {**func.keywords, **kw}
+        func = func.func
+    if name in kw:
+        return kw[name]
+    try:
+        p = inspect.signature(func).parameters.get(name)
+    except (TypeError, ValueError):
+        return None
+    return None if p is None or p.default is inspect.Parameter.empty else p.default
+
+
+def check_pipeline(plan, pipeline):
+    """Refuses a pipeline whose filter or batch settings are not the plan's: the
+    plan would then not be what this loader trains."""
+    params = plan.info["parameters"]
+    names = [stage_name(f) for f in pipeline]
+    if "batch" not in names or "padding" not in names:
+        raise ValueError(f"{plan.outdir}: a batch plan needs the pipeline's batch and padding "
+                         f"stages (found {names})")
+    if names[0] not in _OPENERS:
+        raise ValueError(f"{plan.outdir}: a batch plan replaces the pipeline's opener "
+                         f"({' or '.join(_OPENERS)}); this pipeline starts with {names[0]}")
+    wanted = {"min_length": params["filter"]["min_length"],
+              "max_length": params["filter"]["max_length"],
+              "token_min_length": params["filter"]["token_min_length"],
+              "token_max_length": params["filter"]["token_max_length"],
+              "min_output_input_ratio": params["filter"]["min_output_input_ratio"],
+              "max_output_input_ratio": params["filter"]["max_output_input_ratio"]}
+    for f in pipeline:
+        if stage_name(f) == "filter":
+            for k, v in wanted.items():
+                got = _stage_setting(f, k)
+                if got is not None and not math.isclose(float(got), float(v), rel_tol=1e-9):
+                    raise ValueError(f"{plan.outdir}: the recipe's filter has {k}={got}, the plan "
+                                     f"was made with {v} (plan with the recipe's settings)")
+        if stage_name(f) == "batch":
+            kind = _stage_setting(f, "batch_type") or "static"
+            if kind == "dynamic":
+                got, want = _stage_setting(f, "max_frames_in_batch"), params["max_frames_in_batch"]
+                if params["batch_size"] or got != want:
+                    raise ValueError(f"{plan.outdir}: the recipe batches dynamically with "
+                                     f"max_frames_in_batch={got}, the plan with "
+                                     f"max_frames_in_batch={want}, batch_size={params['batch_size']}")
+            elif _stage_setting(f, "batch_size") != params["batch_size"]:
+                raise ValueError(f"{plan.outdir}: the recipe batches {_stage_setting(f, 'batch_size')} "
+                                 f"utterances (static), the plan {params['batch_size'] or 'dynamically'}")
+
+
+class PlannedUtterances(_IterableDataset):
+    """The source of a batch plan: this rank's and worker's planned batches of
+    the epoch, one utterance dict at a time, in batch order, each dict what
+    parquet_opener would yield for that row ({"src", "rank", ..., columns}) plus
+    the batch it belongs to (read by planned_batch)."""
+
+    def __init__(self, plan, root=None):
+        self.plan, self.root = plan, root
+        self.epoch = -1
+
+    def set_epoch(self, epoch):
+        self.epoch = epoch
+
+    def __iter__(self):
+        rank, world = distributed_info()
+        worker, workers = worker_info()
+        self.plan.check(rank, world, worker, workers)
+        info = dict(rank=rank, world_size=world, worker_id=worker, num_workers=workers)
+        batches = self.plan.epoch_batches(rank, worker, self.epoch)
+        fetcher = RowFetcher(self.root)
+        try:
+            for index, b in enumerate(batches):
+                rows = fetcher.fetch(b["items"])
+                for (shard, pos), key, row in zip(b["items"], b["keys"], rows):
+                    found = row.get("utt", row.get("key"))
+                    if found != key:
+                        raise ValueError(f"{shard}: row {pos} is {found!r}, the plan has {key!r} "
+                                         "there (the data changed after planning: re-plan)")
+                    sample = dict(src=shard, **info)
+                    sample.update(row)
+                    sample[_BATCH_KEY] = (index, len(b["items"]), len(batches))
+                    yield sample
+        finally:
+            fetcher.close()
+
+
+def planned_batch(data, mode="train", **_settings):
+    """Replaces CosyVoice's batch stage: hands on each planned batch as the list
+    of its samples, in plan order. The recipe's own batch settings were checked
+    against the plan (check_pipeline); a sample the pipeline dropped (its
+    filter disagreeing with the plan's) is reported, and a planned batch that
+    arrives empty is an error: this rank would train fewer steps than the others."""
+    buf, current, planned, expected = [], None, 0, 0
+    for sample in data:
+        index, size, _ = sample.pop(_BATCH_KEY)
+        if index != current:
+            if buf:
+                yield _complete(buf, current, planned)
+            if index != expected:
+                raise RuntimeError(f"equishard: planned batch {expected} of this worker lost all its "
+                                   "utterances in the pipeline (a stage dropped them); the ranks' "
+                                   "step counts would differ")
+            buf, current, planned, expected = [], index, size, index + 1
+        buf.append(sample)
+    if buf:
+        yield _complete(buf, current, planned)
+
+
+def _complete(buf, index, planned):
+    if len(buf) != planned:
+        logging.warning("equishard: planned batch %d of this worker: %d of its %d utterances "
+                        "were dropped by the pipeline", index, planned - len(buf), planned)
+    return buf
+
+
+def _batch_mode_pipeline(plan, pipeline):
+    check_pipeline(plan, pipeline)
+    out = []
+    for f in pipeline:
+        name = stage_name(f)
+        if name in _OPENERS or name in _REORDERING:
+            continue
+        out.append(planned_batch if name == "batch" else f)
+    return out
+
+
+def Dataset(data_list_file, data_pipeline, mode="train", gan=False, dpo=False, shuffle=True,
+            partition=True, plan=None, root=None):
+    """cosyvoice.dataset.dataset.Dataset, reading an equishard plan (module doc).
+    plan: the OUTDIR (default $EQUISHARD_PLAN); root: what relative shard paths
+    in the plan resolve against (default: the current directory)."""
+    plan = plan or os.environ.get(PLAN_ENV)
+    pipeline = list(data_pipeline)
+    for i in range(1, len(pipeline)):  # CosyVoice's own adjustments, as its Dataset makes them
+        if stage_name(pipeline[i]) == "compute_fbank" and gan is True:
+            pipeline[i] = functools.partial(pipeline[i], token_mel_ratio=0)
+        if stage_name(pipeline[i]) == "padding":
+            pipeline[i] = functools.partial(pipeline[i], gan=gan, dpo=dpo)
+    if partition and not plan:
+        raise ValueError(f"equishard.loaders.cosyvoice.Dataset: no plan OUTDIR for {data_list_file}: "
+                         f"pass plan= or set ${PLAN_ENV}")
+    planned = PlanDir(plan) if partition else None
+    if planned is not None and planned.mode == "batch":
+        dataset = PlannedUtterances(planned, root)
+        pipeline = _batch_mode_pipeline(planned, pipeline)
+    elif planned is not None:
+        dataset = DataList(read_lists(data_list_file), shuffle=shuffle, partition=True,
+                           plan=planned.outdir)
+    else:
+        dataset = DataList(read_lists(data_list_file), shuffle=shuffle, partition=False)
+    for func in pipeline:
+        dataset = Processor(dataset, func, mode=mode)
+    return dataset

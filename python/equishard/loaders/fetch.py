@@ -1,0 +1,52 @@
+"""Fetching a planned batch's utterances by [shard, pos], through libequishard.
+
+A batch plan's items name rows, not files: one batch may hold rows of many
+parquet files (or tar shards). Each worker keeps a few files open (RowReader
+handles, least recently used closed first) so consecutive batches that share
+files do not reopen them, and reads only the rows it needs: the library skips
+the row groups and pages of a parquet file that hold none of them.
+"""
+import collections
+import os
+
+
+class RowFetcher:
+    """fetch(items) -> the rows of [(shard, pos), ...] in item order, each the
+    dict the recipe's opener would yield for it (parquet: column -> value;
+    tar: {"key", member suffix -> bytes}). Relative shard paths resolve against
+    `root` (default: the current directory, as the recipes' loaders do)."""
+
+    def __init__(self, root=None, max_open=8):
+        self.root = root
+        self.max_open = max_open
+        self._open = collections.OrderedDict()
+
+    def _path(self, shard):
+        if self.root is None or os.path.isabs(shard):
+            return shard
+        return os.path.join(self.root, shard)
+
+    def _reader(self, shard):
+        r = self._open.pop(shard, None)
+        if r is None:
+            from .. import RowReader  # the library is loaded in the worker, on first use
+            r = RowReader(self._path(shard))
+            while len(self._open) >= self.max_open:
+                self._open.popitem(last=False)[1].close()
+        self._open[shard] = r
+        return r
+
+    def fetch(self, items):
+        by_shard = collections.OrderedDict()
+        for i, (shard, pos) in enumerate(items):
+            by_shard.setdefault(shard, []).append((i, pos))
+        rows = [None] * len(items)
+        for shard, wanted in by_shard.items():
+            got = self._reader(shard).read([pos for _, pos in wanted])
+            for (i, _), row in zip(wanted, got):
+                rows[i] = row
+        return rows
+
+    def close(self):
+        while self._open:
+            self._open.popitem()[1].close()

@@ -1,0 +1,186 @@
+"""CosyVoice's own training loop on equishard's plans, with real torch (issue 10).
+
+The user's experience, end to end, on a corpus this test makes (uneven
+utterances in uneven parquet files, written by hyparquet-writer):
+
+1. `pip install --no-build-isolation ./python` into a venv of the interpreter
+   that has torch (Debian's python3-torch), `import equishard` from there;
+2. `equishard plan` (batch, shard, reshard) and `equishard simulate` with the CLI;
+3. 4 ranks launched as torchrun launches them (python -m torch.distributed.run),
+   2 DataLoader workers each, gloo, CosyVoice's recipe loop with its join
+   (cosyvoice_trainer.py), 2 epochs, for each variant:
+
+   own      CosyVoice's Dataset on its data.list            (the problem)
+   batch    equishard.loaders.cosyvoice.Dataset, batch plan (the changed import)
+   shard    equishard's Dataset, shard plan, + equal_steps  (import + loop line)
+   reshard  CosyVoice's Dataset on OUTDIR/data.list, + equal_steps (loop line)
+
+and asserts what issue 10 promises: the recipe's own list fails the join and
+skips data (so this test can fail); batch mode never fails the join, every rank
+trains the same steps, every kept utterance once per epoch (a padding repeat
+aside) and epoch 1 trains other batches than epoch 0; shard and reshard with
+equal_steps never fail the join; simulate's join cut is within 2 batches of the
+one observed. The measured table is written to build/e2e-cosyvoice.md.
+
+SKIP (exit 77) without ../shared/third_party/cosyvoice, without torch for
+ES_TORCH_PYTHON (default /usr/bin/python3), or without node + hyparquet-writer.
+"""
+import collections
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+
+SRC = os.environ.get("ES_SOURCE_ROOT", os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+BUILD = os.environ.get("ES_BUILD_ROOT", os.path.join(SRC, "build"))
+CLI = os.environ.get("EQUISHARD_CLI", os.path.join(BUILD, "tools", "equishard", "equishard"))
+LIB = os.environ.get("EQUISHARD_LIB", os.path.join(BUILD, "src", "libequishard.so"))
+RECIPE = os.path.normpath(os.path.join(SRC, "..", "shared", "third_party", "cosyvoice"))
+TORCH_PYTHON = os.environ.get("ES_TORCH_PYTHON", "/usr/bin/python3")
+NODE_MODULES = os.environ.get("ES_NODE_MODULES", os.path.join(SRC, "build-npm", "node_modules"))
+HERE = os.path.dirname(os.path.abspath(__file__))
+WORLD, WORKERS, EPOCHS, TIMEOUT = 4, 2, 2, 10
+PLAN_ARGS = ["--world-size", str(WORLD), "--workers", str(WORKERS), "--max-length", "6000"]
+
+
+def skip(why):
+    print(f"SKIP: {why}")
+    sys.exit(77)
+
+
+def run(cmd, **kw):
+    r = subprocess.run(cmd, capture_output=True, text=True, **kw)
+    if r.returncode != 0:
+        sys.exit(f"FAILED: {' '.join(map(str, cmd))}\n{r.stdout[-4000:]}\n{r.stderr[-8000:]}")
+    return r.stdout
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def install(work):
+    """pip install into a venv of the torch interpreter: the user's route."""
+    venv = os.path.join(work, "venv")
+    run([TORCH_PYTHON, "-m", "venv", "--system-site-packages", venv])
+    py = os.path.join(venv, "bin", "python")
+    pkg = os.path.join(work, "python-src")  # a copy: pip's build leaves files behind
+    shutil.copytree(os.path.join(SRC, "python"), pkg, ignore=shutil.ignore_patterns("build", "*.egg-info", "__pycache__"))
+    run([py, "-m", "pip", "install", "-q", "--no-build-isolation", "--no-deps", "--no-index", pkg])
+    where = run([py, "-c", "import equishard; print(equishard.__file__); print(equishard.version())"],
+                cwd="/", env=dict(os.environ, EQUISHARD_LIBRARY=LIB, PYTHONPATH="")).split()
+    assert where[0].startswith(venv), f"import equishard found {where[0]}, not the venv's"
+    return py
+
+
+def train(py, work, name, data_list, dataset="cosyvoice", plan=None, equal_steps=False):
+    out = os.path.join(work, "runs", name)
+    env = dict(os.environ, EQUISHARD_LIBRARY=LIB, PYTHONPATH="", OMP_NUM_THREADS="1")
+    env.pop("EQUISHARD_LIB", None)
+    if plan:
+        env["EQUISHARD_PLAN"] = plan
+    cmd = [py, "-m", "torch.distributed.run", "--nnodes", "1", "--nproc_per_node", str(WORLD),
+           "--master_addr", "127.0.0.1", "--master_port", str(free_port()),
+           os.path.join(HERE, "cosyvoice_trainer.py"), "--recipe", RECIPE, "--data-list", data_list,
+           "--dataset", dataset, "--epochs", str(EPOCHS), "--timeout", str(TIMEOUT),
+           "--num-workers", str(WORKERS), "--out", out] + (["--equal-steps"] if equal_steps else [])
+    run(cmd, env=env, cwd=work, timeout=400)
+    ranks = []
+    for r in range(WORLD):
+        with open(os.path.join(out, f"rank-{r}.json")) as f:
+            ranks.append(json.load(f))
+    return ranks
+
+
+def epoch_view(ranks, e, kept):
+    steps = [r["epochs"][e]["steps"] for r in ranks]
+    trained = collections.Counter(k for r in ranks for step in r["epochs"][e]["utts"] for k in step)
+    return dict(steps=steps,
+                failures=sum(r["epochs"][e]["join_failures"] for r in ranks),
+                wait=max(r["epochs"][e]["join_seconds_max"] for r in ranks),
+                trained=trained,
+                share=len(set(trained) & kept) / len(kept),
+                batches=[frozenset(step) for r in ranks for step in r["epochs"][e]["utts"]])
+
+
+def main():
+    if not os.path.isdir(RECIPE):
+        skip(f"{RECIPE} is absent (CosyVoice's upstream files, ../shared/third_party)")
+    if not shutil.which(TORCH_PYTHON) or subprocess.run(
+            [TORCH_PYTHON, "-c", "import torch, torchaudio"], capture_output=True).returncode != 0:
+        skip(f"{TORCH_PYTHON} has no torch/torchaudio (apt-get install python3-torch python3-torchaudio)")
+    if not shutil.which("node") or not os.path.isdir(os.path.join(NODE_MODULES, "hyparquet-writer")):
+        skip("node or hyparquet-writer (build-npm/) is missing: tools/dev.sh test installs them")
+    work = tempfile.mkdtemp(prefix="e2e-cosyvoice-", dir=BUILD)
+    py = install(work)
+    corpus = os.path.join(work, "corpus")
+    run([sys.executable, os.path.join(HERE, "make_corpus.py"), corpus, NODE_MODULES])
+    with open(os.path.join(corpus, "truth.json")) as f:
+        truth = json.load(f)
+    kept = {t["key"] for t in truth if t["kept"]}
+    data_list = os.path.join(corpus, "parquet", "data.list")
+    plans = {}
+    for mode in ("batch", "shard", "reshard"):
+        plans[mode] = os.path.join(work, mode)
+        run([CLI, "plan", *PLAN_ARGS, "--mode", mode, "-o", plans[mode], data_list])
+    with open(os.path.join(plans["batch"], "plan.json")) as f:
+        batch_plan = json.load(f)
+    assert batch_plan["metrics"]["kept"] == len(kept), (batch_plan["metrics"]["kept"], len(kept))
+    sim = json.loads(run([CLI, "simulate", "--loader", "cosyvoice", *PLAN_ARGS, "--epochs", f"0:{EPOCHS - 1}",
+                          "--json", "--quiet", data_list]))
+
+    runs = {
+        "CosyVoice's own data.list": train(py, work, "own", data_list),
+        "plan --mode batch + equishard.loaders.cosyvoice.Dataset": train(
+            py, work, "batch", data_list, dataset="equishard", plan=plans["batch"]),
+        "plan --mode shard + Dataset + equal_steps": train(
+            py, work, "shard", data_list, dataset="equishard", plan=plans["shard"], equal_steps=True),
+        "plan --mode reshard (its data.list) + equal_steps": train(
+            py, work, "reshard", os.path.join(plans["reshard"], "data.list"), equal_steps=True),
+    }
+    views = {name: [epoch_view(r, e, kept) for e in range(EPOCHS)] for name, r in runs.items()}
+    table = ["| variant | steps per rank (epoch 0; 1) | join failed (epochs) | longest join wait, s | kept utterances trained (epoch 0; 1) |",
+             "|---|---|---|---|---|"]
+    for name, v in views.items():
+        table.append(f"| {name} | {' / '.join(map(str, v[0]['steps']))}; {' / '.join(map(str, v[1]['steps']))} "
+                     f"| {sum(1 for e in v if e['failures'])} of {EPOCHS} | {max(e['wait'] for e in v):.2f} "
+                     f"| {v[0]['share']:.1%}; {v[1]['share']:.1%} |")
+    report = "\n".join(table) + "\n"
+    with open(os.path.join(BUILD, "e2e-cosyvoice.md"), "w") as f:
+        f.write(report)
+    print(report)
+
+    own, batch, shard, reshard = views.values()
+    # the problem is real: the recipe's own split fails the join and skips data
+    assert any(e["failures"] for e in own), "the recipe's own list never failed the join"
+    assert any(e["share"] < 1 for e in own), "the recipe's own list skipped nothing"
+    for e, view in enumerate(own):  # simulate predicts the cut: every rank trains the fewest
+        predicted = sim["epochs"][e]["min_batches"]
+        observed = min(view["steps"])
+        assert abs(predicted - observed) <= 2, f"epoch {e}: simulate {predicted}, observed {observed}"
+    # batch mode: no join failure, equal steps, every kept utterance once, new batches per epoch
+    steps_planned = batch_plan["metrics"]["steps"]
+    for e, view in enumerate(batch):
+        assert view["failures"] == 0, f"batch mode, epoch {e}: the join failed"
+        assert view["steps"] == [steps_planned] * WORLD, (e, view["steps"], steps_planned)
+        assert set(view["trained"]) == kept, f"epoch {e}: trained {len(view['trained'])} of {len(kept)} kept"
+        assert max(view["trained"].values()) <= 2, f"epoch {e}: an utterance trained 3 times"
+    assert set(batch[0]["batches"]) != set(batch[1]["batches"]), "epoch 1 trained epoch 0's batches"
+    # twice only in the remainder's padding repeats (remainder pad, plan.json)
+    assert sum(c - 1 for c in batch[0]["trained"].values()) == batch_plan["metrics"]["remainder"]["utterances"]
+    # shard and reshard with equal_steps: the join never fails, every rank stops together
+    for name, view_list in (("shard", shard), ("reshard", reshard)):
+        for e, view in enumerate(view_list):
+            assert view["failures"] == 0, f"{name}, epoch {e}: the join failed"
+            assert len(set(view["steps"])) == 1, f"{name}, epoch {e}: steps {view['steps']}"
+    shutil.rmtree(work)
+    print("1 passed, 0 failed")
+
+
+if __name__ == "__main__":
+    main()
