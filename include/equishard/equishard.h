@@ -817,6 +817,112 @@ ES_API void es_validate_result_info(const es_validate_result *r, es_validate_inf
  * temporary name renamed into place. */
 ES_API int es_validate_write_json(es_context *ctx, const es_validate_result *r, const char *path);
 
+/* ---- rows: fetching planned utterances by position (training loaders) ----- */
+
+/* A batch-mode loader gets [shard, pos] pairs (the cost table's columns) and
+ * must fetch exactly those utterances, as the recipe's own opener would give
+ * them, without reading whole files. A row reader opens one shard once and
+ * fetches any set of positions from it:
+ *
+ *   parquet (CosyVoice): pos = row in the file across row groups. Only the row
+ *     groups holding requested rows are read; in a flat column, data pages
+ *     holding no requested row are passed over by their headers (a few rows of
+ *     a big audio_data column cost their own pages only); list columns are
+ *     decoded per row group and kept in the reader, so later fetches from the
+ *     same row group cost nothing more. Each row has the requested columns.
+ *   tar (WeNet / WebDataset, plain or compressed): pos = utterance ordinal,
+ *     members grouped by the key before their name's last '.', as
+ *     tar_file_and_group does and as es_measure numbers them. One fetch is one
+ *     pass through the shard; members of utterances not asked for are skipped
+ *     (seeking, in an uncompressed tar). A fetch whose positions all lie after
+ *     the previous fetch's last one continues that pass instead of starting
+ *     over. Each row has "key" (STRING) then one BYTES field per member, named
+ *     by its suffix ("wav", "txt", "spk", …; "" when the name has no dot), in
+ *     member order; a suffix seen twice gives two fields. */
+
+typedef enum es_value_type {
+    ES_VALUE_NULL = 0,
+    ES_VALUE_BYTES,   /* BYTE_ARRAY without a string annotation, FIXED_LEN_BYTE_ARRAY,
+                         INT96 (its 12 bytes), a tar member's content */
+    ES_VALUE_STRING,  /* BYTE_ARRAY annotated STRING / UTF8 (bytes as stored, not
+                         checked); a tar utterance's key */
+    ES_VALUE_BOOL,    /* i: 0 or 1 */
+    ES_VALUE_INT32,   /* i (INT32, incl. INT_8/INT_16 annotations) */
+    ES_VALUE_INT64,   /* i */
+    ES_VALUE_UINT32,  /* i (INT32 annotated unsigned: UINT_8/16/32) */
+    ES_VALUE_UINT64,  /* (uint64_t)i (INT64 annotated unsigned) */
+    ES_VALUE_FLOAT,   /* d (the float32 value, exactly) */
+    ES_VALUE_DOUBLE,  /* d */
+    ES_VALUE_LIST,    /* a one-level list: elem_type, len, data, valid */
+} es_value_type;
+
+/* One value. Other logical types (dates, timestamps, decimals) come as their
+ * physical type. Everything pointed to is owned by the reader (see
+ * es_row_reader_read). */
+typedef struct es_value {
+    es_value_type type;
+    es_value_type elem_type; /* LIST: its elements' type (never NULL or LIST) */
+    size_t len;              /* BYTES / STRING: bytes; LIST: elements */
+    const void *data;        /* BYTES / STRING: the bytes, followed by a NUL that len
+                                does not count; LIST: len elements packed as arrays of
+                                uint8_t (BOOL), int32_t (INT32), uint32_t (UINT32),
+                                int64_t (INT64), uint64_t (UINT64), float (FLOAT),
+                                double (DOUBLE), or es_value (BYTES / STRING elements,
+                                a null element being ES_VALUE_NULL); NULL when len is 0 */
+    const uint8_t *valid;    /* LIST: NULL when no element is null; else len bytes,
+                                0 = that element is null (its packed slot holds 0) */
+    int64_t i;               /* BOOL, INT32, INT64, UINT32, UINT64 */
+    double d;                /* FLOAT, DOUBLE */
+} es_value;
+
+typedef struct es_field {
+    const char *name;        /* column name, "key", or a tar member's suffix */
+    es_value value;
+} es_field;
+
+typedef struct es_row {
+    const es_field *fields;
+    size_t n_fields;
+} es_row;
+
+typedef struct es_row_reader es_row_reader;
+
+/* Opens a parquet file or a tar shard (told apart by content) for fetching
+ * rows. Parquet: the footer is read and checked; tar: nothing is read yet.
+ * `path` is copied. On failure *out is NULL. */
+ES_API int es_row_reader_open(es_context *ctx, const char *path, es_row_reader **out);
+ES_API void es_row_reader_free(es_row_reader *r);
+
+/* "parquet" or "tar". */
+ES_API const char *es_row_reader_format(const es_row_reader *r);
+
+/* Rows (parquet, from the footer) or utterances (tar: one pass over the member
+ * headers, skipping their data, done once and remembered). */
+ES_API int es_row_reader_count(es_context *ctx, es_row_reader *r, uint64_t *n);
+
+/* Parquet: the top-level columns in schema order; tar: 0 (members vary). The
+ * name is owned by r; NULL when out of range. */
+ES_API size_t es_row_reader_column_count(const es_row_reader *r);
+ES_API const char *es_row_reader_column_name(const es_row_reader *r, size_t i);
+
+/* Fetches the rows at positions[0..n): (*rows)[i] is position positions[i], in
+ * that order, duplicates included (they share one copy). `columns` names the
+ * fields wanted (n_columns of them): parquet columns, in the given order (an
+ * unknown name is ES_ERR_USAGE); tar member suffixes, the others' data being
+ * skipped ("key" always comes first). columns NULL: every column / member.
+ * *rows, and every string and value it points to, is owned by r and valid
+ * until the next es_row_reader_read or es_row_reader_free.
+ *
+ * Errors name the file, the row or member and the problem. A position past
+ * the end is ES_ERR_USAGE ("x.parquet: position 40: out of range, the file
+ * has 16 rows"), checked before anything is read for parquet and at the end
+ * of the pass for tar. A parquet column of a kind this does not read (a
+ * struct, a map, a list of lists) is ES_ERR_UNSUPPORTED naming it: name the
+ * columns you need. On failure *rows is NULL. */
+ES_API int es_row_reader_read(es_context *ctx, es_row_reader *r, const uint64_t *positions,
+                              size_t n, const char *const *columns, size_t n_columns,
+                              const es_row **rows);
+
 #ifdef __cplusplus
 }
 #endif

@@ -15,6 +15,7 @@ not load the library.
 from .core import (Batch, CostRow, CostTable, Error, Finding, Load, Plan, PlanMetrics,
                    SimulateResult, ValidateResult, load, measure, plan, simulate, validate,
                    validate_tensor)
+from .rows import RowReader, parquet_num_rows, read_rows
 
 
 def version():
@@ -24,5 +25,5 @@ def version():
 
 
 __all__ = ["Batch", "CostRow", "CostTable", "Error", "Finding", "Load", "Plan", "PlanMetrics",
-           "SimulateResult", "ValidateResult", "load", "measure", "plan", "simulate",
-           "validate", "validate_tensor", "version"]
+           "RowReader", "SimulateResult", "ValidateResult", "load", "measure", "plan", "simulate",
+           "parquet_num_rows", "read_rows", "validate", "validate_tensor", "version"]

@@ -146,6 +146,24 @@ class ValidateInfo(Structure):
                 ("median_utt_norm", c_double), ("median_spk_norm", c_double)]
 
 
+class Value(Structure):  # es_value
+    _fields_ = [("type", c_enum), ("elem_type", c_enum), ("len", c_size_t), ("data", c_void_p),
+                ("valid", c_void_p), ("i", c_int64), ("d", c_double)]
+
+
+class Field(Structure):  # es_field
+    _fields_ = [("name", c_char_p), ("value", Value)]
+
+
+class Row(Structure):  # es_row
+    _fields_ = [("fields", POINTER(Field)), ("n_fields", c_size_t)]
+
+
+# es_value_type
+(VALUE_NULL, VALUE_BYTES, VALUE_STRING, VALUE_BOOL, VALUE_INT32, VALUE_INT64, VALUE_UINT32,
+ VALUE_UINT64, VALUE_FLOAT, VALUE_DOUBLE, VALUE_LIST) = range(11)
+
+
 P = c_void_p  # opaque handles: es_context*, es_cost_table*, es_plan*, results
 STRS = POINTER(c_char_p)
 _SIGNATURES = {
@@ -213,6 +231,14 @@ _SIGNATURES = {
     "es_validate_finding": (c_int, [P, c_size_t, POINTER(Finding)]),
     "es_validate_result_info": (None, [P, POINTER(ValidateInfo)]),
     "es_validate_write_json": (c_int, [P, P, c_char_p]),
+    "es_row_reader_open": (c_int, [P, c_char_p, POINTER(P)]),
+    "es_row_reader_free": (None, [P]),
+    "es_row_reader_format": (c_char_p, [P]),
+    "es_row_reader_count": (c_int, [P, P, POINTER(c_uint64)]),
+    "es_row_reader_column_count": (c_size_t, [P]),
+    "es_row_reader_column_name": (c_char_p, [P, c_size_t]),
+    "es_row_reader_read": (c_int, [P, P, POINTER(c_uint64), c_size_t, STRS, c_size_t,
+                                   POINTER(POINTER(Row))]),
 }
 
 ALL_WORKERS = 0xFFFFFFFF  # ES_PLAN_ALL_WORKERS

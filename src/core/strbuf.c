@@ -1,6 +1,7 @@
 #include "core/strbuf.h"
 
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -93,6 +94,39 @@ char *es_arena_strndup(es_arena *a, const char *s, size_t n)
     p[n] = '\0';
     b->used += n + 1;
     return p;
+}
+
+static size_t pad8(const char *p)
+{
+    return (size_t)(-(uintptr_t)p & 7u);
+}
+
+void *es_arena_alloc(es_arena *a, size_t n)
+{
+    es_arena_block *b = a->head;
+    if (b && b->cap - b->used >= n + pad8(b->data + b->used)) {
+        b->used += pad8(b->data + b->used);
+        void *p = b->data + b->used;
+        b->used += n;
+        return p;
+    }
+    if (n > SIZE_MAX - sizeof *b - 8)
+        return NULL;
+    int own = n > ARENA_BLOCK / 4 && b;
+    size_t cap = n + 8 > ARENA_BLOCK || own ? n + 8 : ARENA_BLOCK;
+    es_arena_block *nb = malloc(sizeof *nb + cap);
+    if (!nb)
+        return NULL;
+    nb->used = pad8(nb->data) + n;
+    nb->cap = cap;
+    if (own) {
+        nb->next = b->next;
+        b->next = nb;
+    } else {
+        nb->next = a->head;
+        a->head = nb;
+    }
+    return nb->data + pad8(nb->data);
 }
 
 void es_arena_splice(es_arena *dst, es_arena *src)

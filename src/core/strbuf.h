@@ -34,6 +34,10 @@ typedef struct es_arena {
 
 /* Copies s[0..n) plus a NUL into the arena; NULL when out of memory. */
 char *es_arena_strndup(es_arena *a, const char *s, size_t n);
+/* n bytes aligned to 8 (uninitialised); NULL when out of memory. An
+ * allocation of more than a quarter block gets a block of its own, placed
+ * behind the head, so big values (audio) do not waste the block being filled. */
+void *es_arena_alloc(es_arena *a, size_t n);
 /* Moves every block of src into dst; src is left empty. */
 void es_arena_splice(es_arena *dst, es_arena *src);
 void es_arena_release(es_arena *a);

@@ -351,8 +351,31 @@ static int data_page_v2(pq_column *c, const pq_page_header *h)
     return rc;
 }
 
-/* Loads the next data page. 1: loaded, 0: chunk done, negative: error. */
-static int next_page(pq_column *c)
+/* A data page that *skip entries cover whole is passed over unread. */
+static int skip_page(pq_column *c, const pq_page_header *h, uint64_t *skip)
+{
+    uint64_t n = (uint64_t)h->num_values;
+    if ((uint64_t)h->compressed_size > c->end - c->pos)
+        return failf(c, ES_ERR_FORMAT, "page %u: compressed size %d runs past the column chunk",
+                     c->page_no, h->compressed_size);
+    if (n > c->entries_left)
+        return failf(c, ES_ERR_FORMAT, "page %u: %llu values, but the chunk has only %llu left",
+                     c->page_no, (unsigned long long)n, (unsigned long long)c->entries_left);
+    c->pos += (uint64_t)h->compressed_size;
+    c->entries_left -= n;
+    *skip -= n;
+    c->pages_skipped++;
+    return ES_OK;
+}
+
+static int is_data_page(int type)
+{
+    return type == PQ_PAGE_DATA || type == PQ_PAGE_DATA_V2;
+}
+
+/* Loads the next data page, passing over those that `skip` (entries still to
+ * skip; NULL: none) covers whole. 1: loaded, 0: chunk done, negative: error. */
+static int next_page(pq_column *c, uint64_t *skip)
 {
     for (;;) {
         if (c->entries_left == 0)
@@ -366,6 +389,13 @@ static int next_page(pq_column *c)
         if (rc != ES_OK)
             return rc;
         c->n = c->i = c->vi = c->n_vals = 0;
+        if (skip && is_data_page(h.type) && h.num_values > 0 && (uint64_t)h.num_values <= *skip) {
+            rc = skip_page(c, &h, skip);
+            if (rc != ES_OK)
+                return rc;
+            c->page_no++;
+            continue;
+        }
         switch (h.type) {
         case PQ_PAGE_DICTIONARY:
             rc = dictionary_page(c, &h);
@@ -386,8 +416,9 @@ static int next_page(pq_column *c)
         if (rc != ES_OK)
             return rc;
         c->page_no++;
-        if (h.type == PQ_PAGE_DATA || h.type == PQ_PAGE_DATA_V2) {
+        if (is_data_page(h.type)) {
             c->entries_left -= c->n;
+            c->pages_decoded++;
             return 1;
         }
     }
@@ -398,7 +429,7 @@ int pq_column_next(pq_column *c, pq_entry *e)
     if (c->status)
         return c->status;
     while (c->i >= c->n) {
-        int rc = next_page(c);
+        int rc = next_page(c, NULL);
         if (rc <= 0)
             return rc;
     }
@@ -413,6 +444,41 @@ int pq_column_next(pq_column *c, pq_entry *e)
     }
     c->i++;
     return 1;
+}
+
+/* Moves the cursor n entries on inside the current page. */
+static void advance(pq_column *c, uint32_t n)
+{
+    for (uint32_t k = 0; k < n; k++)
+        c->vi += c->def[c->i + k] == c->leaf->max_def && c->want_values;
+    c->i += n;
+}
+
+int pq_column_skip(pq_column *c, uint64_t n)
+{
+    if (c->status)
+        return c->status;
+    if (c->leaf->max_rep != 0)
+        return failf(c, ES_ERR_INTERNAL, "skipping rows of a repeated column");
+    uint64_t here = c->n - c->i;
+    if (n <= here) {
+        advance(c, (uint32_t)n);
+        return ES_OK;
+    }
+    n -= here;
+    c->i = c->n;
+    while (n > 0) {
+        int rc = next_page(c, &n);
+        if (rc < 0)
+            return rc;
+        if (rc == 0 && n > 0)
+            return failf(c, ES_ERR_FORMAT, "column chunk ends %llu values early",
+                         (unsigned long long)n);
+        uint32_t k = n < c->n ? (uint32_t)n : c->n;
+        advance(c, k);
+        n -= k;
+    }
+    return ES_OK;
 }
 
 void pq_column_release(pq_column *c)

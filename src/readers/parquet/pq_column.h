@@ -46,6 +46,9 @@ typedef struct pq_column {
     pq_value_buf values;
     /* the current data page */
     uint32_t n, i, vi, n_vals;
+    /* data pages decoded and passed over by pq_column_skip, over the cursor's
+       life (kept across pq_column_open): what tells a test skipping worked */
+    uint64_t pages_decoded, pages_skipped;
     int status;
     char err[300];
 } pq_column;
@@ -61,6 +64,14 @@ int pq_column_open(pq_column *c, const es_pq_file *f, uint32_t rg, const pq_leaf
 /* 1: *e holds the next entry; 0: the chunk is done; negative: an es_status,
  * message in c->err. */
 int pq_column_next(pq_column *c, pq_entry *e);
+
+/* Passes over the next n entries. Only for a leaf without repetition (max_rep
+ * 0), where an entry is a row: a data page whose entries all fall inside the
+ * skipped range is passed over by its header, its body neither read nor
+ * decompressed, so fetching a few rows of a big column costs their pages only.
+ * Returns ES_OK or a negative status (message in c->err); running past the
+ * chunk's end is ES_ERR_FORMAT. */
+int pq_column_skip(pq_column *c, uint64_t n);
 
 void pq_column_release(pq_column *c);
 

@@ -89,11 +89,49 @@ static int struct_list(parser *ps, int type, const char *what, const char *elem_
 
 /* ---- SchemaElement ---------------------------------------------------------- */
 
+/* IntType { 1: i8 bitWidth, 2: bool isSigned }: only the sign matters here. */
+static int int_type(parser *ps, pq_schema_elem *e)
+{
+    int16_t last = 0, id;
+    int type, rc, sign = 1;
+    while ((rc = pq_thrift_field(&ps->t, &last, &type, &id)) > 0) {
+        int r = id == 2 ? pq_thrift_bool(&ps->t, type, "IntType.isSigned", &sign)
+                        : pq_thrift_skip(&ps->t, type);
+        if (r < 0)
+            return -1;
+    }
+    e->logical_unsigned = !sign;
+    return rc < 0 ? -1 : 0;
+}
+
+/* LogicalType is a union of structs: the member's field id says which. */
+static int logical_type(parser *ps, int type, pq_schema_elem *e)
+{
+    if (pq_thrift_struct_begin(&ps->t, type, "SchemaElement.logicalType") < 0)
+        return -1;
+    int16_t last = 0, id;
+    int mtype, rc;
+    while ((rc = pq_thrift_field(&ps->t, &last, &mtype, &id)) > 0) {
+        e->logical_type = id;
+        int r;
+        if (id == PQ_LOGICAL_INTEGER && pq_thrift_struct_begin(&ps->t, mtype, "LogicalType.INTEGER") == 0) {
+            r = int_type(ps, e);
+            pq_thrift_struct_end(&ps->t);
+        } else {
+            r = id == PQ_LOGICAL_INTEGER ? -1 : pq_thrift_skip(&ps->t, mtype);
+        }
+        if (r < 0)
+            break;
+    }
+    pq_thrift_struct_end(&ps->t);
+    return rc < 0 || ps->t.failed ? -1 : 0;
+}
+
 static int schema_elem(parser *ps, pq_schema_elem *e)
 {
     int16_t last = 0, id;
     int type, rc;
-    e->type = e->repetition = e->converted_type = -1;
+    e->type = e->repetition = e->converted_type = e->logical_type = -1;
     while ((rc = pq_thrift_field(&ps->t, &last, &type, &id)) > 0) {
         int r = 0;
         switch (id) {
@@ -107,6 +145,7 @@ static int schema_elem(parser *ps, pq_schema_elem *e)
             break;
         case 5: r = range_i32(ps, type, "SchemaElement.num_children", 0, INT32_MAX, &e->num_children); break;
         case 6: r = pq_thrift_i32(&ps->t, type, "SchemaElement.converted_type", &e->converted_type); break;
+        case 10: r = logical_type(ps, type, e); break;
         default: r = pq_thrift_skip(&ps->t, type); break;
         }
         if (r < 0)

@@ -24,6 +24,10 @@ enum { PQ_ENC_PLAIN = 0, PQ_ENC_PLAIN_DICTIONARY = 2, PQ_ENC_RLE = 3, PQ_ENC_BIT
        PQ_ENC_DELTA_BINARY_PACKED = 5, PQ_ENC_DELTA_LENGTH_BYTE_ARRAY = 6,
        PQ_ENC_DELTA_BYTE_ARRAY = 7, PQ_ENC_RLE_DICTIONARY = 8, PQ_ENC_BYTE_STREAM_SPLIT = 9,
        PQ_N_ENCODINGS };
+/* ConvertedType values and LogicalType union members a row fetch looks at:
+ * whether a BYTE_ARRAY is text, whether an integer is unsigned. */
+enum { PQ_CONVERTED_UTF8 = 0, PQ_CONVERTED_UINT_8 = 11, PQ_CONVERTED_UINT_64 = 14 };
+enum { PQ_LOGICAL_STRING = 1, PQ_LOGICAL_INTEGER = 10 };
 enum { PQ_PAGE_DATA = 0, PQ_PAGE_INDEX = 1, PQ_PAGE_DICTIONARY = 2, PQ_PAGE_DATA_V2 = 3 };
 
 typedef struct pq_schema_elem {
@@ -33,6 +37,8 @@ typedef struct pq_schema_elem {
     int32_t repetition;     /* PQ_REQUIRED…; -1 when absent (the root) */
     int32_t num_children;   /* 0 for a leaf */
     int32_t converted_type; /* -1 when absent; 3 = LIST (legacy annotation) */
+    int32_t logical_type;   /* LogicalType's member (PQ_LOGICAL_*); -1 when absent */
+    int logical_unsigned;   /* INTEGER logical type with isSigned false */
     uint8_t *raw;           /* the element's compact-protocol bytes, STOP included:
                                what a writer copies to keep every annotation */
     size_t raw_len;
