@@ -14,6 +14,37 @@ static int starts_with_magic(const void *data, size_t n)
     return n >= sizeof magic - 1 && memcmp(data, magic, sizeof magic - 1) == 0;
 }
 
+/* The first bytes of a zstd frame's content. A block is decompressed only when
+ * all of it has been read, and blocks reach 128 KiB compressed, so input is fed
+ * until enough comes out, the frame ends, or SNIFF_MAX_IN bytes were read. */
+#define SNIFF_MAX_IN (256u << 10)
+
+static int zstd_starts_with_magic(FILE *fp, const unsigned char *first, size_t n)
+{
+    ZSTD_DStream *z = ZSTD_createDStream();
+    if (!z)
+        return 0;
+    unsigned char in[4096];
+    char out[64];
+    ZSTD_outBuffer zout = {out, sizeof out, 0};
+    size_t total = n, rc = 0;
+    memcpy(in, first, n);
+    while (n > 0 && zout.pos < zout.size) {
+        ZSTD_inBuffer zin = {in, n, 0};
+        while (zin.pos < zin.size && zout.pos < zout.size) {
+            rc = ZSTD_decompressStream(z, &zout, &zin);
+            if (ZSTD_isError(rc) || rc == 0)
+                break;
+        }
+        if (ZSTD_isError(rc) || rc == 0 || total >= SNIFF_MAX_IN)
+            break;
+        n = fread(in, 1, sizeof in, fp);
+        total += n;
+    }
+    ZSTD_freeDStream(z);
+    return !ZSTD_isError(rc) && starts_with_magic(out, zout.pos);
+}
+
 ES_API int es_is_cost_table(const char *path)
 {
     FILE *fp = fopen(path, "rb");
@@ -21,17 +52,9 @@ ES_API int es_is_cost_table(const char *path)
         return 0;
     unsigned char in[4096];
     size_t n = fread(in, 1, sizeof in, fp);
+    int yes = n >= 4 && in[0] == 0x28 && in[1] == 0xb5 && in[2] == 0x2f && in[3] == 0xfd
+                  ? zstd_starts_with_magic(fp, in, n)
+                  : starts_with_magic(in, n);
     fclose(fp);
-    if (n >= 4 && in[0] == 0x28 && in[1] == 0xb5 && in[2] == 0x2f && in[3] == 0xfd) {
-        ZSTD_DStream *z = ZSTD_createDStream();
-        if (!z)
-            return 0;
-        char out[64];
-        ZSTD_inBuffer zin = {in, n, 0};
-        ZSTD_outBuffer zout = {out, sizeof out, 0};
-        size_t rc = ZSTD_decompressStream(z, &zout, &zin);
-        ZSTD_freeDStream(z);
-        return !ZSTD_isError(rc) && starts_with_magic(out, zout.pos);
-    }
-    return starts_with_magic(in, n);
+    return yes;
 }

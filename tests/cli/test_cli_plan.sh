@@ -71,6 +71,23 @@ diff -r "$WORK/j1" "$WORK/p" >/dev/null || fail "repeat run differs"
 expect_exit 0 "$BIN" measure -q -o "$WORK/costs.tsv.zst" shards/shards.list
 expect_exit 0 "$BIN" plan -q -k 2 -w 2 -o "$WORK/t" "$WORK/costs.tsv.zst"
 diff "$WORK/t/rank-00000.list" "$WORK/p/rank-00000.list" >/dev/null || fail "table input plans differently"
+# ... also when the zstd table's first block is longer than the 4 KiB first read
+# (the sniffer fed only those bytes and decompressed nothing: "Unrecognized archive
+# format"). 200 rows of random keys compress to one block of well over 4 KiB.
+python3 - "$WORK/big.tsv" <<'PY'
+import random, sys
+rng = random.Random(1)
+with open(sys.argv[1], "w") as f:
+    f.write("#equishard-costs v1\nkey\tshard\tpos\tsample_rate\tchannels\tsamples\taudio_bytes\ttext_len\tspeech_tokens\tspk\tflags\thash\n")
+    for i in range(200):
+        key = "".join(rng.choice("abcdefghijklmnopqrstuvwxyz0123456789") for _ in range(40))
+        f.write(f"{key}\ts{i % 7}.tar\t{i}\t16000\t1\t{rng.randrange(20000, 90000)}\t1000\t12\t0\tspk\taudio,text\t-\n")
+PY
+zstd -q -f "$WORK/big.tsv" -o "$WORK/big.tsv.zst"
+[[ $(stat -c %s "$WORK/big.tsv.zst") -gt 4096 ]] || fail "big.tsv.zst should exceed 4 KiB"
+expect_exit 0 "$BIN" plan -q -k 2 -o "$WORK/tz" "$WORK/big.tsv.zst"
+expect_exit 0 "$BIN" plan -q -k 2 -o "$WORK/tp" "$WORK/big.tsv"
+diff -r "$WORK/tz" "$WORK/tp" | grep -v '^[<>] *"\(path\|xxh3\)"' | grep -q '^[<>]' && fail "zstd table plans differently"
 
 # 5. exit codes: a bound the plan cannot meet is 1; bad usage/input is 2
 expect_exit 1 "$BIN" plan -q -k 3 --max-imbalance 0 -o "$WORK/x" shards/shards.list

@@ -84,7 +84,11 @@ def train(py, work, name, data_list, dataset="cosyvoice", plan=None, equal_steps
     env.pop("EQUISHARD_LIB", None)
     if plan:
         env["EQUISHARD_PLAN"] = plan
-    cmd = [py, "-m", "torch.distributed.run", "--nnodes", "1", "--nproc_per_node", str(WORLD),
+    # --redirects/--tee 2: torch 1.13's torchrun parses its default "0" to None on
+    # Python 3.11 (IntFlag iteration leaves out the 0 member) and fails; 2 (stderr
+    # to a log, teed) parses, and changes nothing for the ranks.
+    cmd = [py, "-m", "torch.distributed.run", "--redirects", "2", "--tee", "2",
+           "--nnodes", "1", "--nproc_per_node", str(WORLD),
            "--master_addr", "127.0.0.1", "--master_port", str(free_port()),
            os.path.join(HERE, "cosyvoice_trainer.py"), "--recipe", RECIPE, "--data-list", data_list,
            "--dataset", dataset, "--epochs", str(EPOCHS), "--timeout", str(TIMEOUT),

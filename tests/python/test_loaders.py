@@ -106,7 +106,7 @@ class LoadersTest(unittest.TestCase):
                 merged += got
             # the DataLoader takes batches from its workers in turn: step order again
             self.assertEqual(sorted(merged, key=lambda b: b["step"]), lines)
-            with equishard.plan(d.table_path(), epoch=0, **settings) as p:
+            with equishard.plan(equishard.CostTable.read(d.table_path()), epoch=0, **settings) as p:
                 self.assertEqual([(b.step, b.worker, b.keys, [list(i) for i in b.items]) for b in p.batches(rank)],
                                  [(b["step"], b["worker"], b["keys"], b["items"]) for b in lines])
 

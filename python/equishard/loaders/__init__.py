@@ -119,7 +119,9 @@ class PlanDir:
         if epoch < 0 or epoch == self.epoch:
             return self.batches(rank, worker)
         from .. import core  # the library is needed only from here on
-        with core.plan(self.table_path(), epoch=epoch, **self.plan_settings()) as p:
+        if getattr(self, "_table", None) is None:
+            self._table = core.CostTable.read(self.table_path())
+        with core.plan(self._table, epoch=epoch, **self.plan_settings()) as p:
             return [dict(step=b.step, worker=b.worker, keys=b.keys,
                          items=[list(i) for i in b.items], repeat=b.repeat)
                     for b in p.batches(rank) if b.worker == worker]
