@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # One entry point for a fresh Debian machine (README.md):
 #
-#   tools/dev.sh demo   install dependencies, build, install (library, Python
-#                       package), then on data-samples/: measure, simulate
+#   tools/dev.sh demo   install dependencies, build, install (the library with
+#                       meson, the Python package with pip into $PYTHON,
+#                       checked by importing it), then on data-samples/: measure, simulate
 #                       CosyVoice's split beside equishard's, write a plan,
 #                       and reshard the CosyVoice parquet files
 #   tools/dev.sh test   install dependencies, build, install, run every test: the
@@ -11,7 +12,12 @@
 #                       fuzzer for a bounded time (FUZZ_SECONDS, default 15;
 #                       CI must stay under 15 minutes); the parquet reshard
 #                       tests' independent reader, hyparquet, comes from npm
-#                       into build-npm/
+#                       into build-npm/, and so does hyparquet-writer, which
+#                       writes the corpus of the end-to-end tests (CosyVoice's
+#                       own training loop on 4 ranks under torchrun, tests/e2e)
+#
+# PYTHON=/usr/bin/python3 tools/dev.sh demo: install the Python package into that
+# interpreter (the one with torch) instead of the python3 on PATH.
 #
 # Installing needs root (apt-get); as another user, set ES_NO_INSTALL=1 once the
 # packages in DEPS are there.
@@ -20,7 +26,11 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 DEPS=(build-essential clang meson ninja-build pkg-config python3
       libarchive-dev libzstd-dev zstd libsnappy-dev zlib1g-dev libxxhash-dev libjansson-dev libsndfile1-dev
-      check libomp-dev sox libopenmpi-dev openmpi-bin)
+      check libomp-dev sox libopenmpi-dev openmpi-bin
+      # the Python package's install (pip, its build backend) and the end-to-end
+      # tests: CosyVoice's own training loop under real torch (tests/e2e)
+      python3-pip python3-venv python3-setuptools
+      python3-torch python3-torchaudio libopenblas0-openmp)
 export PATH="/usr/local/cuda/bin:$PATH"
 
 install_deps() {
@@ -62,10 +72,24 @@ build() { # dir [meson options...]
     ninja -C "$dir"
 }
 
-install_build() { # the library and the Python package, system-wide: `import equishard`
+# The interpreter the Python package is installed into: the one that trains
+# (has torch), e.g. PYTHON=/usr/bin/python3. Default: python3 on PATH.
+PYTHON=${PYTHON:-python3}
+
+install_build() { # the library system-wide, the Python package into $PYTHON: `import equishard`
     [[ -n "${ES_NO_INSTALL:-}" || $(id -u) != 0 ]] && return
     meson install -C build --quiet >/dev/null
     ldconfig
+    local pip_flags=(--quiet --no-build-isolation --no-deps --no-index)
+    # Debian's own python3 refuses pip installs outside a venv (PEP 668) unless told
+    if "$PYTHON" -c 'import os, sys, sysconfig; sys.exit(not os.path.exists(os.path.join(sysconfig.get_path("stdlib"), "EXTERNALLY-MANAGED")))'; then
+        pip_flags+=(--break-system-packages)
+    fi
+    local src; src=$(mktemp -d) # pip builds in the source folder: build a copy
+    cp -r python/. "$src"
+    "$PYTHON" -m pip install "${pip_flags[@]}" "$src" >/dev/null
+    rm -rf "$src"
+    (cd / && "$PYTHON" -c 'import equishard; print("import equishard:", equishard.__file__, "library", equishard.version())')
 }
 
 fuzz() {
@@ -127,7 +151,7 @@ test)
     echo "all tests passed"
     ;;
 *)
-    sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'
     exit 2
     ;;
 esac
