@@ -15,7 +15,7 @@ below, as it is there.
 What the variants change, and nothing else:
   --dataset equishard   the one import: equishard.loaders.cosyvoice.Dataset
                         (EQUISHARD_PLAN names the plan)
-  --equal-steps         the one loop line: enumerate(equal_steps(loader, group_join))
+  --equal-steps         the one loop line: enumerate(equal_steps(train_data_loader))
 
 Stand-ins, each for something not installable here (shims/README.md): the
 modules in shims/; torch.utils.tensorboard (no tensorboard package); Qwen's
@@ -168,7 +168,7 @@ def main():
         train_dataset.set_epoch(epoch)
         dist.barrier()
         group_join = dist.new_group(backend="gloo", timeout=datetime.timedelta(seconds=args.timeout))
-        loader = equal_steps(train_loader, group_join) if args.equal_steps else train_loader
+        loader = equal_steps(train_loader) if args.equal_steps else train_loader
         del TRAINED[:], JOINS[:]
         start = time.monotonic()
         executor.train_one_epoc(model, optimizer, scheduler, loader, None, None, info_dict, None,

@@ -11,7 +11,7 @@ Lengths are drawn so that a few utterances are shorter than the recipe's 1 s
 minimum (filtered) and the files differ a lot in size and total duration: the
 recipe's own split then gives ranks unequal work.
 
-usage: make_corpus.py OUTDIR NODE_MODULES [--utts N] [--seed S]
+usage: make_corpus.py OUTDIR NODE_MODULES [--seed S] [--scale N]
 """
 import argparse
 import array
@@ -50,6 +50,7 @@ def main():
     ap.add_argument("outdir")
     ap.add_argument("node_modules", type=os.path.abspath)
     ap.add_argument("--seed", type=int, default=7)
+    ap.add_argument("--scale", type=int, default=1, help="utterances per file times this (benchmarks)")
     args = ap.parse_args()
     rng = random.Random(args.seed)
     out = os.path.abspath(args.outdir)
@@ -59,7 +60,7 @@ def main():
     spk_emb = {f"spk{s}": [rng.uniform(-1, 1) for _ in range(EMB_DIM)] for s in range(6)}
     truth, data_list, utt2data, spk2data = [], [], {}, {}
     n = 0
-    for i, size in enumerate(FILE_SIZES):
+    for i, size in enumerate(s * args.scale for s in FILE_SIZES):
         rows = []
         # files get a typical length of their own: some hold mostly long audio
         typical = rng.choice([1.6, 2.5, 4.0, 6.0])

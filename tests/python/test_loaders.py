@@ -79,6 +79,22 @@ class LoadersTest(unittest.TestCase):
             list(loaders.DataList(self.lists[:1], plan=self.shard, rank=0, world_size=2,
                                   worker_id=0, num_workers=2))
 
+    def test_shuffle_reorders_each_workers_entries_per_epoch(self):
+        """shuffle=True: each worker reads its own planned entries (the balance)
+        in an order of the epoch's (random.Random(epoch)), the same on every call."""
+        def entries(epoch, shuffle=True):
+            d = loaders.DataList(self.raw, shuffle=shuffle, plan=self.raw, rank=1, world_size=2,
+                                 worker_id=0, num_workers=2)
+            d.set_epoch(epoch)
+            return [x["src"] for x in d]
+        planned = read_lines(os.path.join(self.raw, "rank-00001.worker-0.list"))
+        self.assertGreater(len(planned), 5)
+        self.assertEqual(entries(1, shuffle=False), planned)
+        for epoch in (0, 1):
+            self.assertEqual(sorted(entries(epoch)), sorted(planned))
+            self.assertEqual(entries(epoch), entries(epoch))
+        self.assertNotEqual(entries(0), entries(1))
+
     def test_partition_false_is_cosyvoices_own_split(self):
         d = loaders.DataList(self.lists, partition=False, worker_id=1, num_workers=2)
         self.assertEqual([x["src"] for x in d], self.lists[1::2])

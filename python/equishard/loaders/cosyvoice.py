@@ -33,7 +33,7 @@ import math
 import os
 
 from . import DataList, PlanDir, PLAN_ENV, _IterableDataset, distributed_info, worker_info
-from .fetch import RowFetcher
+from .fetch import RowFetcher, fetch_batches
 
 # stages that must not see planned batches: the list opener (replaced by the
 # fetching source) and the reordering buffers (left out)
@@ -127,8 +127,8 @@ class PlannedUtterances(_IterableDataset):
     parquet_opener would yield for that row ({"src", "rank", ..., columns}) plus
     the batch it belongs to (read by planned_batch)."""
 
-    def __init__(self, plan, root=None):
-        self.plan, self.root = plan, root
+    def __init__(self, plan, root=None, lookahead=8):
+        self.plan, self.root, self.lookahead = plan, root, lookahead
         self.epoch = -1
 
     def set_epoch(self, epoch):
@@ -142,8 +142,7 @@ class PlannedUtterances(_IterableDataset):
         batches = self.plan.epoch_batches(rank, worker, self.epoch)
         fetcher = RowFetcher(self.root)
         try:
-            for index, b in enumerate(batches):
-                rows = fetcher.fetch(b["items"])
+            for index, (b, rows) in enumerate(fetch_batches(fetcher, batches, self.lookahead)):
                 for (shard, pos), key, row in zip(b["items"], b["keys"], rows):
                     found = row.get("utt", row.get("key"))
                     if found != key:

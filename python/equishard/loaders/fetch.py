@@ -50,3 +50,17 @@ class RowFetcher:
     def close(self):
         while self._open:
             self._open.popitem()[1].close()
+
+
+def fetch_batches(fetcher, batches, lookahead=8):
+    """Yields (batch, rows) for each batch in order, reading the rows of
+    `lookahead` batches at a time: a parquet page holds several rows and is
+    decompressed whole, so rows of the next batches that share a page with this
+    one's come out of the same decompression (the planned order scatters a
+    file's rows over many batches). Memory: the rows of `lookahead` batches."""
+    for start in range(0, len(batches), max(1, lookahead)):
+        window = batches[start:start + max(1, lookahead)]
+        wanted = list(dict.fromkeys((shard, pos) for b in window for shard, pos in b["items"]))
+        got = dict(zip(wanted, fetcher.fetch(wanted)))
+        for b in window:
+            yield b, [got[(shard, pos)] for shard, pos in b["items"]]
