@@ -317,6 +317,102 @@ START_TEST(batch_mode_guarantees)
 }
 END_TEST
 
+/* One epoch's batches: for every batch (repeats left out), a 64-bit digest of
+ * its sorted rows; each kept row's count in *seen; padding (longest x n - frames)
+ * summed in *padding. Checks the loader's budget on every batch. */
+static size_t epoch_batches(const es_plan *p, uint32_t ranks, uint64_t budget, uint64_t *digests,
+                            uint32_t *seen, uint64_t *padding)
+{
+    size_t nd = 0;
+    for (uint32_t r = 0; r < ranks; r++) {
+        for (size_t i = 0; i < es_plan_batch_count(p, r); i++) {
+            es_plan_batch b;
+            ck_assert_int_eq(es_plan_batch_info(p, r, i, &b), ES_OK);
+            ck_assert_msg(b.n_rows == 1 || (uint64_t)b.longest * b.n_rows <= budget,
+                          "batch over the budget: %u x %zu", b.longest, b.n_rows);
+            if (b.repeat)
+                continue;
+            uint64_t d = 0;
+            for (size_t k = 0; k < b.n_rows; k++) {
+                seen[b.rows[k]]++;
+                d += (uint64_t)(b.rows[k] + 1) * 0x9e3779b97f4a7c15ull; /* order-free */
+            }
+            *padding += (uint64_t)b.longest * b.n_rows - b.frames;
+            digests[nd++] = d;
+        }
+    }
+    return nd;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Batch mode, per epoch: each epoch packs every kept utterance exactly once
+ * within the budget, epochs other than 0 have batches of their own (the
+ * loaders re-plan each epoch from the table), at about epoch 0's padding, and
+ * the same (seed, epoch) always gives the same batches. */
+START_TEST(batch_epochs_have_their_own_batches)
+{
+    size_t n = 2000;
+    double *sec = lognormal_seconds(n, 11);
+    es_cost_table *t = make_table(sec, n, 100);
+    es_context *ctx = es_context_new();
+    es_plan_settings s;
+    es_plan_defaults(&s);
+    s.world_size = 4;
+    s.workers = 2;
+    s.mode = ES_PLAN_BATCH;
+    uint64_t *digests[3];
+    size_t nd[3];
+    uint64_t padding[3] = {0}, frames = 0;
+    uint32_t *seen = calloc(n, sizeof *seen);
+    for (int e = 0; e < 3; e++) {
+        s.epoch = e < 2 ? e : 1; /* the third run repeats epoch 1 */
+        es_plan *p = NULL;
+        ck_assert_int_eq(es_plan_build(ctx, &s, t, &p), ES_OK);
+        es_plan_metrics m;
+        es_plan_get_metrics(p, &m);
+        digests[e] = malloc(m.total_batches * sizeof *digests[e]);
+        memset(seen, 0, n * sizeof *seen);
+        nd[e] = epoch_batches(p, 4, s.max_frames_in_batch, digests[e], seen, &padding[e]);
+        for (uint32_t r = 0; e == 0 && r < 4; r++) {
+            es_plan_load l;
+            es_plan_rank_load(p, r, &l);
+            frames += l.frames;
+        }
+        for (size_t k = 0; k < n; k++)
+            ck_assert_msg(seen[k] == 1, "epoch %d: row %zu in %u batches", e, k, seen[k]);
+        qsort(digests[e], nd[e], sizeof *digests[e], cmp_u64);
+        es_plan_free(p);
+    }
+    size_t shared = 0;
+    for (size_t i = 0, j = 0; i < nd[0] && j < nd[1];) {
+        if (digests[0][i] == digests[1][j])
+            shared++, i++, j++;
+        else if (digests[0][i] < digests[1][j])
+            i++;
+        else
+            j++;
+    }
+    ck_assert_msg(shared * 4 < nd[1], "epoch 1 repeats %zu of epoch 0's %zu batches", shared, nd[0]);
+    /* padding: within 0.5 % of all frames of epoch 0's (an exact length sort) */
+    ck_assert_msg(padding[1] <= padding[0] + frames / 200, "padding %llu vs %llu of %llu frames",
+                  (unsigned long long)padding[1], (unsigned long long)padding[0],
+                  (unsigned long long)frames);
+    ck_assert_uint_eq(nd[1], nd[2]);
+    ck_assert_int_eq(memcmp(digests[1], digests[2], nd[1] * sizeof *digests[1]), 0);
+    for (int e = 0; e < 3; e++)
+        free(digests[e]);
+    free(seen);
+    es_context_free(ctx);
+    es_cost_table_free(t);
+    free(sec);
+}
+END_TEST
+
 /* Shard mode on >= 8 shards a rank: imbalance within 0.5 % (issue 3's bar). */
 START_TEST(shard_mode_quality)
 {
@@ -539,6 +635,7 @@ int main(void)
     TCase *plan = tcase_create("plan");
     tcase_add_test(plan, empty_input_is_an_error);
     tcase_add_test(plan, batch_mode_guarantees);
+    tcase_add_test(plan, batch_epochs_have_their_own_batches);
     tcase_add_test(plan, shard_mode_quality);
     tcase_add_test(plan, repeat_runs_are_byte_identical);
     tcase_add_test(plan, accessors_match_written_lists);
