@@ -309,16 +309,27 @@ class Plan(_Handle):
                 out.append(_str(entry.value))
         return out
 
-    def batches(self, rank):
-        """Batch mode: rank's batches in step order (rank-R.batches.jsonl)."""
-        L, b = lib(), _ffi.PlanBatch()
+    def batches(self, rank, worker=None):
+        """Batch mode: rank's batches in step order (rank-R.batches.jsonl); with
+        worker, only those that DataLoader worker yields (step mod W)."""
+        L, b, row = lib(), _ffi.PlanBatch(), _ffi.CostRow()
+        table, shards = self.table._p, {}  # shard paths repeat: decode each once
         out = []
         for i in range(L.es_plan_batch_count(self._p, rank)):
             L.es_plan_batch_info(self._p, rank, i, byref(b))
+            if worker is not None and b.worker != worker:
+                continue
             rows = tuple(b.rows[j] for j in range(b.n_rows))
-            got = [self.table[r] for r in rows]
+            keys, items = [], []
+            for r in rows:  # key, shard and pos only: a loader needs no more
+                L.es_cost_table_row(table, r, byref(row))
+                keys.append(_str(row.key))
+                shard = shards.get(row.shard)
+                if shard is None:
+                    shard = shards[row.shard] = _str(row.shard)
+                items.append((shard, row.pos))
             out.append(Batch(b.step, b.worker, b.cost, b.frames, b.longest, bool(b.repeat), rows,
-                             [r.key for r in got], [(r.shard, r.pos) for r in got]))
+                             keys, items))
         return out
 
     def remainder(self):

@@ -133,6 +133,8 @@ class PlannedUtterances(_IterableDataset):
 
     def set_epoch(self, epoch):
         self.epoch = epoch
+        if epoch >= 0 and epoch != self.plan.epoch:
+            self.plan.table()  # read here, once, before the DataLoader forks its workers
 
     def __iter__(self):
         rank, world = distributed_info()
