@@ -166,7 +166,11 @@ def planned_batch(data, mode="train", **_settings):
     arrives empty is an error: this rank would train fewer steps than the others."""
     buf, current, planned, expected = [], None, 0, 0
     for sample in data:
-        index, size, _ = sample.pop(_BATCH_KEY)
+        tag = sample.pop(_BATCH_KEY, None)
+        if tag is None:
+            raise RuntimeError("equishard: a pipeline stage before batch replaced the sample dict and "
+                               "lost its planned batch; stages must pass the sample on")
+        index, size, _ = tag
         if index != current:
             if buf:
                 yield _complete(buf, current, planned)
