@@ -59,6 +59,12 @@ ES_API void es_context_free(es_context *ctx);
  * until the next call that uses ctx. */
 ES_API const char *es_errmsg(const es_context *ctx);
 
+/* Writes len bytes of data to path the way every equishard output is written:
+ * "-" is standard output; a device, FIFO or /dev/stdout is written through; a
+ * regular file (or a symlink's target) is replaced atomically, with mode
+ * 0666 & ~umask. ES_ERR_IO names path when it fails. */
+ES_API int es_write_output(es_context *ctx, const char *path, const void *data, size_t len);
+
 /* ---- the cost table: one row per utterance (DESIGN.md §4, §5) --------------- */
 
 /* Row flags: what an utterance has, and problems found while measuring it. */

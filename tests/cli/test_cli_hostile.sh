@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# CLI tests for issue 12 ("nothing lost, nothing overwritten, nobody let in"):
+# odd output targets, permissions under a strict umask, damaged and hostile
+# inputs. Every input is made here; each section names the finding it guards.
+set -u
+BIN=$1
+FIX=$ES_FIXTURES
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+cd "$FIX/corpus_a" || exit 1
+mode() { stat -c %a "$1"; }
+
+# A plan to report on, and a simulate/validate input.
+expect_exit 0 "$BIN" plan -q -k 2 -o "$WORK/plan" shards/shards.list
+
+# ---- 1. -o onto a device, a FIFO, a symlink; "-" is standard output ----------
+# A symlink to /dev/null: written through, the link and /dev/null stay what they are.
+ln -s /dev/null "$WORK/null-link"
+expect_exit 0 "$BIN" measure -q -o "$WORK/null-link" shards/shards.list
+[[ -L $WORK/null-link ]] || fail "measure -o LINK-to-/dev/null replaced the link"
+[[ -c /dev/null ]] || fail "/dev/null is no longer a character device"
+# A FIFO: its reader gets the table; the FIFO is still a FIFO.
+for cmd in "measure -q -o" "simulate -q --loader cosyvoice --world-size 2 -o" "validate -q --utt-emb kaldi/utt2embedding.pt --json"; do
+    rm -f "$WORK/fifo" "$WORK/fifo.out"; mkfifo "$WORK/fifo"
+    timeout 20 cat "$WORK/fifo" >"$WORK/fifo.out" &
+    reader=$!
+    # shellcheck disable=SC2086
+    expect_exit 0 timeout 20 "$BIN" $cmd "$WORK/fifo" kaldi
+    wait $reader
+    [[ -p $WORK/fifo ]] || fail "$cmd FIFO: the FIFO was replaced"
+    [[ -s $WORK/fifo.out ]] || fail "$cmd FIFO: the reader got nothing"
+    kill $reader 2>/dev/null
+done
+# A symlink to an old output: the target is replaced, the link kept.
+echo old >"$WORK/target.tsv"
+ln -s target.tsv "$WORK/link.tsv"
+expect_exit 0 "$BIN" measure -q -o "$WORK/link.tsv" shards/shards.list
+[[ -L $WORK/link.tsv ]] || fail "measure -o LINK: the link was replaced"
+head -1 "$WORK/target.tsv" | grep -q '^#\|^key\|shard' || fail "measure -o LINK: target not rewritten: $(head -1 "$WORK/target.tsv")"
+# "-": standard output, for every -o/--json/--svg.
+expect_exit 0 "$BIN" simulate -q --loader cosyvoice --world-size 2 -o - kaldi
+grep -q '"epochs"' "$WORK/out" || fail "simulate -o - wrote no JSON to stdout"
+[[ -e ./- ]] && { fail "simulate -o - created a file named '-'"; rm -f ./-; }
+expect_exit 0 "$BIN" validate -q --utt-emb kaldi/utt2embedding.pt --json - kaldi
+grep -q '"findings"' "$WORK/out" || fail "validate --json - wrote no JSON to stdout"
+[[ -e ./- ]] && { fail "validate --json - created a file named '-'"; rm -f ./-; }
+expect_exit 0 "$BIN" report "$WORK/plan" --svg -
+grep -q '<svg' "$WORK/out" || fail "report --svg - wrote no chart to stdout"
+[[ -e ./- ]] && { fail "report --svg - created a file named '-'"; rm -f ./-; }
+# report --svg honours the umask like every other output, and keeps a symlink.
+(umask 022 && "$BIN" report "$WORK/plan" --svg "$WORK/chart.svg" >/dev/null) || fail "report --svg"
+[[ $(mode "$WORK/chart.svg") == 644 ]] || fail "report --svg under umask 022: mode $(mode "$WORK/chart.svg")"
+ln -s chart.svg "$WORK/chart-link.svg"
+"$BIN" report "$WORK/plan" --svg "$WORK/chart-link.svg" >/dev/null || fail "report --svg LINK"
+[[ -L $WORK/chart-link.svg ]] || fail "report --svg LINK: the link was replaced"
+ls "$WORK" | grep -q '\.tmp\.' && fail "temporary files left: $(ls "$WORK")"
+
+exit $((failures > 0))
