@@ -54,4 +54,25 @@ ln -s chart.svg "$WORK/chart-link.svg"
 [[ -L $WORK/chart-link.svg ]] || fail "report --svg LINK: the link was replaced"
 ls "$WORK" | grep -q '\.tmp\.' && fail "temporary files left: $(ls "$WORK")"
 
+# ---- 3. OUTDIRs honour the umask (and so would a leftover OUTDIR.tmp.*) -------
+(umask 077 && "$BIN" plan -q -k 2 -o "$WORK/p077" shards/shards.list) || fail "plan under umask 077"
+[[ $(mode "$WORK/p077") == 700 ]] || fail "plan OUTDIR under umask 077: mode $(mode "$WORK/p077")"
+[[ $(mode "$WORK/p077/plan.json") == 600 ]] || fail "plan.json under umask 077: mode $(mode "$WORK/p077/plan.json")"
+(umask 077 && "$BIN" plan -q -k 2 --mode reshard --min-length 0 -o "$WORK/r077" shards/shards.list) ||
+    fail "reshard under umask 077"
+[[ $(mode "$WORK/r077") == 700 ]] || fail "reshard OUTDIR under umask 077: mode $(mode "$WORK/r077")"
+[[ $(mode "$WORK/r077/shards_000000000.tar") == 600 ]] || fail "reshard shard under umask 077"
+(umask 022 && "$BIN" plan -q -k 2 -o "$WORK/p022" shards/shards.list) || fail "plan under umask 022"
+[[ $(mode "$WORK/p022") == 755 ]] || fail "plan OUTDIR under umask 022: mode $(mode "$WORK/p022")"
+(umask 077 && "$BIN" measure -q -o "$WORK/m077.tsv" shards/shards.list) || fail "measure under umask 077"
+[[ $(mode "$WORK/m077.tsv") == 600 ]] || fail "measure -o under umask 077: mode $(mode "$WORK/m077.tsv")"
+
+# ---- 13. plan -o LINK, LINK a symlink to an earlier plan: the plan it points to
+#      is replaced, the link kept (it was refused as "not an equishard output folder")
+ln -s p022 "$WORK/plan-link"
+expect_exit 0 "$BIN" plan -q -k 3 -o "$WORK/plan-link" shards/shards.list
+[[ -L $WORK/plan-link ]] || fail "plan -o LINK: the link was replaced"
+grep -q '"world_size": 3' "$WORK/p022/plan.json" || fail "plan -o LINK: the target is not the new plan"
+ls "$WORK" | grep -q '\.tmp\.' && fail "temporary files left: $(ls "$WORK")"
+
 exit $((failures > 0))
