@@ -177,7 +177,7 @@ static int stream_members(es_context *ctx, copy_run *run, struct archive *in,
     struct archive_entry *e;
     int r;
     while (rc == ES_OK && (r = archive_read_next_header(in, &e)) != ARCHIVE_EOF) {
-        if (r < ARCHIVE_WARN)
+        if (!es_archive_header_ok(r))
             return source_error(ctx, in, s, NULL);
         if (archive_entry_filetype(e) != AE_IFREG)
             continue; /* as the tar reader: directories and links are no members */

@@ -75,4 +75,26 @@ expect_exit 0 "$BIN" plan -q -k 3 -o "$WORK/plan-link" shards/shards.list
 grep -q '"world_size": 3' "$WORK/p022/plan.json" || fail "plan -o LINK: the target is not the new plan"
 ls "$WORK" | grep -q '\.tmp\.' && fail "temporary files left: $(ls "$WORK")"
 
+# ---- 4. a damaged tar header in the middle of a shard: a corrupt shard --------
+mkdir -p "$WORK/t4"
+cp shards/shards_000000000.tar shards/shards_000000001.tar "$WORK/t4/"
+printf '%s\n' "$WORK/t4/shards_000000000.tar" "$WORK/t4/shards_000000001.tar" >"$WORK/t4/data.list"
+expect_exit 0 "$BIN" measure -q -o "$WORK/t4/costs.tsv" "$WORK/t4/data.list"
+python3 - "$WORK/t4/shards_000000000.tar" <<'PY' || fail "damaging the tar"
+import sys, tarfile
+path = sys.argv[1]
+offset = tarfile.open(path).getmembers()[4].offset   # a .txt header mid-shard
+b = bytearray(open(path, "rb").read())
+b[offset + 148:offset + 156] = b"9999999\0"             # its checksum
+open(path, "wb").write(b)
+PY
+expect_exit 2 "$BIN" measure -q "$WORK/t4/data.list"
+grep -q 'shards_000000000.tar: damaged tar header' "$WORK/err" || fail "damaged header message: $(cat "$WORK/err")"
+expect_exit 0 "$BIN" measure -q --on-error skip "$WORK/t4/data.list"
+grep -q 'shards_000000000.tar' "$WORK/out" && fail "--on-error skip kept rows of the damaged shard"
+grep -q 'damaged tar header' "$WORK/err" || fail "--on-error skip did not list the damaged shard"
+expect_exit 2 "$BIN" plan -q -k 2 --mode reshard --min-length 0 -o "$WORK/t4/r" "$WORK/t4/costs.tsv"
+grep -q 'shards_000000000.tar' "$WORK/err" || fail "reshard damaged header message: $(cat "$WORK/err")"
+[[ -e $WORK/t4/r ]] && fail "reshard wrote an OUTDIR from a damaged shard"
+
 exit $((failures > 0))
