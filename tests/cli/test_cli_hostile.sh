@@ -97,4 +97,24 @@ expect_exit 2 "$BIN" plan -q -k 2 --mode reshard --min-length 0 -o "$WORK/t4/r" 
 grep -q 'shards_000000000.tar' "$WORK/err" || fail "reshard damaged header message: $(cat "$WORK/err")"
 [[ -e $WORK/t4/r ]] && fail "reshard wrote an OUTDIR from a damaged shard"
 
+# ---- 12. a FIFO or /dev/zero as audio: refused with its path, never read ------
+mkdir -p "$WORK/t12/kaldi"
+mkfifo "$WORK/t12/fifo.wav"
+printf '{"key": "a", "wav": "%s", "txt": "x"}\n' "$WORK/t12/fifo.wav" >"$WORK/t12/fifo.list"
+printf '{"key": "b", "wav": "/dev/zero", "txt": "x"}\n' >"$WORK/t12/zero.list"
+for args in "$WORK/t12/fifo.list" "--hash $WORK/t12/fifo.list" "$WORK/t12/zero.list" "--hash $WORK/t12/zero.list"; do
+    # shellcheck disable=SC2086
+    expect_exit 2 timeout 20 "$BIN" measure -q $args
+    grep -q 'not a regular file' "$WORK/err" || fail "measure $args: $(cat "$WORK/err")"
+done
+printf 'u1 %s\nu2 /dev/zero\n' "$WORK/t12/fifo.wav" >"$WORK/t12/kaldi/wav.scp"
+printf 'u1 a\nu2 b\n' >"$WORK/t12/kaldi/text"
+printf 'u1 s\nu2 s\n' >"$WORK/t12/kaldi/utt2spk"
+expect_exit 0 timeout 20 "$BIN" measure -q --on-error skip "$WORK/t12/kaldi"
+[[ $(grep -c 'not a regular file' "$WORK/err") == 2 ]] || fail "wav.scp FIFO and /dev/zero: $(cat "$WORK/err")"
+grep -q "fifo.wav" "$WORK/err" && grep -q "/dev/zero" "$WORK/err" || fail "the refused paths are not named"
+printf '%s\n' "$WORK/t12/fifo.wav" >"$WORK/t12/shards.list"    # a FIFO as a shard
+expect_exit 2 timeout 20 "$BIN" measure -q "$WORK/t12/shards.list"
+grep -q 'fifo.wav.*not a regular file' "$WORK/err" || fail "FIFO shard: $(cat "$WORK/err")"
+
 exit $((failures > 0))
