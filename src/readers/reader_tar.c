@@ -77,7 +77,8 @@ static int tar_open(es_context *ctx, const char *path, const char *shard,
     archive_read_support_filter_all(r->a);
     archive_read_support_format_tar(r->a);
     if (es_shard_file_open(r->a, &r->file, path) != ARCHIVE_OK) {
-        int rc = es_fail(ctx, ES_ERR_FORMAT, "%s: %s", path, archive_error_string(r->a));
+        int rc = es_fail(ctx, ES_ERR_FORMAT, "%s: %s", path,
+                         archive_error_string(r->a) ? archive_error_string(r->a) : "cannot open");
         archive_read_free(r->a);
         free(r);
         return rc;

@@ -117,4 +117,15 @@ printf '%s\n' "$WORK/t12/fifo.wav" >"$WORK/t12/shards.list"    # a FIFO as a sha
 expect_exit 2 timeout 20 "$BIN" measure -q "$WORK/t12/shards.list"
 grep -q 'fifo.wav.*not a regular file' "$WORK/err" || fail "FIFO shard: $(cat "$WORK/err")"
 
+# ---- 13. a line break in a path is refused for rank lists and data.list ------
+mkdir -p "$WORK/t13"
+nl_shard="$WORK/t13/a"$'\n'"b.tar"
+cp shards/shards_000000000.tar "$nl_shard"
+expect_exit 2 "$BIN" plan -q -k 1 -o "$WORK/t13/p" "$nl_shard"
+grep -q 'a\\nb.tar: a path with a line break' "$WORK/err" || fail "newline shard path: $(cat "$WORK/err")"
+[[ $(wc -l <"$WORK/err") == 1 ]] || fail "newline shard path: the message is not one line"
+[[ -e $WORK/t13/p ]] && fail "plan wrote rank lists with a line break in a path"
+expect_exit 2 "$BIN" plan -q -k 1 --mode reshard --min-length 0 -o "$WORK/t13/r"$'\n'"x" shards/shards.list
+grep -q 'line break cannot go into data.list' "$WORK/err" || fail "newline OUTDIR: $(cat "$WORK/err")"
+
 exit $((failures > 0))
