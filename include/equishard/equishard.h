@@ -714,6 +714,9 @@ typedef struct es_emb_sources {
     const char *spk_keys; /* key list for a .npy spk_emb; a 1-D .npy without one
                              is named by its file name without ".npy" */
     const char *utt2spk;  /* Kaldi utt2spk; NULL: speakers from the cost table */
+    const char *root;     /* relative paths inside a list of parquet files resolve
+                             against it (NULL: the current directory), as
+                             es_measure_settings.root does for LIST */
 } es_emb_sources;
 
 /* Loads the sources and validates them. The utterances that should have

@@ -128,4 +128,18 @@ grep -q 'a\\nb.tar: a path with a line break' "$WORK/err" || fail "newline shard
 expect_exit 2 "$BIN" plan -q -k 1 --mode reshard --min-length 0 -o "$WORK/t13/r"$'\n'"x" shards/shards.list
 grep -q 'line break cannot go into data.list' "$WORK/err" || fail "newline OUTDIR: $(cat "$WORK/err")"
 
+# ---- 14. validate on a parquet list validates its embedding columns; nothing
+#      to validate is exit 2; --root applies inside --utt-emb/--spk-emb lists
+expect_exit 0 "$BIN" validate -q --json "$WORK/pq.json" parquet/data.list
+grep -q 'validated 60 utterance and 6 speaker' "$WORK/out" || fail "parquet LIST alone: $(head -1 "$WORK/out")"
+python3 -c 'import json, sys; s = json.load(open(sys.argv[1]))["summary"]
+assert (s["utt_embeddings"], s["spk_embeddings"]) == (60, 6), s' "$WORK/pq.json" || fail "parquet LIST JSON"
+mkdir -p "$WORK/t14/empty"
+: >"$WORK/t14/empty/wav.scp"; : >"$WORK/t14/empty/text"; : >"$WORK/t14/empty/utt2spk"
+expect_exit 2 "$BIN" validate -q "$WORK/t14/empty"
+grep -q 'nothing to validate' "$WORK/err" || fail "nothing to validate: $(cat "$WORK/err")"
+(cd .. && "$BIN" validate -q --root corpus_a --utt-emb corpus_a/parquet/data.list \
+    --spk-emb corpus_a/parquet/data.list >"$WORK/out" 2>"$WORK/err") || fail "--root with --utt-emb: $(cat "$WORK/err")"
+grep -q 'validated 60 utterance and 6 speaker' "$WORK/out" || fail "--root with --utt-emb: $(head -1 "$WORK/out")"
+
 exit $((failures > 0))
