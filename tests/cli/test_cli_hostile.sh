@@ -142,4 +142,27 @@ grep -q 'nothing to validate' "$WORK/err" || fail "nothing to validate: $(cat "$
     --spk-emb corpus_a/parquet/data.list >"$WORK/out" 2>"$WORK/err") || fail "--root with --utt-emb: $(cat "$WORK/err")"
 grep -q 'validated 60 utterance and 6 speaker' "$WORK/out" || fail "--root with --utt-emb: $(head -1 "$WORK/out")"
 
+# ---- 2. reshard never writes two utterances of one key next to each other ---
+#      (the last of one shard and the first of the next share a key "dup")
+mkdir -p "$WORK/t2"
+python3 - "$WORK/t2" "$PWD/wav/A01" <<'PY' || fail "making the duplicate-key shards"
+import io, os, sys, tarfile
+out, wavs = sys.argv[1], sorted(os.listdir(sys.argv[2]))
+def add(t, name, data):
+    info = tarfile.TarInfo(name); info.size = len(data); t.addfile(info, io.BytesIO(data))
+def shard(path, keys, wav_files):
+    with tarfile.open(path, "w", format=tarfile.USTAR_FORMAT) as t:
+        for key, w in zip(keys, wav_files):
+            add(t, key + ".txt", b"some words here")
+            add(t, key + ".wav", open(os.path.join(sys.argv[2], w), "rb").read())
+shard(os.path.join(out, "a.tar"), ["u1", "dup"], wavs[0:2])
+shard(os.path.join(out, "b.tar"), ["dup", "u3"], wavs[2:4])
+open(os.path.join(out, "data.list"), "w").write("a.tar\nb.tar\n")
+PY
+expect_exit 0 "$BIN" measure -q --root "$WORK/t2" -o "$WORK/t2/costs.tsv" "$WORK/t2/data.list"
+expect_exit 2 "$BIN" plan -q -k 1 --mode reshard --min-length 0 --root "$WORK/t2" -o "$WORK/t2/r" "$WORK/t2/costs.tsv"
+grep -q '1 pair(s) of utterances with one key would be adjacent.*first: dup (a.tar pos 1, and b.tar pos 0)' "$WORK/err" ||
+    fail "reshard adjacent duplicate key: $(cat "$WORK/err")"
+[[ -e $WORK/t2/r ]] && fail "reshard wrote shards with adjacent duplicate keys"
+
 exit $((failures > 0))
