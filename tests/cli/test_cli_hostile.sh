@@ -165,4 +165,18 @@ grep -q '1 pair(s) of utterances with one key would be adjacent.*first: dup (a.t
     fail "reshard adjacent duplicate key: $(cat "$WORK/err")"
 [[ -e $WORK/t2/r ]] && fail "reshard wrote shards with adjacent duplicate keys"
 
+# ---- 6. duplicate (shard, pos) rows, and one shard listed twice: refused -----
+#      (batch mode planned such an utterance twice; reshard said "write failed: (null)")
+expect_exit 0 "$BIN" measure -q -o "$WORK/t6.tsv" shards/shards.list
+{ cat "$WORK/t6.tsv"; tail -n +3 "$WORK/t6.tsv" | head -5; } >"$WORK/t6-overlap.tsv"
+for mode in shard batch reshard; do
+    expect_exit 2 "$BIN" plan -q -k 2 --mode $mode --min-length 0 -o "$WORK/t6-$mode" "$WORK/t6-overlap.tsv"
+    grep -q 'shards/shards_000000000.tar: pos 0 (A01_0001) is in the table twice (rows 1 and 61; 5 duplicate' "$WORK/err" ||
+        fail "$mode: duplicate rows: $(cat "$WORK/err")"
+    grep -q '(null)' "$WORK/err" && fail "$mode: (null) in the message"
+done
+printf 'shards/shards_000000000.tar\nshards/shards_000000001.tar\nshards/shards_000000000.tar\n' >"$WORK/t6.list"
+expect_exit 2 "$BIN" plan -q -k 2 -o "$WORK/t6-list" --root . "$WORK/t6.list"
+grep -q 'is in the table twice' "$WORK/err" || fail "shard listed twice: $(cat "$WORK/err")"
+
 exit $((failures > 0))
