@@ -62,7 +62,7 @@ int es_atomic_open(es_context *ctx, es_atomic_file *f, const char *path)
     if (strcmp(path, "-") == 0 || (stat(path, &st) == 0 && !S_ISREG(st.st_mode))) {
         if (strcmp(path, "-") != 0 && S_ISDIR(st.st_mode)) {
             release(f);
-            return es_fail(ctx, ES_ERR_USAGE, "%s: is a folder, not a file", path);
+            return es_fail(ctx, ES_ERR_IO, "%s: is a folder, not a file", path);
         }
         return open_through(ctx, f, path);
     }
