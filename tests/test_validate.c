@@ -40,7 +40,7 @@ static es_emb_sources fixture_sources(void)
     snprintf(utt, sizeof utt, "%s", kaldi("utt2embedding.pt"));
     snprintf(spk, sizeof spk, "%s", kaldi("spk2embedding.pt"));
     snprintf(u2s, sizeof u2s, "%s", kaldi("utt2spk"));
-    es_emb_sources src = {utt, NULL, spk, NULL, u2s};
+    es_emb_sources src = {.utt_emb = utt, .spk_emb = spk, .utt2spk = u2s};
     return src;
 }
 
@@ -109,7 +109,7 @@ START_TEST(test_fixture_planted)
     snprintf(path[0], sizeof path[0], "%s/utt2embedding.pt", dir);
     snprintf(path[1], sizeof path[1], "%s/spk2embedding.pt", dir);
     snprintf(path[2], sizeof path[2], "%s/utt2spk", dir);
-    es_emb_sources src = {path[0], NULL, path[1], NULL, path[2]};
+    es_emb_sources src = {.utt_emb = path[0], .spk_emb = path[1], .utt2spk = path[2]};
     es_validate_result *r = run(NULL, &src, NULL);
     char want[64][128], got[64][128];
     size_t n_want = 0, n_got = 0;
@@ -141,7 +141,7 @@ END_TEST
 START_TEST(test_parquet_source)
 {
     ck_assert_int_eq(chdir(fixture_path("corpus_a")), 0);
-    es_emb_sources src = {"parquet/data.list", NULL, "parquet/data.list", NULL, NULL};
+    es_emb_sources src = {.utt_emb = "parquet/data.list", .spk_emb = "parquet/data.list"};
     es_validate_result *r = run(NULL, &src, NULL);
     ck_assert_uint_eq(es_validate_finding_count(r), 0);
     es_validate_info info;
@@ -215,7 +215,7 @@ START_TEST(test_table_missing_and_duplicate_audio)
     snprintf(cmd, sizeof cmd, "python3 '%s/tests/validate_cases.py' drop '%s' '%s' A06",
              getenv("ES_SOURCE_ROOT"), kaldi("spk2embedding.pt"), spk);
     ck_assert_int_eq(system(cmd), 0);
-    es_emb_sources only_spk = {NULL, NULL, spk, NULL, NULL};
+    es_emb_sources only_spk = {.spk_emb = spk};
     ck_assert_int_eq(es_cost_table_mark_embeddings(ctx, t, &only_spk), ES_OK);
     for (size_t i = 0; i < es_cost_table_size(t); i++) {
         es_cost_row row;
@@ -223,7 +223,7 @@ START_TEST(test_table_missing_and_duplicate_audio)
         ck_assert(!(row.flags & ES_FLAG_SPK_EMB) == !strcmp(row.spk, "A06"));
         ck_assert(!(row.flags & ES_FLAG_UTT_EMB) == !strcmp(row.key, "A01_9999")); /* kept */
     }
-    es_emb_sources bad = {"/nonexistent.pt", NULL, NULL, NULL, NULL};
+    es_emb_sources bad = {.utt_emb = "/nonexistent.pt"};
     ck_assert_int_eq(es_cost_table_mark_embeddings(ctx, t, &bad), ES_ERR_IO);
     es_context_free(ctx);
     es_cost_table_free(t);

@@ -59,6 +59,12 @@ ES_API void es_context_free(es_context *ctx);
  * until the next call that uses ctx. */
 ES_API const char *es_errmsg(const es_context *ctx);
 
+/* Writes len bytes of data to path the way every equishard output is written:
+ * "-" is standard output; a device, FIFO or /dev/stdout is written through; a
+ * regular file (or a symlink's target) is replaced atomically, with mode
+ * 0666 & ~umask. ES_ERR_IO names path when it fails. */
+ES_API int es_write_output(es_context *ctx, const char *path, const void *data, size_t len);
+
 /* ---- the cost table: one row per utterance (DESIGN.md §4, §5) --------------- */
 
 /* Row flags: what an utterance has, and problems found while measuring it. */
@@ -708,6 +714,9 @@ typedef struct es_emb_sources {
     const char *spk_keys; /* key list for a .npy spk_emb; a 1-D .npy without one
                              is named by its file name without ".npy" */
     const char *utt2spk;  /* Kaldi utt2spk; NULL: speakers from the cost table */
+    const char *root;     /* relative paths inside a list of parquet files resolve
+                             against it (NULL: the current directory), as
+                             es_measure_settings.root does for LIST */
 } es_emb_sources;
 
 /* Loads the sources and validates them. The utterances that should have

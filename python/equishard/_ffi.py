@@ -127,7 +127,7 @@ class EmbSpeakers(Structure):
 
 class EmbSources(Structure):
     _fields_ = [("utt_emb", c_char_p), ("utt_keys", c_char_p), ("spk_emb", c_char_p),
-                ("spk_keys", c_char_p), ("utt2spk", c_char_p)]
+                ("spk_keys", c_char_p), ("utt2spk", c_char_p), ("root", c_char_p)]
 
 
 class ValidateDataSettings(Structure):

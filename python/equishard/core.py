@@ -514,6 +514,8 @@ def validate(lists=None, root=None, on_error="fail", **settings):
     and es_validate_data_settings (+ cost model: world_size, loader, min_length,
     ...) fields. -> ValidateResult."""
     src = _apply(_ffi.EmbSources(), {k: v for k, v in settings.items() if k in _SOURCE_FIELDS})
+    if root is not None and src.root is None:
+        src.root = _bytes(root)  # also inside parquet lists named by utt_emb/spk_emb
     s = _validate_settings(settings)
     data = _ffi.ValidateDataSettings()
     lib().es_validate_data_defaults(byref(data))

@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -41,20 +42,21 @@ static int64_t fd_skip(void *opaque, uint64_t n)
 int es_file_stream_open(es_byte_stream *s, es_file_stream *f, const char *path)
 {
     f->err = 0;
-    f->fd = open(path, O_RDONLY | O_CLOEXEC);
+    /* O_NONBLOCK: opening a FIFO without a writer would wait forever. */
+    f->fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (f->fd < 0)
         return errno;
     struct stat st;
-    if (fstat(f->fd, &st) != 0) {
-        int e = errno;
+    int e = fstat(f->fd, &st) != 0 ? errno
+            : S_ISDIR(st.st_mode)   ? EISDIR
+            : !S_ISREG(st.st_mode)  ? ES_ENOTREG
+                                    : 0;
+    if (!e && fcntl(f->fd, F_SETFL, fcntl(f->fd, F_GETFL) & ~O_NONBLOCK) != 0)
+        e = errno;
+    if (e) {
         close(f->fd);
         f->fd = -1;
         return e;
-    }
-    if (S_ISDIR(st.st_mode)) {
-        close(f->fd);
-        f->fd = -1;
-        return EISDIR;
     }
     s->read = fd_read;
     s->skip = fd_skip;
@@ -62,6 +64,11 @@ int es_file_stream_open(es_byte_stream *s, es_file_stream *f, const char *path)
     s->size = (uint64_t)st.st_size;
     s->consumed = 0;
     return 0;
+}
+
+const char *es_file_stream_strerror(int e)
+{
+    return e == ES_ENOTREG ? "not a regular file" : strerror(e);
 }
 
 void es_file_stream_close(es_file_stream *f)

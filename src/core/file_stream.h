@@ -10,8 +10,15 @@ typedef struct es_file_stream {
     int err; /* errno of the last failure */
 } es_file_stream;
 
-/* Opens path read-only and sets up s (size from fstat). Returns 0 or an errno. */
+/* Returned by es_file_stream_open for a path that is neither a regular file nor
+ * a folder (a FIFO would block or never end, /dev/zero never ends). */
+#define ES_ENOTREG (-1)
+
+/* Opens path read-only and sets up s (size from fstat). Returns 0, an errno, or
+ * ES_ENOTREG: only regular files are read (opening never blocks on a FIFO). */
 int es_file_stream_open(es_byte_stream *s, es_file_stream *f, const char *path);
+/* strerror for es_file_stream_open's result ("not a regular file" for ES_ENOTREG). */
+const char *es_file_stream_strerror(int e);
 void es_file_stream_close(es_file_stream *f);
 
 #endif

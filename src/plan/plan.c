@@ -87,6 +87,56 @@ static int filter_rows(es_context *ctx, es_plan *p)
     return ES_OK;
 }
 
+typedef struct row_at {
+    const char *shard;
+    uint64_t pos;
+    size_t row;
+} row_at;
+
+static int cmp_row_at(const void *a, const void *b)
+{
+    const row_at *x = a, *y = b;
+    int c = x->shard == y->shard ? 0 : strcmp(x->shard, y->shard);
+    if (c)
+        return c;
+    if (x->pos != y->pos)
+        return x->pos < y->pos ? -1 : 1;
+    return (x->row > y->row) - (x->row < y->row);
+}
+
+/* One utterance, one row: a table concatenated with an overlapping one, or a
+ * list naming one shard twice, would plan (and count, and copy) an utterance
+ * twice. Refused, naming the first duplicate (shard, pos) in table order. */
+static int check_unique_rows(es_context *ctx, const es_cost_table *t)
+{
+    if (t->n < 2)
+        return ES_OK;
+    row_at *at = malloc(t->n * sizeof *at);
+    if (!at)
+        return es_fail(ctx, ES_ERR_NOMEM, "plan: out of memory");
+    for (size_t i = 0; i < t->n; i++)
+        at[i] = (row_at){t->rows[i].shard, t->rows[i].pos, i};
+    qsort(at, t->n, sizeof *at, cmp_row_at);
+    size_t first = SIZE_MAX, dups = 0, earlier = 0;
+    for (size_t i = 1; i < t->n; i++) {
+        if (at[i - 1].pos != at[i].pos || strcmp(at[i - 1].shard, at[i].shard) != 0)
+            continue;
+        dups++; /* copies sort by row, so at[i - 1] is the earlier one */
+        if (at[i].row < first) {
+            first = at[i].row;
+            earlier = at[i - 1].row;
+        }
+    }
+    free(at);
+    if (!dups)
+        return ES_OK;
+    const es_cost_row *r = &t->rows[first];
+    return es_fail(ctx, ES_ERR_FORMAT, "%s: pos %llu (%s) is in the table twice (rows %zu and "
+                   "%zu; %zu duplicate row(s) in all): overlapping cost tables concatenated, or "
+                   "a shard listed twice; remove the duplicates", r->shard,
+                   (unsigned long long)r->pos, r->key, earlier + 1, first + 1, dups);
+}
+
 ES_API int es_plan_build(es_context *ctx, const es_plan_settings *s, const es_cost_table *t,
                          es_plan **out)
 {
@@ -95,6 +145,8 @@ ES_API int es_plan_build(es_context *ctx, const es_plan_settings *s, const es_co
         return es_fail(ctx, ES_ERR_USAGE, "es_plan_build: settings, table and out are required");
     *out = NULL;
     int rc = check_settings(ctx, s);
+    if (rc == ES_OK)
+        rc = check_unique_rows(ctx, t);
     if (rc != ES_OK)
         return rc;
     es_plan *p = calloc(1, sizeof *p);

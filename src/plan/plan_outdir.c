@@ -3,11 +3,13 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/atomic_file.h"
 #include "core/strbuf.h"
 
 /* Removes a folder of plain files (ours: we never create subfolders). */
@@ -31,8 +33,9 @@ static void remove_flat_dir(const char *path)
 static void release(es_outdir *d)
 {
     free(d->final_path);
+    free(d->target_path);
     free(d->temp_path);
-    d->final_path = d->temp_path = NULL;
+    d->final_path = d->target_path = d->temp_path = NULL;
 }
 
 /* An existing OUTDIR is replaced only when it is one of ours: empty, or holding
@@ -61,22 +64,42 @@ static int replaceable(const char *path)
 
 int es_outdir_begin(es_context *ctx, es_outdir *d, const char *path)
 {
+    memset(d, 0, sizeof *d);
     size_t n = strlen(path);
     while (n > 1 && path[n - 1] == '/')
         n--; /* "out/" names the same folder as "out" */
     d->final_path = strndup(path, n);
-    d->temp_path = malloc(n + sizeof ".tmp.XXXXXX");
-    if (!d->final_path || !d->temp_path) {
+    if (!d->final_path)
+        return es_fail(ctx, ES_ERR_NOMEM, "out of memory");
+    struct stat st;
+    char resolved[PATH_MAX];
+    if (lstat(d->final_path, &st) == 0 && S_ISLNK(st.st_mode)) {
+        /* OUTDIR is a link (to an earlier plan, say): the folder it points to is
+         * replaced and the link kept, as -o FILE does with a link. */
+        if (!realpath(d->final_path, resolved)) {
+            int e = errno;
+            int rc = es_fail(ctx, ES_ERR_IO, "%s: symbolic link that cannot be followed: %s",
+                             d->final_path, strerror(e));
+            release(d);
+            return rc;
+        }
+        d->target_path = strdup(resolved);
+    } else {
+        d->target_path = strdup(d->final_path);
+    }
+    n = d->target_path ? strlen(d->target_path) : 0;
+    d->temp_path = d->target_path ? malloc(n + sizeof ".tmp.XXXXXX") : NULL;
+    if (!d->temp_path) {
         release(d);
         return es_fail(ctx, ES_ERR_NOMEM, "out of memory");
     }
-    if (!replaceable(d->final_path)) {
+    if (!replaceable(d->target_path)) {
         int rc = es_fail(ctx, ES_ERR_USAGE, "%s: exists and is not an equishard output folder "
                          "(no plan.json); refusing to replace it", d->final_path);
         release(d);
         return rc;
     }
-    snprintf(d->temp_path, n + sizeof ".tmp.XXXXXX", "%s.tmp.XXXXXX", d->final_path);
+    snprintf(d->temp_path, n + sizeof ".tmp.XXXXXX", "%s.tmp.XXXXXX", d->target_path);
     if (!mkdtemp(d->temp_path)) {
         int e = errno;
         int rc = es_fail(ctx, ES_ERR_IO, "%s: cannot create output folder: %s", d->final_path,
@@ -84,7 +107,8 @@ int es_outdir_begin(es_context *ctx, es_outdir *d, const char *path)
         release(d);
         return rc;
     }
-    chmod(d->temp_path, 0777 & ~(mode_t)umask(umask(0)));
+    /* mkdtemp makes 0700; an output folder is an ordinary one: 0777 & ~umask. */
+    chmod(d->temp_path, 0777 & ~es_current_umask());
     return ES_OK;
 }
 
@@ -114,14 +138,14 @@ int es_outdir_close(es_context *ctx, es_outdir *d, FILE *fp, const char *name)
 int es_outdir_commit(es_context *ctx, es_outdir *d)
 {
     struct stat st;
-    int exists = lstat(d->final_path, &st) == 0;
+    int exists = lstat(d->target_path, &st) == 0;
     if (exists && !S_ISDIR(st.st_mode)) {
         int rc = es_fail(ctx, ES_ERR_IO, "%s: exists and is not a folder", d->final_path);
         es_outdir_abort(d);
         return rc;
     }
-    int rc = exists ? renameat2(AT_FDCWD, d->temp_path, AT_FDCWD, d->final_path, RENAME_EXCHANGE)
-                    : rename(d->temp_path, d->final_path);
+    int rc = exists ? renameat2(AT_FDCWD, d->temp_path, AT_FDCWD, d->target_path, RENAME_EXCHANGE)
+                    : rename(d->temp_path, d->target_path);
     if (rc != 0) {
         int e = errno;
         int status = es_fail(ctx, ES_ERR_IO, "%s: cannot put output folder in place: %s",

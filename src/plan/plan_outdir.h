@@ -2,7 +2,8 @@
  * beside OUTDIR, which replaces OUTDIR only when everything is written
  * (renameat2 RENAME_EXCHANGE when OUTDIR exists, so readers see the old or the
  * new folder, never a mix). An interrupted run leaves the old OUTDIR intact and
- * at most a stray "OUTDIR.tmp.*" folder. Output folders hold plain files only. */
+ * at most a stray "OUTDIR.tmp.*" folder. Output folders hold plain files only.
+ * The folder and its files are made with 0777/0666 & ~umask. */
 #ifndef ES_PLAN_OUTDIR_H
 #define ES_PLAN_OUTDIR_H
 
@@ -11,7 +12,8 @@
 #include "core/context.h"
 
 typedef struct es_outdir {
-    char *final_path;
+    char *final_path;  /* OUTDIR as given: messages and data.list name it */
+    char *target_path; /* the folder replaced: a symlink's target, else final_path */
     char *temp_path;
 } es_outdir;
 

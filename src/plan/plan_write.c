@@ -21,6 +21,25 @@
 #include "plan/plan_outdir.h"
 #include "plan/plan_reshard.h"
 
+/* The loaders read lists one entry a line: a path with a line break in it would
+ * become two entries. Refused, the path shown with the break escaped. */
+static int refuse_line_break(es_context *ctx, const char *path, const char *list)
+{
+    char shown[512];
+    size_t o = 0;
+    for (const char *c = path; *c && o + 3 < sizeof shown; c++) {
+        if (*c == '\n' || *c == '\r') {
+            shown[o++] = '\\';
+            shown[o++] = *c == '\n' ? 'n' : 'r';
+        } else {
+            shown[o++] = *c;
+        }
+    }
+    shown[o] = '\0';
+    return es_fail(ctx, ES_ERR_FORMAT, "%s: a path with a line break cannot go into %s (the "
+                   "loaders read one entry a line); rename it", shown, list);
+}
+
 /* One list file: entries 0 .. n-1 of (rank, worker) as es_plan_rank_shard gives them. */
 static int write_list(es_context *ctx, es_outdir *d, const es_plan *p, uint32_t r, uint32_t w,
                       const char *name, es_strbuf *sb)
@@ -31,6 +50,8 @@ static int write_list(es_context *ctx, es_outdir *d, const es_plan *p, uint32_t 
     for (size_t i = 0; rc == ES_OK && i < n; i++) {
         const char *text;
         rc = es_plan_rank_shard(ctx, p, r, w, i, &text);
+        if (rc == ES_OK && strpbrk(text, "\r\n"))
+            rc = refuse_line_break(ctx, text, name);
         if (rc == ES_OK) {
             es_strbuf_puts(sb, text);
             es_strbuf_putc(sb, '\n');
@@ -121,6 +142,8 @@ ES_API int es_plan_write(es_context *ctx, const es_plan *p, const es_cost_table 
     es_clear_error(ctx);
     if (!p || !outdir || t != p->table)
         return es_fail(ctx, ES_ERR_USAGE, "es_plan_write: the plan, its table and OUTDIR are required");
+    if (p->s.mode == ES_PLAN_RESHARD && strpbrk(outdir, "\r\n"))
+        return refuse_line_break(ctx, outdir, "data.list");
     es_outdir d;
     int rc = es_outdir_begin(ctx, &d, outdir);
     if (rc != ES_OK)

@@ -105,6 +105,13 @@ static int source_error(es_context *ctx, struct archive *in, const copy_source *
                    msg ? msg : "read error");
 }
 
+/* libarchive's message, never NULL (a short write sets none). */
+static const char *archive_message(struct archive *a)
+{
+    const char *msg = archive_error_string(a);
+    return msg ? msg : "libarchive reported no reason";
+}
+
 /* Copies the pending member of `in` to the targets of items [a, b) in the pass. */
 static int copy_member(es_context *ctx, copy_run *run, struct archive *in,
                        struct archive_entry *e, const copy_source *s, size_t a, size_t b)
@@ -121,7 +128,7 @@ static int copy_member(es_context *ctx, copy_run *run, struct archive *in,
         copy_target *tg = &run->targets[run->items[i].target];
         if (in_pass(run, &run->items[i]) && archive_write_header(tg->a, run->out) < ARCHIVE_WARN)
             return es_fail(ctx, ES_ERR_IO, "%s: member %s: %s", tg->name, name,
-                           archive_error_string(tg->a));
+                           archive_message(tg->a));
     }
     XXH3_64bits_reset(run->hash);
     uint64_t got = 0;
@@ -133,7 +140,7 @@ static int copy_member(es_context *ctx, copy_run *run, struct archive *in,
             copy_target *tg = &run->targets[run->items[i].target];
             if (in_pass(run, &run->items[i]) && archive_write_data(tg->a, run->buf, (size_t)n) != n)
                 return es_fail(ctx, ES_ERR_IO, "%s: member %s: write failed: %s", tg->name, name,
-                               archive_error_string(tg->a));
+                               archive_message(tg->a));
         }
     }
     if (n < 0)
@@ -177,7 +184,7 @@ static int stream_members(es_context *ctx, copy_run *run, struct archive *in,
     struct archive_entry *e;
     int r;
     while (rc == ES_OK && (r = archive_read_next_header(in, &e)) != ARCHIVE_EOF) {
-        if (r < ARCHIVE_WARN)
+        if (!es_archive_header_ok(r))
             return source_error(ctx, in, s, NULL);
         if (archive_entry_filetype(e) != AE_IFREG)
             continue; /* as the tar reader: directories and links are no members */

@@ -116,7 +116,7 @@ static int read_members(es_context *ctx, struct archive *a, XXH3_state_t *st, co
 {
     struct archive_entry *e;
     int r;
-    while ((r = archive_read_next_header(a, &e)) != ARCHIVE_EOF && r >= ARCHIVE_WARN) {
+    while ((r = archive_read_next_header(a, &e)) != ARCHIVE_EOF && es_archive_header_ok(r)) {
         const char *name = reshard_entry_name(e);
         uint64_t size, hash;
         if (archive_entry_filetype(e) != AE_IFREG || !name)

@@ -117,7 +117,7 @@ int es_manifest_measure(es_context *ctx, const es_manifest *m, size_t i, const c
     int e = es_file_stream_open(&s, &f, path);
     if (e) {
         es_fail(ctx, ES_ERR_IO, "%s: %s %llu (%s): cannot open audio %s: %s", m->file, m->pos_label,
-                (unsigned long long)(it->pos + m->pos_base), it->key, path, strerror(e));
+                (unsigned long long)(it->pos + m->pos_base), it->key, path, es_file_stream_strerror(e));
         return ES_NEXT_BAD;
     }
     const char *dot = strrchr(it->audio, '.');

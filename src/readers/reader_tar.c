@@ -77,7 +77,8 @@ static int tar_open(es_context *ctx, const char *path, const char *shard,
     archive_read_support_filter_all(r->a);
     archive_read_support_format_tar(r->a);
     if (es_shard_file_open(r->a, &r->file, path) != ARCHIVE_OK) {
-        int rc = es_fail(ctx, ES_ERR_FORMAT, "%s: %s", path, archive_error_string(r->a));
+        int rc = es_fail(ctx, ES_ERR_FORMAT, "%s: %s", path,
+                         archive_error_string(r->a) ? archive_error_string(r->a) : "cannot open");
         archive_read_free(r->a);
         free(r);
         return rc;
@@ -104,7 +105,11 @@ static int read_header(es_context *ctx, es_shard_reader *r)
         int rc = archive_read_next_header(r->a, &e);
         if (rc == ARCHIVE_EOF)
             return 0;
-        if (rc < ARCHIVE_WARN)
+        if (rc == ARCHIVE_RETRY)
+            return r->name.len ? es_fail(ctx, ES_ERR_FORMAT, "%s: damaged tar header after member %s",
+                                         r->path, r->name.buf)
+                               : es_fail(ctx, ES_ERR_FORMAT, "%s: damaged tar header", r->path);
+        if (!es_archive_header_ok(rc))
             return shard_error(ctx, r);
         if (archive_entry_filetype(e) != AE_IFREG)
             continue; /* directories, links: the loaders skip them too */

@@ -76,10 +76,17 @@ int es_shard_file_open(struct archive *a, es_shard_file *f, const char *path)
 {
     f->offset = 0;
     f->block = NULL;
-    f->fd = open(path, O_RDONLY | O_CLOEXEC);
+    /* O_NONBLOCK: opening a FIFO without a writer would wait forever; only
+     * regular files are read (positional reads, a size that ends). */
+    f->fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     struct stat st;
-    if (f->fd < 0 || fstat(f->fd, &st) != 0) {
-        archive_set_error(a, errno, "cannot open: %s", strerror(errno));
+    int e = f->fd < 0 || fstat(f->fd, &st) != 0 ? errno : 0;
+    const char *why = e                     ? strerror(e)
+                      : S_ISDIR(st.st_mode)  ? strerror(EISDIR)
+                      : !S_ISREG(st.st_mode) ? "not a regular file"
+                                             : NULL;
+    if (why) {
+        archive_set_error(a, e ? e : EINVAL, "cannot open: %s", why);
         if (f->fd >= 0)
             close(f->fd);
         f->fd = -1;

@@ -21,4 +21,13 @@ typedef struct es_shard_file {
  * The file is closed by archive_read_close/free through the close callback. */
 int es_shard_file_open(struct archive *a, es_shard_file *f, const char *path);
 
+/* Whether archive_read_next_header's result r gave a usable header. ARCHIVE_RETRY
+ * is a damaged header that libarchive would step over to resync: members lost,
+ * so a corrupt shard, as it is to GNU tar (and Python's tarfile stops there).
+ * ARCHIVE_WARN (a name not convertible to the locale, say) is usable. */
+static inline int es_archive_header_ok(int r)
+{
+    return r == ARCHIVE_OK || r == ARCHIVE_WARN;
+}
+
 #endif

@@ -76,9 +76,9 @@ static int load(vs *v)
     const es_emb_sources *src = v->src;
     int rc = ES_OK;
     if (src->utt_emb)
-        rc = es_emb_set_load(v->ctx, src->utt_emb, src->utt_keys, 0, &v->utt);
+        rc = es_emb_set_load_at(v->ctx, src->utt_emb, src->utt_keys, src->root, 0, &v->utt);
     if (rc == ES_OK && src->spk_emb)
-        rc = es_emb_set_load(v->ctx, src->spk_emb, src->spk_keys, 1, &v->spk);
+        rc = es_emb_set_load_at(v->ctx, src->spk_emb, src->spk_keys, src->root, 1, &v->spk);
     if (rc == ES_OK && src->utt2spk)
         rc = es_utt2spk_read(v->ctx, src->utt2spk, &v->u2s);
     if (rc == ES_OK && !src->utt_emb && !src->spk_emb && !v->table)
@@ -338,9 +338,9 @@ int es_cost_table_mark_embeddings(es_context *ctx, es_cost_table *t, const es_em
     v.src = src;
     int rc = ES_OK;
     if (src->utt_emb)
-        rc = es_emb_set_load(ctx, src->utt_emb, src->utt_keys, 0, &v.utt);
+        rc = es_emb_set_load_at(ctx, src->utt_emb, src->utt_keys, src->root, 0, &v.utt);
     if (rc == ES_OK && src->spk_emb)
-        rc = es_emb_set_load(ctx, src->spk_emb, src->spk_keys, 1, &v.spk);
+        rc = es_emb_set_load_at(ctx, src->spk_emb, src->spk_keys, src->root, 1, &v.spk);
     if (rc == ES_OK && src->utt2spk)
         rc = es_utt2spk_read(ctx, src->utt2spk, &v.u2s);
     for (size_t i = 0; rc == ES_OK && i < t->n; i++) {

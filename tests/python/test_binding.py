@@ -278,21 +278,21 @@ class ValidateTensorTest(Base):
 class GilTest(Base):
     def test_a_blocked_call_lets_other_threads_run(self):
         """ctypes.CDLL releases the GIL around foreign calls (docs/PYTHON.md): a
-        thread blocked inside es_measure, opening a FIFO a raw list names, must not
-        stop the main thread from writing that FIFO. Held, it would deadlock: the
-        check runs in a child with a timeout."""
-        fifo, raw = os.path.join(self.tmp, "audio.wav"), os.path.join(self.tmp, "raw.list")
+        thread blocked inside es_validate, opening the FIFO named as its embedding
+        source, must not stop the main thread from writing that FIFO. Held, it would
+        deadlock: the check runs in a child with a timeout. (Audio and shards that
+        are FIFOs are refused without blocking, issue 12 #12; an embedding source
+        is opened like any file.)"""
+        fifo, raw = os.path.join(self.tmp, "emb.pt"), os.path.join(self.tmp, "unused")
         os.mkfifo(fifo)
-        with open(raw, "w") as f:
-            f.write(json.dumps({"key": "k", "wav": fifo, "txt": "hello"}) + "\n")
         code = textwrap.dedent("""
             import sys, threading, time, equishard
             fifo, raw, wav = sys.argv[1:]
             def run():
                 try:
-                    equishard.measure([raw])
+                    equishard.validate(utt_emb=fifo)
                 except equishard.Error:
-                    pass  # a FIFO has no size: the probe may refuse it, that is fine
+                    pass  # WAV bytes are no embedding source: refused, that is fine
             t = threading.Thread(target=run)
             t.start()
             time.sleep(0.3)  # meanwhile the thread blocks in the library's open()

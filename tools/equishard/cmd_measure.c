@@ -29,7 +29,8 @@ static const char usage_text[] =
     "                         without one get 0; the counts are reported on stderr\n"
     "      --on-error MODE    fail (default): stop at the first problem, exit 2;\n"
     "                         skip: leave bad shards/utterances out and list them\n"
-    "      --root DIR         resolve relative paths inside lists against DIR\n"
+    "      --root DIR         resolve relative paths inside lists (LIST, --utt-emb,\n"
+    "                         --spk-emb) against DIR\n"
     "                         (default: the current directory, as the loaders do)\n"
     "  -q, --quiet            no progress line\n"
     "  -h, --help             this text\n"
@@ -92,6 +93,7 @@ static int parse_args(int argc, char **argv, measure_args *a)
         fprintf(stderr, "equishard measure: no LIST given\n%s", usage_text);
         return -1;
     }
+    a->emb.root = a->s.root; /* --root resolves inside --utt-emb/--spk-emb lists too */
     a->inputs = (const char *const *)argv + optind;
     a->n_inputs = (size_t)(argc - optind);
     return 0;

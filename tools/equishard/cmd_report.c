@@ -59,7 +59,7 @@ static int print_table(json_t *plan)
 }
 
 /* A bar per rank, scaled to the largest; the mean dashed, the lower bound dotted. */
-static int write_svg(json_t *plan, const char *path)
+static int write_svg(es_context *ctx, json_t *plan, const char *path)
 {
     json_t *ranks = json_object_get(plan, "ranks"), *m = json_object_get(plan, "metrics");
     size_t n = json_array_size(ranks), i;
@@ -73,12 +73,13 @@ static int write_svg(json_t *plan, const char *path)
     }
     double mean = n ? total / n : 0, width = 800, height = 300, left = 60, top = 30;
     double bar = n ? (width - left - 10) / n : 0;
-    char tmp[4096];
-    snprintf(tmp, sizeof tmp, "%s.tmp.XXXXXX", path);
-    int fd = mkstemp(tmp);
-    FILE *fp = fd >= 0 ? fdopen(fd, "w") : NULL;
+    /* Built in memory, then written the way every output is (es_write_output:
+     * atomic, honours the umask, "-" is standard output). */
+    char *text = NULL;
+    size_t len = 0;
+    FILE *fp = open_memstream(&text, &len);
     if (!fp)
-        return -1;
+        return ES_ERR_NOMEM;
     fprintf(fp, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" "
                 "font-family=\"sans-serif\" font-size=\"12\">\n", width, height + 50);
     fprintf(fp, "<text x=\"%.0f\" y=\"18\">cost per rank (imbalance %.3f%%)</text>\n", left,
@@ -100,13 +101,10 @@ static int write_svg(json_t *plan, const char *path)
             left, width - 10, yl, yl, yl + 14);
     fprintf(fp, "<text x=\"%.0f\" y=\"%.0f\">ranks 0..%zu</text>\n</svg>\n", left,
             top + height + 20, n ? n - 1 : 0);
-    int bad = fflush(fp) != 0 || ferror(fp);
-    bad |= fclose(fp) != 0;
-    if (bad || rename(tmp, path) != 0) {
-        unlink(tmp);
-        return -1;
-    }
-    return 0;
+    int bad = fclose(fp) != 0;
+    int rc = bad ? ES_ERR_NOMEM : es_write_output(ctx, path, text, len);
+    free(text);
+    return rc;
 }
 
 int cmd_report(int argc, char **argv)
@@ -142,9 +140,15 @@ int cmd_report(int argc, char **argv)
     int rc = print_table(plan);
     if (rc)
         fprintf(stderr, "equishard: %s: not a plan (no \"metrics\"/\"ranks\")\n", path);
-    else if (svg && write_svg(plan, svg)) {
-        fprintf(stderr, "equishard: %s: cannot write the chart\n", svg);
-        rc = -1;
+    else if (svg) {
+        es_context *ctx = es_context_new();
+        int st = ctx ? write_svg(ctx, plan, svg) : ES_ERR_NOMEM;
+        if (st == ES_ERR_NOMEM)
+            fprintf(stderr, "equishard: %s: out of memory\n", svg);
+        else if (st != ES_OK)
+            fprintf(stderr, "equishard: %s\n", es_errmsg(ctx));
+        rc = st == ES_OK ? 0 : -1;
+        es_context_free(ctx);
     }
     json_decref(plan);
     return rc ? EXIT_BAD_INPUT : EXIT_OK;

@@ -31,7 +31,8 @@ static const char usage_text[] =
     "      --spk-keys FILE    keys of a .npy --spk-emb\n"
     "      --utt2spk FILE     speakers (Kaldi); default: LIST's, or the parquet spk column\n"
     "      --costs FILE       a cost table (`measure --hash`) instead of LIST\n"
-    "      --root DIR         resolve relative paths inside LIST against DIR\n"
+    "      --root DIR         resolve relative paths inside LIST, and inside parquet\n"
+    "                         lists named by --utt-emb/--spk-emb, against DIR\n"
     "      --no-hash          do not hash audio (no duplicate_audio check; faster)\n"
     "      --speech-tokens SRC  utt2speech_token.pt: each row's speech_tokens (for the\n"
     "                         filter, e.g. --require-speech-token), 0 without a list\n"
@@ -172,7 +173,7 @@ static int option(validate_args *a, int c, const char *arg)
     case OPT_UTT2SPK: a->src.utt2spk = arg; return 0;
     case OPT_COSTS: a->costs = arg; return 0;
     case OPT_SPEECH_TOKENS: a->speech_tokens = arg; return 0;
-    case OPT_ROOT: a->root = arg; return 0;
+    case OPT_ROOT: a->root = a->src.root = arg; return 0;
     case OPT_NO_HASH: a->hash = 0; return 0;
     case OPT_DIM:
         if (cli_parse_int(arg, &dim))
@@ -316,6 +317,43 @@ static int load_table(es_context *ctx, validate_args *a, int argc, char **argv, 
     return rc;
 }
 
+/* Without --utt-emb/--spk-emb, a LIST whose files carry the embeddings (CosyVoice
+ * parquet: utt_embedding/spk_embedding columns; the reader flags the rows) is
+ * its own source. A run with no embeddings at all and no utterances checks
+ * nothing: refused (exit 2) rather than reported OK. */
+static int embeddings_from_list(validate_args *a, int argc, char **argv, const es_cost_table *t)
+{
+    if (a->src.utt_emb || a->src.spk_emb || !t)
+        return ES_OK;
+    unsigned flags = 0;
+    for (size_t i = 0; i < es_cost_table_size(t); i++) {
+        es_cost_row row;
+        es_cost_table_row(t, i, &row);
+        flags |= row.flags;
+    }
+    if (flags & (ES_FLAG_UTT_EMB | ES_FLAG_SPK_EMB)) {
+        if (argc - optind != 1) {
+            fprintf(stderr, "equishard validate: LIST's files carry embeddings; give one LIST "
+                            "(or --utt-emb/--spk-emb) to validate them\n");
+            return ES_ERR_USAGE;
+        }
+        if (flags & ES_FLAG_UTT_EMB)
+            a->src.utt_emb = argv[optind];
+        if (flags & ES_FLAG_SPK_EMB)
+            a->src.spk_emb = argv[optind];
+        return ES_OK;
+    }
+    if (es_cost_table_size(t) == 0 && es_cost_table_skip_count(t) == 0) {
+        fprintf(stderr, "equishard validate: nothing to validate: no embeddings (--utt-emb/"
+                        "--spk-emb, or embedding columns in LIST) and no utterances\n");
+        return ES_ERR_USAGE;
+    }
+    if (!a->quiet)
+        fprintf(stderr, "equishard validate: no embeddings given or in LIST: only the data "
+                        "checks ran\n");
+    return ES_OK;
+}
+
 static void print_key(const char *k)
 {
     for (; *k; k++)
@@ -391,6 +429,11 @@ int cmd_validate(int argc, char **argv)
     es_cost_table *table = NULL;
     es_validate_result *r = NULL;
     rc = load_table(ctx, &a, argc, argv, &table);
+    if (rc == ES_OK && !a.costs && (rc = embeddings_from_list(&a, argc, argv, table)) != ES_OK) {
+        es_cost_table_free(table);
+        es_context_free(ctx);
+        return EXIT_BAD_INPUT;
+    }
     if (rc == ES_OK)
         rc = es_validate(ctx, &a.s, &a.src, table, &r);
     if (rc == ES_OK && table)

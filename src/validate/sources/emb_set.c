@@ -170,6 +170,12 @@ static kind sniff(const unsigned char *b, size_t n)
 int es_emb_set_load(es_context *ctx, const char *path, const char *keys_path, int speakers,
                     es_emb_set **out)
 {
+    return es_emb_set_load_at(ctx, path, keys_path, NULL, speakers, out);
+}
+
+int es_emb_set_load_at(es_context *ctx, const char *path, const char *keys_path, const char *root,
+                       int speakers, es_emb_set **out)
+{
     *out = NULL;
     unsigned char head[512];
     FILE *fp = fopen(path, "rb");
@@ -185,7 +191,7 @@ int es_emb_set_load(es_context *ctx, const char *path, const char *keys_path, in
     case K_TORCH: rc = es_torch_load(ctx, path, s); break;
     case K_NPY: rc = es_npy_load(ctx, path, keys_path, s); break;
     case K_PARQUET:
-    case K_TEXT: rc = es_parquet_emb_load(ctx, path, speakers, s); break;
+    case K_TEXT: rc = es_parquet_emb_load(ctx, path, root, speakers, s); break;
     default:
         rc = es_fail(ctx, ES_ERR_UNSUPPORTED, "%s: not an embedding source (torch .pt, pickle, "
                      ".npy, CosyVoice parquet or a list of parquet files)", path);

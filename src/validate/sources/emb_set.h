@@ -46,6 +46,10 @@ const char *es_printable(char *out, size_t cap, const char *s, size_t n);
  * of them (column spk_embedding when `speakers`, else utt_embedding). */
 int es_emb_set_load(es_context *ctx, const char *path, const char *keys_path, int speakers,
                     es_emb_set **out);
+/* es_emb_set_load with relative paths inside a list of parquet files resolved
+ * against root (NULL: the current directory). */
+int es_emb_set_load_at(es_context *ctx, const char *path, const char *keys_path, const char *root,
+                       int speakers, es_emb_set **out);
 es_emb_set *es_emb_set_new(const char *name);
 void es_emb_set_free(es_emb_set *s);
 /* Entry index of key, or -1. */
@@ -92,6 +96,7 @@ void es_utt2spk_release(es_utt2spk *u);
 const char *es_utt2spk_get(const es_utt2spk *u, const char *utt);
 
 /* CosyVoice parquet shards (one file, or a list of files one per line). */
-int es_parquet_emb_load(es_context *ctx, const char *path, int speakers, es_emb_set *out);
+int es_parquet_emb_load(es_context *ctx, const char *path, const char *root, int speakers,
+                        es_emb_set *out);
 
 #endif

@@ -258,7 +258,7 @@ int es_npy_load(es_context *ctx, const char *path, const char *keys_path, es_emb
     es_file_stream f;
     int e = es_file_stream_open(&s, &f, path);
     if (e)
-        return es_fail(ctx, ES_ERR_IO, "%s: cannot open: %s", path, strerror(e));
+        return es_fail(ctx, ES_ERR_IO, "%s: cannot open: %s", path, es_file_stream_strerror(e));
     es_npy_info info;
     int rc = es_npy_read(ctx, path, &s, &info, out);
     es_file_stream_close(&f);

@@ -12,6 +12,7 @@
 
 #include "core/line_reader.h"
 #include "core/utf8.h"
+#include "readers/manifest.h"
 #include "readers/parquet/parquet_embeddings.h"
 #include "validate/sources/emb_set.h"
 
@@ -96,7 +97,7 @@ static int is_parquet(const char *path)
     return yes;
 }
 
-static int load_list(es_context *ctx, pq_load *l, const char *path)
+static int load_list(es_context *ctx, pq_load *l, const char *path, const char *root)
 {
     es_line_reader lr;
     int e = es_line_reader_open(&lr, path);
@@ -108,7 +109,8 @@ static int load_list(es_context *ctx, pq_load *l, const char *path)
         size_t n = es_strip(&p, lr.len);
         if (!n)
             continue;
-        char *file = strndup(p, n);
+        char *name = strndup(p, n), buf[4096];
+        const char *file = name ? es_resolve_path(root, name, buf, sizeof buf) : NULL;
         if (!file)
             rc = nomem(ctx, path);
         else if (!is_parquet(file)) {
@@ -120,7 +122,7 @@ static int load_list(es_context *ctx, pq_load *l, const char *path)
         else
             rc = load_file(ctx, l, file);
         files++;
-        free(file);
+        free(name);
     }
     if (rc == ES_OK && got < 0)
         rc = es_fail(ctx, ES_ERR_IO, "%s: read error: %s", path, strerror(errno));
@@ -130,10 +132,11 @@ static int load_list(es_context *ctx, pq_load *l, const char *path)
     return rc;
 }
 
-int es_parquet_emb_load(es_context *ctx, const char *path, int speakers, es_emb_set *out)
+int es_parquet_emb_load(es_context *ctx, const char *path, const char *root, int speakers,
+                        es_emb_set *out)
 {
     pq_load l = {out, speakers, NULL, 0, {0}};
-    int rc = is_parquet(path) ? load_file(ctx, &l, path) : load_list(ctx, &l, path);
+    int rc = is_parquet(path) ? load_file(ctx, &l, path) : load_list(ctx, &l, path, root);
     /* A speaker first seen without a vector may have one in a later row. */
     size_t kept = 0;
     for (size_t i = 0; speakers && i < out->n_absent; i++)

@@ -121,7 +121,7 @@ int es_torch_load(es_context *ctx, const char *path, es_emb_set *out)
         es_file_stream f;
         int e = es_file_stream_open(&s, &f, path);
         if (e)
-            return es_fail(ctx, ES_ERR_IO, "%s: cannot open: %s", path, strerror(e));
+            return es_fail(ctx, ES_ERR_IO, "%s: cannot open: %s", path, es_file_stream_strerror(e));
         rc = es_unpickle_dict(ctx, path, &s, out);
         es_file_stream_close(&f);
         return rc;

@@ -1,0 +1,182 @@
+#!/usr/bin/env bash
+# CLI tests for issue 12 ("nothing lost, nothing overwritten, nobody let in"):
+# odd output targets, permissions under a strict umask, damaged and hostile
+# inputs. Every input is made here; each section names the finding it guards.
+set -u
+BIN=$1
+FIX=$ES_FIXTURES
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+cd "$FIX/corpus_a" || exit 1
+mode() { stat -c %a "$1"; }
+
+# A plan to report on, and a simulate/validate input.
+expect_exit 0 "$BIN" plan -q -k 2 -o "$WORK/plan" shards/shards.list
+
+# ---- 1. -o onto a device, a FIFO, a symlink; "-" is standard output ----------
+# A symlink to /dev/null: written through, the link and /dev/null stay what they are.
+ln -s /dev/null "$WORK/null-link"
+expect_exit 0 "$BIN" measure -q -o "$WORK/null-link" shards/shards.list
+[[ -L $WORK/null-link ]] || fail "measure -o LINK-to-/dev/null replaced the link"
+[[ -c /dev/null ]] || fail "/dev/null is no longer a character device"
+# A FIFO: its reader gets the table; the FIFO is still a FIFO.
+for cmd in "measure -q -o" "simulate -q --loader cosyvoice --world-size 2 -o" "validate -q --utt-emb kaldi/utt2embedding.pt --json"; do
+    rm -f "$WORK/fifo" "$WORK/fifo.out"; mkfifo "$WORK/fifo"
+    timeout 20 cat "$WORK/fifo" >"$WORK/fifo.out" &
+    reader=$!
+    # shellcheck disable=SC2086
+    expect_exit 0 timeout 20 "$BIN" $cmd "$WORK/fifo" kaldi
+    wait $reader
+    [[ -p $WORK/fifo ]] || fail "$cmd FIFO: the FIFO was replaced"
+    [[ -s $WORK/fifo.out ]] || fail "$cmd FIFO: the reader got nothing"
+    kill $reader 2>/dev/null
+done
+# A symlink to an old output: the target is replaced, the link kept.
+echo old >"$WORK/target.tsv"
+ln -s target.tsv "$WORK/link.tsv"
+expect_exit 0 "$BIN" measure -q -o "$WORK/link.tsv" shards/shards.list
+[[ -L $WORK/link.tsv ]] || fail "measure -o LINK: the link was replaced"
+head -1 "$WORK/target.tsv" | grep -q '^#\|^key\|shard' || fail "measure -o LINK: target not rewritten: $(head -1 "$WORK/target.tsv")"
+# "-": standard output, for every -o/--json/--svg.
+expect_exit 0 "$BIN" simulate -q --loader cosyvoice --world-size 2 -o - kaldi
+grep -q '"epochs"' "$WORK/out" || fail "simulate -o - wrote no JSON to stdout"
+[[ -e ./- ]] && { fail "simulate -o - created a file named '-'"; rm -f ./-; }
+expect_exit 0 "$BIN" validate -q --utt-emb kaldi/utt2embedding.pt --json - kaldi
+grep -q '"findings"' "$WORK/out" || fail "validate --json - wrote no JSON to stdout"
+[[ -e ./- ]] && { fail "validate --json - created a file named '-'"; rm -f ./-; }
+expect_exit 0 "$BIN" report "$WORK/plan" --svg -
+grep -q '<svg' "$WORK/out" || fail "report --svg - wrote no chart to stdout"
+[[ -e ./- ]] && { fail "report --svg - created a file named '-'"; rm -f ./-; }
+# report --svg honours the umask like every other output, and keeps a symlink.
+(umask 022 && "$BIN" report "$WORK/plan" --svg "$WORK/chart.svg" >/dev/null) || fail "report --svg"
+[[ $(mode "$WORK/chart.svg") == 644 ]] || fail "report --svg under umask 022: mode $(mode "$WORK/chart.svg")"
+ln -s chart.svg "$WORK/chart-link.svg"
+"$BIN" report "$WORK/plan" --svg "$WORK/chart-link.svg" >/dev/null || fail "report --svg LINK"
+[[ -L $WORK/chart-link.svg ]] || fail "report --svg LINK: the link was replaced"
+ls "$WORK" | grep -q '\.tmp\.' && fail "temporary files left: $(ls "$WORK")"
+
+# ---- 3. OUTDIRs honour the umask (and so would a leftover OUTDIR.tmp.*) -------
+(umask 077 && "$BIN" plan -q -k 2 -o "$WORK/p077" shards/shards.list) || fail "plan under umask 077"
+[[ $(mode "$WORK/p077") == 700 ]] || fail "plan OUTDIR under umask 077: mode $(mode "$WORK/p077")"
+[[ $(mode "$WORK/p077/plan.json") == 600 ]] || fail "plan.json under umask 077: mode $(mode "$WORK/p077/plan.json")"
+(umask 077 && "$BIN" plan -q -k 2 --mode reshard --min-length 0 -o "$WORK/r077" shards/shards.list) ||
+    fail "reshard under umask 077"
+[[ $(mode "$WORK/r077") == 700 ]] || fail "reshard OUTDIR under umask 077: mode $(mode "$WORK/r077")"
+[[ $(mode "$WORK/r077/shards_000000000.tar") == 600 ]] || fail "reshard shard under umask 077"
+(umask 022 && "$BIN" plan -q -k 2 -o "$WORK/p022" shards/shards.list) || fail "plan under umask 022"
+[[ $(mode "$WORK/p022") == 755 ]] || fail "plan OUTDIR under umask 022: mode $(mode "$WORK/p022")"
+(umask 077 && "$BIN" measure -q -o "$WORK/m077.tsv" shards/shards.list) || fail "measure under umask 077"
+[[ $(mode "$WORK/m077.tsv") == 600 ]] || fail "measure -o under umask 077: mode $(mode "$WORK/m077.tsv")"
+
+# ---- 13. plan -o LINK, LINK a symlink to an earlier plan: the plan it points to
+#      is replaced, the link kept (it was refused as "not an equishard output folder")
+ln -s p022 "$WORK/plan-link"
+expect_exit 0 "$BIN" plan -q -k 3 -o "$WORK/plan-link" shards/shards.list
+[[ -L $WORK/plan-link ]] || fail "plan -o LINK: the link was replaced"
+grep -q '"world_size": 3' "$WORK/p022/plan.json" || fail "plan -o LINK: the target is not the new plan"
+ls "$WORK" | grep -q '\.tmp\.' && fail "temporary files left: $(ls "$WORK")"
+
+# ---- 4. a damaged tar header in the middle of a shard: a corrupt shard --------
+mkdir -p "$WORK/t4"
+cp shards/shards_000000000.tar shards/shards_000000001.tar "$WORK/t4/"
+printf '%s\n' "$WORK/t4/shards_000000000.tar" "$WORK/t4/shards_000000001.tar" >"$WORK/t4/data.list"
+expect_exit 0 "$BIN" measure -q -o "$WORK/t4/costs.tsv" "$WORK/t4/data.list"
+python3 - "$WORK/t4/shards_000000000.tar" <<'PY' || fail "damaging the tar"
+import sys, tarfile
+path = sys.argv[1]
+offset = tarfile.open(path).getmembers()[4].offset   # a .txt header mid-shard
+b = bytearray(open(path, "rb").read())
+b[offset + 148:offset + 156] = b"9999999\0"             # its checksum
+open(path, "wb").write(b)
+PY
+expect_exit 2 "$BIN" measure -q "$WORK/t4/data.list"
+grep -q 'shards_000000000.tar: damaged tar header' "$WORK/err" || fail "damaged header message: $(cat "$WORK/err")"
+expect_exit 0 "$BIN" measure -q --on-error skip "$WORK/t4/data.list"
+grep -q 'shards_000000000.tar' "$WORK/out" && fail "--on-error skip kept rows of the damaged shard"
+grep -q 'damaged tar header' "$WORK/err" || fail "--on-error skip did not list the damaged shard"
+expect_exit 2 "$BIN" plan -q -k 2 --mode reshard --min-length 0 -o "$WORK/t4/r" "$WORK/t4/costs.tsv"
+grep -q 'shards_000000000.tar' "$WORK/err" || fail "reshard damaged header message: $(cat "$WORK/err")"
+[[ -e $WORK/t4/r ]] && fail "reshard wrote an OUTDIR from a damaged shard"
+
+# ---- 12. a FIFO or /dev/zero as audio: refused with its path, never read ------
+mkdir -p "$WORK/t12/kaldi"
+mkfifo "$WORK/t12/fifo.wav"
+printf '{"key": "a", "wav": "%s", "txt": "x"}\n' "$WORK/t12/fifo.wav" >"$WORK/t12/fifo.list"
+printf '{"key": "b", "wav": "/dev/zero", "txt": "x"}\n' >"$WORK/t12/zero.list"
+for args in "$WORK/t12/fifo.list" "--hash $WORK/t12/fifo.list" "$WORK/t12/zero.list" "--hash $WORK/t12/zero.list"; do
+    # shellcheck disable=SC2086
+    expect_exit 2 timeout 20 "$BIN" measure -q $args
+    grep -q 'not a regular file' "$WORK/err" || fail "measure $args: $(cat "$WORK/err")"
+done
+printf 'u1 %s\nu2 /dev/zero\n' "$WORK/t12/fifo.wav" >"$WORK/t12/kaldi/wav.scp"
+printf 'u1 a\nu2 b\n' >"$WORK/t12/kaldi/text"
+printf 'u1 s\nu2 s\n' >"$WORK/t12/kaldi/utt2spk"
+expect_exit 0 timeout 20 "$BIN" measure -q --on-error skip "$WORK/t12/kaldi"
+[[ $(grep -c 'not a regular file' "$WORK/err") == 2 ]] || fail "wav.scp FIFO and /dev/zero: $(cat "$WORK/err")"
+grep -q "fifo.wav" "$WORK/err" && grep -q "/dev/zero" "$WORK/err" || fail "the refused paths are not named"
+printf '%s\n' "$WORK/t12/fifo.wav" >"$WORK/t12/shards.list"    # a FIFO as a shard
+expect_exit 2 timeout 20 "$BIN" measure -q "$WORK/t12/shards.list"
+grep -q 'fifo.wav.*not a regular file' "$WORK/err" || fail "FIFO shard: $(cat "$WORK/err")"
+
+# ---- 13. a line break in a path is refused for rank lists and data.list ------
+mkdir -p "$WORK/t13"
+nl_shard="$WORK/t13/a"$'\n'"b.tar"
+cp shards/shards_000000000.tar "$nl_shard"
+expect_exit 2 "$BIN" plan -q -k 1 -o "$WORK/t13/p" "$nl_shard"
+grep -q 'a\\nb.tar: a path with a line break' "$WORK/err" || fail "newline shard path: $(cat "$WORK/err")"
+[[ $(wc -l <"$WORK/err") == 1 ]] || fail "newline shard path: the message is not one line"
+[[ -e $WORK/t13/p ]] && fail "plan wrote rank lists with a line break in a path"
+expect_exit 2 "$BIN" plan -q -k 1 --mode reshard --min-length 0 -o "$WORK/t13/r"$'\n'"x" shards/shards.list
+grep -q 'line break cannot go into data.list' "$WORK/err" || fail "newline OUTDIR: $(cat "$WORK/err")"
+
+# ---- 14. validate on a parquet list validates its embedding columns; nothing
+#      to validate is exit 2; --root applies inside --utt-emb/--spk-emb lists
+expect_exit 0 "$BIN" validate -q --json "$WORK/pq.json" parquet/data.list
+grep -q 'validated 60 utterance and 6 speaker' "$WORK/out" || fail "parquet LIST alone: $(head -1 "$WORK/out")"
+python3 -c 'import json, sys; s = json.load(open(sys.argv[1]))["summary"]
+assert (s["utt_embeddings"], s["spk_embeddings"]) == (60, 6), s' "$WORK/pq.json" || fail "parquet LIST JSON"
+mkdir -p "$WORK/t14/empty"
+: >"$WORK/t14/empty/wav.scp"; : >"$WORK/t14/empty/text"; : >"$WORK/t14/empty/utt2spk"
+expect_exit 2 "$BIN" validate -q "$WORK/t14/empty"
+grep -q 'nothing to validate' "$WORK/err" || fail "nothing to validate: $(cat "$WORK/err")"
+(cd .. && "$BIN" validate -q --root corpus_a --utt-emb corpus_a/parquet/data.list \
+    --spk-emb corpus_a/parquet/data.list >"$WORK/out" 2>"$WORK/err") || fail "--root with --utt-emb: $(cat "$WORK/err")"
+grep -q 'validated 60 utterance and 6 speaker' "$WORK/out" || fail "--root with --utt-emb: $(head -1 "$WORK/out")"
+
+# ---- 2. reshard never writes two utterances of one key next to each other ---
+#      (the last of one shard and the first of the next share a key "dup")
+mkdir -p "$WORK/t2"
+python3 - "$WORK/t2" "$PWD/wav/A01" <<'PY' || fail "making the duplicate-key shards"
+import io, os, sys, tarfile
+out, wavs = sys.argv[1], sorted(os.listdir(sys.argv[2]))
+def add(t, name, data):
+    info = tarfile.TarInfo(name); info.size = len(data); t.addfile(info, io.BytesIO(data))
+def shard(path, keys, wav_files):
+    with tarfile.open(path, "w", format=tarfile.USTAR_FORMAT) as t:
+        for key, w in zip(keys, wav_files):
+            add(t, key + ".txt", b"some words here")
+            add(t, key + ".wav", open(os.path.join(sys.argv[2], w), "rb").read())
+shard(os.path.join(out, "a.tar"), ["u1", "dup"], wavs[0:2])
+shard(os.path.join(out, "b.tar"), ["dup", "u3"], wavs[2:4])
+open(os.path.join(out, "data.list"), "w").write("a.tar\nb.tar\n")
+PY
+expect_exit 0 "$BIN" measure -q --root "$WORK/t2" -o "$WORK/t2/costs.tsv" "$WORK/t2/data.list"
+expect_exit 2 "$BIN" plan -q -k 1 --mode reshard --min-length 0 --root "$WORK/t2" -o "$WORK/t2/r" "$WORK/t2/costs.tsv"
+grep -q '1 pair(s) of utterances with one key would be adjacent.*first: dup (a.tar pos 1, and b.tar pos 0)' "$WORK/err" ||
+    fail "reshard adjacent duplicate key: $(cat "$WORK/err")"
+[[ -e $WORK/t2/r ]] && fail "reshard wrote shards with adjacent duplicate keys"
+
+# ---- 6. duplicate (shard, pos) rows, and one shard listed twice: refused -----
+#      (batch mode planned such an utterance twice; reshard said "write failed: (null)")
+expect_exit 0 "$BIN" measure -q -o "$WORK/t6.tsv" shards/shards.list
+{ cat "$WORK/t6.tsv"; tail -n +3 "$WORK/t6.tsv" | head -5; } >"$WORK/t6-overlap.tsv"
+for mode in shard batch reshard; do
+    expect_exit 2 "$BIN" plan -q -k 2 --mode $mode --min-length 0 -o "$WORK/t6-$mode" "$WORK/t6-overlap.tsv"
+    grep -q 'shards/shards_000000000.tar: pos 0 (A01_0001) is in the table twice (rows 1 and 61; 5 duplicate' "$WORK/err" ||
+        fail "$mode: duplicate rows: $(cat "$WORK/err")"
+    grep -q '(null)' "$WORK/err" && fail "$mode: (null) in the message"
+done
+printf 'shards/shards_000000000.tar\nshards/shards_000000001.tar\nshards/shards_000000000.tar\n' >"$WORK/t6.list"
+expect_exit 2 "$BIN" plan -q -k 2 -o "$WORK/t6-list" --root . "$WORK/t6.list"
+grep -q 'is in the table twice' "$WORK/err" || fail "shard listed twice: $(cat "$WORK/err")"
+
+exit $((failures > 0))
