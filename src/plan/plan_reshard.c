@@ -38,7 +38,7 @@ void es_plan_reshard_free(plan_reshard *r)
 static int check_rows(es_context *ctx, const es_plan *p)
 {
     if ((unsigned)p->s.compress > ES_COMPRESS_AUTO)
-        return es_fail(ctx, ES_ERR_USAGE, "plan: unknown --compress value");
+        return es_fail(ctx, ES_ERR_USAGE, "plan: compress: unknown value %d", (int)p->s.compress);
     for (size_t i = 0; i < p->table->n; i++) {
         const es_cost_row *row = &p->table->rows[i];
         if (row->flags & ES_FLAG_ITEM)
@@ -231,11 +231,10 @@ ES_API int es_plan_reshard_info_get(const es_plan *p, es_plan_reshard_info *out)
 void es_reshard_json(const es_plan *p, json_t *parameters, json_t *metrics)
 {
     const es_plan_reshard_info *i = &p->reshard->info;
-    static const char *const compress[] = {"none", "gzip", "zstd", "snappy", "auto"};
     /* as written: es_reshard_write settled format and compression from the sources */
     json_object_set_new(parameters, "format", json_string(p->reshard->format == ES_RESHARD_PARQUET
                                                               ? "parquet" : "tar"));
-    json_object_set_new(parameters, "compress", json_string(compress[p->reshard->compress]));
+    json_object_set_new(parameters, "compress", json_string(es_enum_name(ES_ENUM_COMPRESS, p->reshard->compress)));
     json_object_set_new(parameters, "shards_per_worker", json_integer(i->shards_per_worker));
     json_t *cost = json_pack("{s:f, s:f, s:f, s:f}", "min", i->shard_cost_min, "max",
                              i->shard_cost_max, "mean", i->shard_cost_mean, "max_deviation",
