@@ -5,13 +5,16 @@
 #                       package), then on data-samples/: measure, simulate
 #                       CosyVoice's split beside equishard's, write a plan,
 #                       and reshard the CosyVoice parquet files
-#   tools/dev.sh test   install dependencies, build, install, run every test: the
-#                       unit, CLI and Python suites, the same under ASan+UBSan
-#                       (with the Python binding's leak check), and each
-#                       fuzzer for a bounded time (FUZZ_SECONDS, default 15;
-#                       CI must stay under 15 minutes); the parquet reshard
-#                       tests' independent reader, hyparquet, comes from npm
-#                       into build-npm/
+#   tools/dev.sh test   install dependencies, build with -Dwerror=true (a new
+#                       warning fails CI), run every test against the build
+#                       tree (nothing is installed system-wide: the tests
+#                       load build/src/libequishard.so and python/equishard):
+#                       the unit, CLI and Python suites, the same under
+#                       ASan+UBSan (with the Python binding's leak check), and
+#                       each fuzzer for a bounded time (FUZZ_SECONDS, default
+#                       15; CI must stay under 15 minutes); the parquet
+#                       reshard tests' independent reader, hyparquet, comes
+#                       from npm into build-npm/
 #
 # Installing needs root (apt-get); as another user, set ES_NO_INSTALL=1 once the
 # packages in DEPS are there.
@@ -58,6 +61,9 @@ build() { # dir [meson options...]
     if [[ ! -f $dir/build.ninja ]]; then
         rm -rf "$dir"
         meson setup "$dir" "$@" >"$dir.setup.log" || { cat "$dir.setup.log"; exit 1; }
+    elif (($#)); then
+        # an existing folder gets the options too (e.g. werror for CI)
+        meson configure "$dir" "$@" >"$dir.setup.log" || { cat "$dir.setup.log"; exit 1; }
     fi
     ninja -C "$dir"
 }
@@ -73,7 +79,7 @@ fuzz() {
     local dir=build-fuzz
     if [[ ! -f $dir/build.ninja ]]; then
         rm -rf "$dir"
-        CC=clang meson setup "$dir" -Dtests=disabled -Dfuzz=enabled -Db_lundef=false \
+        CC=clang meson setup "$dir" -Dtests=disabled -Dfuzz=enabled -Db_lundef=false -Dwerror=true \
             >"$dir.setup.log" || { cat "$dir.setup.log"; exit 1; }
     fi
     ninja -C "$dir"
@@ -117,17 +123,16 @@ demo)
 test)
     install_deps
     install_npm_deps
-    build build
-    install_build
+    build build -Dwerror=true
     meson test -C build --print-errorlogs
-    build build-asan -Db_sanitize=address,undefined -Dbuildtype=debug
+    build build-asan -Db_sanitize=address,undefined -Dbuildtype=debug -Dwerror=true
     ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
         meson test -C build-asan --print-errorlogs
     fuzz
     echo "all tests passed"
     ;;
 *)
-    sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'
     exit 2
     ;;
 esac
