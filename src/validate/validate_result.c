@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/grow.h"
 #include "validate/validate_result.h"
 
 es_validate_result *es_vresult_new(void)
@@ -26,14 +27,12 @@ void es_vresult_add(es_validate_result *r, es_check check, es_kind kind, const c
                     size_t row, double value, const char *other, size_t other_row, size_t order)
 {
     if (r->n == r->cap) {
-        size_t cap = r->cap ? 2 * r->cap : 64;
-        es_vfinding *p = realloc(r->items, cap * sizeof *p);
-        if (!p) {
+        void *p = r->items;
+        if (es_grow(&p, &r->cap, r->cap + 1, sizeof *r->items, 64)) {
             r->oom = 1;
             return;
         }
         r->items = p;
-        r->cap = cap;
     }
     es_vfinding *v = &r->items[r->n];
     v->f.check = check;
