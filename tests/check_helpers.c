@@ -1,5 +1,6 @@
 #include "check_helpers.h"
 
+#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,6 +36,48 @@ char *make_temp_dir(void)
     if (!mkdtemp(tmpl))
         return NULL;
     return strdup(tmpl);
+}
+
+static int remove_entry(const char *path, const struct stat *st, int type, struct FTW *ftw)
+{
+    (void)st, (void)type, (void)ftw; /* nftw's callback: remove files and folders alike */
+    return remove(path);
+}
+
+int remove_tree(const char *dir)
+{
+    return nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+static char *temp_dir;
+
+static void temp_dir_setup(void)
+{
+    temp_dir = make_temp_dir();
+    ck_assert_msg(temp_dir != NULL, "cannot create a temporary folder");
+}
+
+static void temp_dir_teardown(void)
+{
+    if (temp_dir)
+        remove_tree(temp_dir);
+    free(temp_dir);
+    temp_dir = NULL;
+}
+
+void tcase_add_temp_dir(TCase *tc) { tcase_add_checked_fixture(tc, temp_dir_setup, temp_dir_teardown); }
+
+const char *test_dir(void)
+{
+    ck_assert_msg(temp_dir != NULL, "test_dir() outside a tcase_add_temp_dir test case");
+    return temp_dir;
+}
+
+const char *test_path(const char *rel)
+{
+    static char buf[4096];
+    snprintf(buf, sizeof buf, "%s/%s", test_dir(), rel);
+    return buf;
 }
 
 unsigned char *read_whole_file(const char *path, size_t *len)

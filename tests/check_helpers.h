@@ -11,6 +11,16 @@ const char *fixture_path(const char *rel);
 const char *testdata_path(const char *rel);
 /* Creates a fresh temporary directory and returns its path (malloc'd). */
 char *make_temp_dir(void);
+/* The temp-folder fixture: tcase_add_temp_dir(tc) gives every test of tc a fresh
+ * folder, made before the test and removed with its contents after it (a
+ * checked fixture: it runs in the test's own process). test_dir() is the
+ * current test's folder; test_path("a/b") is a path inside it (static buffer:
+ * copy if kept across calls). */
+void tcase_add_temp_dir(TCase *tc);
+const char *test_dir(void);
+const char *test_path(const char *rel);
+/* Removes a folder and everything in it; returns 0 or -1. */
+int remove_tree(const char *dir);
 /* Reads a whole file; returns malloc'd bytes and sets *len, or NULL. */
 unsigned char *read_whole_file(const char *path, size_t *len);
 /* Runs one suite; returns the process exit status (0 = all passed). */

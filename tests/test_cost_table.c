@@ -60,11 +60,6 @@ static int count_entries(const char *dir, int *tmp)
     return n;
 }
 
-static void remove_tree(const char *dir)
-{
-    run_cmd("rm -rf '%s'%s%s", dir, "", "");
-}
-
 static es_cost_row make_row(const char *key, const char *shard, uint64_t pos, const char *spk,
                             uint32_t flags)
 {
@@ -386,7 +381,7 @@ START_TEST(test_exact_bytes)
     ck_assert_int_eq(es_cost_table_append(t, &r1), ES_OK);
     ck_assert_int_eq(es_cost_table_append(t, &r2), ES_OK);
 
-    char *dir = make_temp_dir();
+    const char *dir = test_dir();
     char *path = path_in(dir, "costs.tsv");
     es_context *ctx = es_context_new();
     ck_assert_int_eq(es_cost_table_write(ctx, t, path), ES_OK);
@@ -411,15 +406,13 @@ START_TEST(test_exact_bytes)
 
     es_context_free(ctx);
     es_cost_table_free(t);
-    remove_tree(dir);
     free(path);
-    free(dir);
 }
 END_TEST
 
 static void round_trip(const char *name)
 {
-    char *dir = make_temp_dir();
+    const char *dir = test_dir();
     char *path = path_in(dir, name);
     es_context *ctx = es_context_new();
     es_cost_table *t = awkward_table();
@@ -434,9 +427,7 @@ static void round_trip(const char *name)
     es_cost_table_free(back);
     es_cost_table_free(t);
     es_context_free(ctx);
-    remove_tree(dir);
     free(path);
-    free(dir);
 }
 
 START_TEST(test_round_trip_plain) { round_trip("costs.tsv"); }
@@ -446,7 +437,7 @@ START_TEST(test_round_trip_zstd)
 {
     round_trip("costs.tsv.zst");
     /* The .zst file really is zstd, and the plain one is not. */
-    char *dir = make_temp_dir();
+    const char *dir = test_dir();
     char *z = path_in(dir, "t.zst"), *p = path_in(dir, "t.tsv");
     es_context *ctx = es_context_new();
     es_cost_table *t = awkward_table();
@@ -469,11 +460,9 @@ START_TEST(test_round_trip_zstd)
     es_cost_table_free(back);
     es_cost_table_free(t);
     es_context_free(ctx);
-    remove_tree(dir);
     free(renamed);
     free(z);
     free(p);
-    free(dir);
 }
 END_TEST
 
@@ -481,7 +470,7 @@ END_TEST
  * one key larger than those buffers. */
 static void big_round_trip(const char *name)
 {
-    char *dir = make_temp_dir();
+    const char *dir = test_dir();
     char *path = path_in(dir, name);
     es_context *ctx = es_context_new();
     es_cost_table *t = es_cost_table_new();
@@ -505,9 +494,7 @@ static void big_round_trip(const char *name)
     es_cost_table_free(t);
     free(huge);
     es_context_free(ctx);
-    remove_tree(dir);
     free(path);
-    free(dir);
 }
 
 START_TEST(test_big_round_trip_plain) { big_round_trip("big.tsv"); }
@@ -519,7 +506,7 @@ END_TEST
 /* A table written by hand, as another tool would, and compressed by the zstd CLI. */
 START_TEST(test_independent_writer)
 {
-    char *dir = make_temp_dir();
+    const char *dir = test_dir();
     char *path = path_in(dir, "hand.tsv");
     FILE *fp = fopen(path, "w");
     ck_assert_ptr_nonnull(fp);
@@ -573,16 +560,14 @@ START_TEST(test_independent_writer)
 
     es_cost_table_free(t);
     es_context_free(ctx);
-    remove_tree(dir);
     free(zpath);
     free(path);
-    free(dir);
 }
 END_TEST
 
 START_TEST(test_crlf)
 {
-    char *dir = make_temp_dir();
+    const char *dir = test_dir();
     char *path = path_in(dir, "crlf.tsv");
     write_text(path, ES_COSTS_MAGIC_LINE "\r\n" ES_COSTS_HEADER "\r\n"
                      "u1\ts.tar\t0\t16000\t1\t16000\t32044\t5\t25\tspk\taudio,text\t-\r\n"
@@ -599,16 +584,14 @@ START_TEST(test_crlf)
     ck_assert_uint_eq(r.flags, 0);
     es_cost_table_free(t);
     es_context_free(ctx);
-    remove_tree(dir);
     free(path);
-    free(dir);
 }
 END_TEST
 
 START_TEST(test_extra_columns)
 {
     /* A later v1 writer may append columns; this reader ignores them. */
-    char *dir = make_temp_dir();
+    const char *dir = test_dir();
     char *path = path_in(dir, "wide.tsv");
     write_text(path, MAGIC ES_COSTS_HEADER "\tloudness\tsnr\n"
                      "u1\ts.tar\t0\t16000\t1\t16000\t32044\t5\t25\tspk\taudio\t-\t-23.5\t30\n");
@@ -629,15 +612,13 @@ START_TEST(test_extra_columns)
                "expected the column header row");
     expect_bad(dir, "suffix.tsv", MAGIC ES_COSTS_HEADER "x\n", ES_ERR_FORMAT, 2,
                "expected the column header row");
-    remove_tree(dir);
     free(path);
-    free(dir);
 }
 END_TEST
 
 START_TEST(test_concatenated)
 {
-    char *dir = make_temp_dir();
+    const char *dir = test_dir();
     char *a = path_in(dir, "a.tsv"), *b = path_in(dir, "b.tsv");
     char *az = path_in(dir, "a.tsv.zst"), *bz = path_in(dir, "b.tsv.zst");
     char *cat = path_in(dir, "cat.tsv"), *catz = path_in(dir, "cat.tsv.zst");
@@ -683,7 +664,6 @@ START_TEST(test_concatenated)
     es_cost_table_free(ta);
     es_cost_table_free(tb);
     es_context_free(ctx);
-    remove_tree(dir);
     free(rep);
     free(a);
     free(b);
@@ -691,7 +671,6 @@ START_TEST(test_concatenated)
     free(bz);
     free(cat);
     free(catz);
-    free(dir);
 }
 END_TEST
 
@@ -699,7 +678,7 @@ END_TEST
 
 START_TEST(test_bad_header)
 {
-    char *dir = make_temp_dir();
+    const char *dir = test_dir();
     expect_bad(dir, "empty.tsv", "", ES_ERR_FORMAT, 1, "not an equishard cost table");
     expect_bad(dir, "magic.tsv", "key\tshard\n", ES_ERR_FORMAT, 1,
                "not an equishard cost table (expected #equishard-costs v1)");
@@ -715,14 +694,12 @@ START_TEST(test_bad_header)
                "expected the column header row");
     /* A BOM or leading space is not the magic line. */
     expect_bad(dir, "bom.tsv", "\xEF\xBB\xBF" MAGIC HEAD, ES_ERR_FORMAT, 1, NULL);
-    remove_tree(dir);
-    free(dir);
 }
 END_TEST
 
 START_TEST(test_bad_rows)
 {
-    char *dir = make_temp_dir();
+    const char *dir = test_dir();
 #define ROW(...) MAGIC HEAD GOOD_ROW __VA_ARGS__ "\n"
     expect_bad(dir, "missing.tsv", ROW("u\ts\t0\t1\t1\t1\t1\t1\t1\tspk\taudio"), ES_ERR_FORMAT,
                4, "column hash: missing");
@@ -783,14 +760,12 @@ START_TEST(test_bad_rows)
     expect_bad_bytes(dir, "late.tsv", many, n, ES_ERR_FORMAT, 20003, "column hash");
     free(many);
 #undef ROW
-    remove_tree(dir);
-    free(dir);
 }
 END_TEST
 
 START_TEST(test_bad_zstd)
 {
-    char *dir = make_temp_dir();
+    const char *dir = test_dir();
     char *path = path_in(dir, "t.tsv.zst");
     es_context *ctx = es_context_new();
     es_cost_table *t = numbered_table("z", 2000, 0);
@@ -827,9 +802,7 @@ START_TEST(test_bad_zstd)
 
     es_cost_table_free(t);
     es_context_free(ctx);
-    remove_tree(dir);
     free(path);
-    free(dir);
 }
 END_TEST
 
@@ -841,7 +814,7 @@ START_TEST(test_read_errors)
     ck_assert_ptr_null(t);
     ck_assert(strstr(es_errmsg(ctx), "/nonexistent/costs.tsv") != NULL);
     /* A directory opens but cannot be read. */
-    char *dir = make_temp_dir();
+    const char *dir = test_dir();
     t = (es_cost_table *)1;
     ck_assert_int_eq(es_cost_table_read(ctx, dir, &t), ES_ERR_IO);
     ck_assert_ptr_null(t);
@@ -853,9 +826,7 @@ START_TEST(test_read_errors)
     ck_assert_str_eq(es_errmsg(ctx), "");
     es_cost_table_free(t);
     es_context_free(ctx);
-    remove_tree(dir);
     free(path);
-    free(dir);
 }
 END_TEST
 
@@ -883,7 +854,7 @@ END_TEST
 
 START_TEST(test_write_missing_dir)
 {
-    char *dir = make_temp_dir();
+    const char *dir = test_dir();
     char *path = path_in(dir, "missing/costs.tsv");
     es_context *ctx = es_context_new();
     es_cost_table *t = awkward_table();
@@ -893,15 +864,13 @@ START_TEST(test_write_missing_dir)
     ck_assert_int_eq(count_entries(dir, &tmp), 0);
     es_cost_table_free(t);
     es_context_free(ctx);
-    remove_tree(dir);
     free(path);
-    free(dir);
 }
 END_TEST
 
 START_TEST(test_write_replaces)
 {
-    char *dir = make_temp_dir();
+    const char *dir = test_dir();
     char *path = path_in(dir, "costs.tsv.zst");
     write_text(path, "previous content\n");
     es_context *ctx = es_context_new();
@@ -928,10 +897,8 @@ START_TEST(test_write_replaces)
 
     es_cost_table_free(t);
     es_context_free(ctx);
-    remove_tree(dir);
     free(sub);
     free(path);
-    free(dir);
 }
 END_TEST
 
@@ -946,6 +913,7 @@ static Suite *cost_table_suite(void)
     suite_add_tcase(s, mem);
 
     TCase *fmt = tcase_create("format");
+    tcase_add_temp_dir(fmt);
     tcase_add_test(fmt, test_exact_bytes);
     tcase_add_test(fmt, test_round_trip_plain);
     tcase_add_test(fmt, test_round_trip_zstd);
@@ -958,6 +926,7 @@ static Suite *cost_table_suite(void)
     suite_add_tcase(s, fmt);
 
     TCase *bad = tcase_create("malformed");
+    tcase_add_temp_dir(bad);
     tcase_add_test(bad, test_bad_header);
     tcase_add_test(bad, test_bad_rows);
     tcase_add_test(bad, test_bad_zstd);
@@ -966,6 +935,7 @@ static Suite *cost_table_suite(void)
     suite_add_tcase(s, bad);
 
     TCase *atomic = tcase_create("atomic");
+    tcase_add_temp_dir(atomic);
     tcase_add_test(atomic, test_write_missing_dir);
     tcase_add_test(atomic, test_write_replaces);
     suite_add_tcase(s, atomic);

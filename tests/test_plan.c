@@ -479,7 +479,7 @@ START_TEST(repeat_runs_are_byte_identical)
             es_plan *p = NULL;
             ck_assert_int_eq(es_plan_build(ctx, &s, t, &p), ES_OK);
             snprintf(out[run], sizeof out[run], "%s/plan-%d-%d", dir, mode, run);
-            ck_assert_int_eq(es_plan_write(ctx, p, t, out[run], NULL, 0), ES_OK);
+            ck_assert_int_eq(es_plan_write(ctx, p, out[run], NULL, 0), ES_OK);
             es_plan_free(p);
         }
         ck_assert(same_dirs(out[0], out[1]));
@@ -496,7 +496,7 @@ START_TEST(repeat_runs_are_byte_identical)
     s.world_size = 2;
     es_plan *p = NULL;
     ck_assert_int_eq(es_plan_build(ctx, &s, t, &p), ES_OK);
-    ck_assert_int_eq(es_plan_write(ctx, p, t, notours, NULL, 0), ES_ERR_USAGE);
+    ck_assert_int_eq(es_plan_write(ctx, p, notours, NULL, 0), ES_ERR_USAGE);
     ck_assert_int_eq(access(keep, F_OK), 0);
     es_plan_free(p);
     es_context_free(ctx);
@@ -588,7 +588,7 @@ START_TEST(accessors_match_written_lists)
         es_plan *p = NULL;
         ck_assert_int_eq(es_plan_build(ctx, &s, t, &p), ES_OK);
         snprintf(out, sizeof out, "%s/plan-%d", dir, mode);
-        ck_assert_int_eq(es_plan_write(ctx, p, t, out, NULL, 0), ES_OK);
+        ck_assert_int_eq(es_plan_write(ctx, p, out, NULL, 0), ES_OK);
         size_t entries = 0;
         for (uint32_t r = 0; r < 3; r++) {
             ck_assert_uint_eq(es_plan_batch_count(p, r) != 0, mode == 1);

@@ -64,7 +64,7 @@ static int reshard(es_context *ctx, const es_cost_table *t, const es_plan_settin
     p->reshard->max_open = max_open;
     if (info)
         ck_assert_int_eq(es_plan_reshard_info_get(p, info), ES_OK);
-    rc = es_plan_write(ctx, p, t, out, NULL, 0);
+    rc = es_plan_write(ctx, p, out, NULL, 0);
     es_plan_free(p);
     return rc;
 }

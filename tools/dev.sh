@@ -6,15 +6,20 @@
 #                       checked by importing it), then on data-samples/: measure, simulate
 #                       CosyVoice's split beside equishard's, write a plan,
 #                       and reshard the CosyVoice parquet files
-#   tools/dev.sh test   install dependencies, build, install, run every test: the
-#                       unit, CLI and Python suites, the same under ASan+UBSan
+#   tools/dev.sh test   install dependencies, build with -Dwerror=true (a new
+#                       warning fails CI), run every test against the build
+#                       tree (nothing is installed system-wide: the tests
+#                       load build/src/libequishard.so and python/equishard,
+#                       and the end-to-end test pip-installs the package into
+#                       a venv of its own): the unit, CLI and Python suites,
+#                       CosyVoice's own training loop on 4 ranks under
+#                       torchrun (tests/e2e), the same suites under ASan+UBSan
 #                       (with the Python binding's leak check), and each
 #                       fuzzer for a bounded time (FUZZ_SECONDS, default 15;
-#                       CI must stay under 15 minutes); the parquet reshard
-#                       tests' independent reader, hyparquet, comes from npm
-#                       into build-npm/, and so does hyparquet-writer, which
-#                       writes the corpus of the end-to-end tests (CosyVoice's
-#                       own training loop on 4 ranks under torchrun, tests/e2e)
+#                       CI must stay under 25 minutes); hyparquet (the parquet
+#                       reshard tests' independent reader) and hyparquet-writer
+#                       (the end-to-end corpus's writer) come from npm into
+#                       build-npm/
 #
 # PYTHON=/usr/bin/python3 tools/dev.sh demo: install the Python package into that
 # interpreter (the one with torch) instead of the python3 on PATH.
@@ -68,6 +73,9 @@ build() { # dir [meson options...]
     if [[ ! -f $dir/build.ninja ]]; then
         rm -rf "$dir"
         meson setup "$dir" "$@" >"$dir.setup.log" || { cat "$dir.setup.log"; exit 1; }
+    elif (($#)); then
+        # an existing folder gets the options too (e.g. werror for CI)
+        meson configure "$dir" "$@" >"$dir.setup.log" || { cat "$dir.setup.log"; exit 1; }
     fi
     ninja -C "$dir"
 }
@@ -97,7 +105,7 @@ fuzz() {
     local dir=build-fuzz
     if [[ ! -f $dir/build.ninja ]]; then
         rm -rf "$dir"
-        CC=clang meson setup "$dir" -Dtests=disabled -Dfuzz=enabled -Db_lundef=false \
+        CC=clang meson setup "$dir" -Dtests=disabled -Dfuzz=enabled -Db_lundef=false -Dwerror=true \
             >"$dir.setup.log" || { cat "$dir.setup.log"; exit 1; }
     fi
     ninja -C "$dir"
@@ -141,17 +149,16 @@ demo)
 test)
     install_deps
     install_npm_deps
-    build build
-    install_build
+    build build -Dwerror=true
     meson test -C build --print-errorlogs
-    build build-asan -Db_sanitize=address,undefined -Dbuildtype=debug
+    build build-asan -Db_sanitize=address,undefined -Dbuildtype=debug -Dwerror=true
     ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
         meson test -C build-asan --print-errorlogs
     fuzz
     echo "all tests passed"
     ;;
 *)
-    sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,27p' "$0" | sed 's/^# \{0,1\}//'
     exit 2
     ;;
 esac

@@ -12,6 +12,23 @@
  *   are owned by the object they came from and live as long as it does.
  * - Settings structs are filled with defaults by `*_defaults()` first; set only
  *   what you change. Unknown future fields keep their defaults that way.
+ * - ABI (see "version and ABI" below): every struct that has a `*_defaults()`
+ *   (es_measure_settings, es_cost_model, es_plan_settings, es_simulate_settings,
+ *   es_validate_settings, es_validate_data_settings) ends in
+ *   `uint64_t reserved[8]`. A new field of a minor version is carved out of that
+ *   reserve (one uint64_t for an 8-byte field, or two 4-byte fields), so the
+ *   struct keeps its size and every existing field its offset, including where
+ *   es_cost_model is embedded (es_plan_settings, es_simulate_settings,
+ *   es_validate_data_settings). Leave the reserve as *_defaults() left it (zero).
+ *   Every other struct (the es_emb_* inputs, and the rows, metrics, loads, infos
+ *   and findings the library fills) changes layout only with a new
+ *   ES_VERSION_MAJOR.
+ *   es_abi_layout() lists every public struct's size and fields' offsets, so a
+ *   binding can check its own copy of the layouts (python/equishard does, in
+ *   tests/python/test_abi.py).
+ * - A plan borrows its table: es_plan_build keeps a pointer to `t`, which must
+ *   outlive the plan (es_plan_write, es_plan_rank_shard and es_plan_batch_info
+ *   read it). Simulate and validate results own copies of what they name.
  * - Thread safety: a context and the objects made with it may be used by one
  *   thread at a time; different contexts are independent. Functions that run in
  *   parallel internally (es_measure) use OpenMP threads of their own.
@@ -44,8 +61,39 @@ typedef enum es_status {
     ES_ERR_INTERNAL = -6,    /* a bug: please report it */
 } es_status;
 
-/* Version string, e.g. "0.1.0". */
+/* ---- version and ABI ---------------------------------------------------------- */
+
+/* The version of this header. The library's own (es_version_number) may be newer:
+ * a program built against MAJOR.MINOR runs with any library MAJOR.x, x >= MINOR. */
+#define ES_VERSION_MAJOR 0
+#define ES_VERSION_MINOR 1
+#define ES_VERSION_PATCH 0
+#define ES_VERSION_NUMBER (ES_VERSION_MAJOR * 10000 + ES_VERSION_MINOR * 100 + ES_VERSION_PATCH)
+
+/* The library's version as MAJOR * 10000 + MINOR * 100 + PATCH (ES_VERSION_NUMBER
+ * of the header it was built with), and as a string, e.g. "0.1.0". es_version is
+ * the same string (the older name). Never NULL; static storage. */
+ES_API unsigned es_version_number(void);
+ES_API const char *es_version_string(void);
 ES_API const char *es_version(void);
+
+/* One row of the layout table: the struct's own size (field NULL, offset 0) or
+ * one field's offset and size, in bytes, as this library was compiled. */
+typedef struct es_abi_field {
+    const char *struct_name; /* "es_plan_settings" */
+    const char *field;       /* "world_size"; NULL for the struct's own row */
+    size_t offset;           /* offsetof(struct, field); 0 for the struct's row */
+    size_t size;             /* sizeof the field, or of the struct */
+} es_abi_field;
+
+/* Every public struct with a body in this header: its own row, then one row per
+ * field in declaration order (a field declared `a, b;` is two rows; an array is
+ * one row of its whole size). *count gets the number of rows (may be NULL).
+ * Static storage; never NULL. A struct added to this header is registered in
+ * src/core/abi.c (STRUCT(es_x), then one FIELD(es_x, f) line per field) and in
+ * python/equishard/_ffi.py (its ctypes class and an "es_x" entry of STRUCTS);
+ * tests/python/test_abi.py fails until both follow the header. */
+ES_API const es_abi_field *es_abi_layout(size_t *count);
 
 /* Name of a status code ("ES_ERR_FORMAT"); never NULL. */
 ES_API const char *es_status_name(int status);
@@ -64,6 +112,37 @@ ES_API const char *es_errmsg(const es_context *ctx);
  * regular file (or a symlink's target) is replaced atomically, with mode
  * 0666 & ~umask. ES_ERR_IO names path when it fails. */
 ES_API int es_write_output(es_context *ctx, const char *path, const void *data, size_t len);
+
+/* ---- names of enum values --------------------------------------------------- */
+
+/* The public enums whose values have names, as the CLI's options, the JSON
+ * reports and the Python binding's keyword arguments spell them. Each enum's
+ * values are 0 .. es_enum_size(e) - 1. (es_status has es_status_name; flags
+ * have es_flag_name; filter reasons es_filter_reason_name_at.) */
+typedef enum es_enum {
+    ES_ENUM_ON_ERROR = 0, /* es_on_error:  "fail", "skip" */
+    ES_ENUM_PLAN_MODE,    /* es_plan_mode: "shard", "batch", "reshard" */
+    ES_ENUM_REMAINDER,    /* es_remainder: "pad", "drop", "carry" */
+    ES_ENUM_COMPRESS,     /* es_compress:  "none", "gzip", "zstd", "snappy", "auto" */
+    ES_ENUM_LOADER,       /* es_loader:    "cosyvoice", "wenet" */
+    ES_ENUM_CHECK,        /* es_check:     "missing_utt_emb", … (es_check_name) */
+    ES_ENUM_DEVICE,       /* es_device:    "auto", "cpu", "cuda" */
+    ES_ENUM_DTYPE,        /* es_dtype:     "float32", "float16", "bfloat16" */
+    ES_ENUM_KIND,         /* es_kind:      "utt", "spk", "data" */
+    ES_ENUM_COUNT
+} es_enum;
+
+/* The settings field (or report key) that holds a value of e: "on_error", "mode",
+ * "remainder", "compress", "loader", "check", "device", "dtype", "kind"; NULL
+ * past the last. */
+ES_API const char *es_enum_field(int e);
+/* Number of values of e; 0 for an unknown e. */
+ES_API size_t es_enum_size(int e);
+/* The name of value v of e, or NULL when either is unknown. Static storage. */
+ES_API const char *es_enum_name(int e, int v);
+/* The value named `name` in *v: ES_OK, or ES_ERR_USAGE (*v untouched) when e or
+ * name is unknown or name is NULL. Names are matched exactly (lower case). */
+ES_API int es_enum_value(int e, const char *name, int *v);
 
 /* ---- the cost table: one row per utterance (DESIGN.md §4, §5) --------------- */
 
@@ -153,6 +232,7 @@ typedef struct es_measure_settings {
                                NULL = current directory (as the recipes' loaders do) */
     es_progress_fn progress;
     void *progress_user;
+    uint64_t reserved[8];   /* see "ABI" at the top */
 } es_measure_settings;
 
 ES_API void es_measure_defaults(es_measure_settings *s);
@@ -281,6 +361,7 @@ typedef struct es_cost_model {
                                        es_plan_build, es_simulate and es_validate_data
                                        settle it against their table (under the
                                        WeNet loader: never). */
+    uint64_t reserved[8];           /* see "ABI" at the top */
 } es_cost_model;
 
 ES_API void es_cost_model_defaults(es_cost_model *m);
@@ -332,6 +413,7 @@ typedef struct es_plan_settings {
                                      (as measure's root; borrowed, must outlive the plan) */
     es_compress compress;         /* reshard: compression of the written shards;
                                      default ES_COMPRESS_AUTO */
+    uint64_t reserved[8];         /* see "ABI" at the top */
 } es_plan_settings;
 
 typedef struct es_plan es_plan;
@@ -339,7 +421,9 @@ typedef struct es_plan es_plan;
 ES_API void es_plan_defaults(es_plan_settings *s);
 
 /* Plans the table's utterances. Rows the loader's filter drops are counted per
- * reason and left out. Same table and settings give the same plan. */
+ * reason and left out. Same table and settings give the same plan. The plan
+ * borrows t (it keeps a pointer, not a copy): t must outlive the plan, and
+ * es_plan_write, es_plan_rank_shard and es_plan_batch_info's rows refer to it. */
 ES_API int es_plan_build(es_context *ctx, const es_plan_settings *s, const es_cost_table *t,
                          es_plan **out);
 ES_API void es_plan_free(es_plan *p);
@@ -361,7 +445,8 @@ typedef struct es_plan_metrics {
     const char *method;      /* partitioning method kept ("kk+swap", "lpt+swap", …) */
 } es_plan_metrics;
 
-ES_API void es_plan_get_metrics(const es_plan *p, es_plan_metrics *m);
+/* ES_ERR_USAGE when p or m is NULL. */
+ES_API int es_plan_get_metrics(const es_plan *p, es_plan_metrics *m);
 
 /* Utterances dropped by the filter for one reason; `reason` indexes the names
  * es_filter_reason_name_at gives (1 .. es_filter_reason_count()-1). */
@@ -463,8 +548,8 @@ ES_API int es_plan_reshard_info_get(const es_plan *p, es_plan_reshard_info *out)
  * shards.tsv (per shard: utterances, frames, cost, rank, worker) and, when the
  * filter dropped any, filtered.tsv (key, shard, pos, reason): those are not
  * copied. No rank lists. */
-ES_API int es_plan_write(es_context *ctx, const es_plan *p, const es_cost_table *t,
-                         const char *outdir, const char *const *inputs, size_t n_inputs);
+ES_API int es_plan_write(es_context *ctx, const es_plan *p, const char *outdir,
+                         const char *const *inputs, size_t n_inputs);
 
 /* ---- simulate: replay a loader's own split and batching (DESIGN.md §1, §7) ------ */
 
@@ -504,6 +589,7 @@ typedef struct es_simulate_settings {
     uint64_t seed;                /* seeds our draws: same seed, same result; default 0 */
     int plan_side;                /* default 1: also plan the same table (es_plan_build,
                                      shard and batch mode) for the side by side */
+    uint64_t reserved[8];         /* see "ABI" at the top */
 } es_simulate_settings;
 
 /* Fills *s with the defaults of the loader's own recipes (above). */
@@ -531,7 +617,8 @@ typedef struct es_simulate_input {
     uint64_t frames;          /* their feature frames */
     double seconds;           /* their audio */
 } es_simulate_input;
-ES_API void es_simulate_input_info(const es_simulate_result *r, es_simulate_input *out);
+/* ES_ERR_USAGE when r or out is NULL. */
+ES_API int es_simulate_input_info(const es_simulate_result *r, es_simulate_input *out);
 /* Rows the filter drops for one reason (1 .. es_filter_reason_count()-1). */
 ES_API uint64_t es_simulate_filtered(const es_simulate_result *r, size_t reason);
 
@@ -661,6 +748,7 @@ typedef struct es_validate_settings {
     double spk_mean_tol;/* spk_mean_mismatch above this relative L2 difference;
                            default 1e-3 */
     int duplicates;     /* nonzero: look for identical vectors; default 1 */
+    uint64_t reserved[8]; /* see "ABI" at the top */
 } es_validate_settings;
 
 ES_API void es_validate_defaults(es_validate_settings *s);
@@ -764,6 +852,7 @@ typedef struct es_validate_data_settings {
     double max_imbalance;    /* imbalance when, in an epoch, max/mean − 1 of the ranks'
                                 frames exceeds this or the retention under the join is
                                 below 1 − this; default 0.05 */
+    uint64_t reserved[8];    /* see "ABI" at the top */
 } es_validate_data_settings;
 
 ES_API void es_validate_data_defaults(es_validate_data_settings *s);
@@ -820,7 +909,8 @@ typedef struct es_validate_info {
     size_t dim;
     double median_utt_norm, median_spk_norm; /* 0 when none */
 } es_validate_info;
-ES_API void es_validate_result_info(const es_validate_result *r, es_validate_info *out);
+/* ES_ERR_USAGE when r or out is NULL. */
+ES_API int es_validate_result_info(const es_validate_result *r, es_validate_info *out);
 
 /* Writes every finding and the counts as JSON (schema: docs/VALIDATE.md), to a
  * temporary name renamed into place. */

@@ -1,8 +1,10 @@
 """ctypes declarations of include/equishard/equishard.h and the library lookup.
 
-Every structure here mirrors one of the header's, field for field and in order;
-every function gets its argtypes/restype so ctypes converts and checks
-arguments. The library is loaded on first use (lib()), so `equishard.loaders`
+Every structure here mirrors one of the header's, field for field and in order,
+and is listed in STRUCTS under its C name: tests/python/test_abi.py compares
+each with the library's own layout table (es_abi_layout), so a field added in C
+and not here fails that test. Every function gets its argtypes/restype so
+ctypes converts and checks arguments. The library is loaded on first use (lib()), so `equishard.loaders`
 imports on a training node without libequishard.
 """
 import ctypes
@@ -12,6 +14,11 @@ from ctypes import (POINTER, Structure, c_char_p, c_double, c_int, c_int32, c_in
                     c_uint32, c_uint64, c_void_p)
 
 c_enum = c_int
+
+
+class AbiField(Structure):
+    _fields_ = [("struct_name", c_char_p), ("field", c_char_p), ("offset", c_size_t),
+                ("size", c_size_t)]
 
 
 class CostRow(Structure):
@@ -26,7 +33,7 @@ PROGRESS_FN = ctypes.CFUNCTYPE(None, c_void_p, c_size_t, c_size_t)
 
 class MeasureSettings(Structure):
     _fields_ = [("threads", c_int), ("hash", c_int), ("on_error", c_enum), ("root", c_char_p),
-                ("progress", PROGRESS_FN), ("progress_user", c_void_p)]
+                ("progress", PROGRESS_FN), ("progress_user", c_void_p), ("reserved", c_uint64 * 8)]
 
 
 class CostModel(Structure):
@@ -36,7 +43,7 @@ class CostModel(Structure):
                 ("min_length", c_double), ("max_length", c_double),
                 ("token_min_length", c_uint32), ("token_max_length", c_uint32),
                 ("min_output_input_ratio", c_double), ("max_output_input_ratio", c_double),
-                ("require_speech_token", c_int)]
+                ("require_speech_token", c_int), ("reserved", c_uint64 * 8)]
 
 
 class PlanSettings(Structure):
@@ -44,7 +51,7 @@ class PlanSettings(Structure):
                 ("model", CostModel), ("max_frames_in_batch", c_uint64),
                 ("batch_size", c_uint32), ("sort_size", c_uint32), ("remainder", c_enum),
                 ("seed", c_uint64), ("epoch", c_int64), ("shards_per_worker", c_uint32),
-                ("root", c_char_p), ("compress", c_enum)]
+                ("root", c_char_p), ("compress", c_enum), ("reserved", c_uint64 * 8)]
 
 
 class PlanMetrics(Structure):
@@ -80,7 +87,7 @@ class SimulateSettings(Structure):
                 ("partition", c_int), ("model", CostModel), ("shuffle_size", c_uint32),
                 ("sort_size", c_uint32), ("max_frames_in_batch", c_uint64),
                 ("batch_size", c_uint32), ("trials", c_uint32), ("seed", c_uint64),
-                ("plan_side", c_int)]
+                ("plan_side", c_int), ("reserved", c_uint64 * 8)]
 
 
 class SimulateInput(Structure):
@@ -113,7 +120,7 @@ class ValidateSettings(Structure):
     _fields_ = [("device", c_enum), ("threads", c_int), ("dim", c_size_t),
                 ("zero_norm", c_double), ("min_norm", c_double), ("max_norm", c_double),
                 ("norm_ratio", c_double), ("min_cosine", c_double), ("spk_mean_tol", c_double),
-                ("duplicates", c_int)]
+                ("duplicates", c_int), ("reserved", c_uint64 * 8)]
 
 
 class EmbMatrix(Structure):
@@ -132,7 +139,7 @@ class EmbSources(Structure):
 
 class ValidateDataSettings(Structure):
     _fields_ = [("model", CostModel), ("loader", c_enum), ("world_size", c_uint32),
-                ("workers", c_uint32), ("max_imbalance", c_double)]
+                ("workers", c_uint32), ("max_imbalance", c_double), ("reserved", c_uint64 * 8)]
 
 
 class Finding(Structure):
@@ -164,10 +171,51 @@ class Row(Structure):  # es_row
  VALUE_UINT64, VALUE_FLOAT, VALUE_DOUBLE, VALUE_LIST) = range(11)
 
 
+class SpeechTokenStats(Structure):
+    _fields_ = [("rows_set", c_size_t), ("rows_without", c_size_t), ("unknown_keys", c_size_t)]
+
+
+# Every structure above under its C name (tests/python/test_abi.py checks each
+# against es_abi_layout; a struct added to the header must be added here).
+STRUCTS = {
+    "es_abi_field": AbiField,
+    "es_cost_row": CostRow,
+    "es_measure_settings": MeasureSettings,
+    "es_cost_model": CostModel,
+    "es_plan_settings": PlanSettings,
+    "es_plan_metrics": PlanMetrics,
+    "es_plan_load": PlanLoad,
+    "es_plan_batch": PlanBatch,
+    "es_plan_reshard_info": ReshardInfo,
+    "es_simulate_settings": SimulateSettings,
+    "es_simulate_input": SimulateInput,
+    "es_simulate_epoch": SimulateEpoch,
+    "es_simulate_rank": SimulateRank,
+    "es_simulate_plan": SimulatePlan,
+    "es_validate_settings": ValidateSettings,
+    "es_emb_matrix": EmbMatrix,
+    "es_emb_speakers": EmbSpeakers,
+    "es_emb_sources": EmbSources,
+    "es_speech_token_stats": SpeechTokenStats,
+    "es_validate_data_settings": ValidateDataSettings,
+    "es_finding": Finding,
+    "es_validate_info": ValidateInfo,
+    "es_value": Value,
+    "es_field": Field,
+    "es_row": Row,
+}
+
 P = c_void_p  # opaque handles: es_context*, es_cost_table*, es_plan*, results
 STRS = POINTER(c_char_p)
 _SIGNATURES = {
     "es_version": (c_char_p, []),
+    "es_version_number": (ctypes.c_uint, []),
+    "es_version_string": (c_char_p, []),
+    "es_abi_layout": (POINTER(AbiField), [POINTER(c_size_t)]),
+    "es_enum_field": (c_char_p, [c_int]),
+    "es_enum_size": (c_size_t, [c_int]),
+    "es_enum_name": (c_char_p, [c_int, c_int]),
+    "es_enum_value": (c_int, [c_int, c_char_p, POINTER(c_int)]),
     "es_status_name": (c_char_p, [c_int]),
     "es_context_new": (P, []),
     "es_context_free": (None, [P]),
@@ -187,7 +235,7 @@ _SIGNATURES = {
     "es_plan_defaults": (None, [POINTER(PlanSettings)]),
     "es_plan_build": (c_int, [P, POINTER(PlanSettings), P, POINTER(P)]),
     "es_plan_free": (None, [P]),
-    "es_plan_get_metrics": (None, [P, POINTER(PlanMetrics)]),
+    "es_plan_get_metrics": (c_int, [P, POINTER(PlanMetrics)]),
     "es_filter_reason_count": (c_size_t, []),
     "es_filter_reason_name_at": (c_char_p, [c_size_t]),
     "es_plan_filtered": (c_uint64, [P, c_size_t]),
@@ -200,12 +248,12 @@ _SIGNATURES = {
     "es_plan_remainder_count": (c_size_t, [P]),
     "es_plan_remainder_row": (c_size_t, [P, c_size_t]),
     "es_plan_reshard_info_get": (c_int, [P, POINTER(ReshardInfo)]),
-    "es_plan_write": (c_int, [P, P, P, c_char_p, STRS, c_size_t]),
+    "es_plan_write": (c_int, [P, P, c_char_p, STRS, c_size_t]),
     "es_loader_name": (c_char_p, [c_enum]),
     "es_simulate_defaults": (None, [POINTER(SimulateSettings), c_enum]),
     "es_simulate": (c_int, [P, POINTER(SimulateSettings), P, POINTER(P)]),
     "es_simulate_result_free": (None, [P]),
-    "es_simulate_input_info": (None, [P, POINTER(SimulateInput)]),
+    "es_simulate_input_info": (c_int, [P, POINTER(SimulateInput)]),
     "es_simulate_filtered": (c_uint64, [P, c_size_t]),
     "es_simulate_epoch_count": (c_size_t, [P]),
     "es_simulate_epoch_info": (c_int, [P, c_size_t, POINTER(SimulateEpoch)]),
@@ -229,7 +277,7 @@ _SIGNATURES = {
     "es_validate_count": (c_size_t, [P, c_int]),
     "es_validate_finding_count": (c_size_t, [P]),
     "es_validate_finding": (c_int, [P, c_size_t, POINTER(Finding)]),
-    "es_validate_result_info": (None, [P, POINTER(ValidateInfo)]),
+    "es_validate_result_info": (c_int, [P, POINTER(ValidateInfo)]),
     "es_validate_write_json": (c_int, [P, P, c_char_p]),
     "es_row_reader_open": (c_int, [P, c_char_p, POINTER(P)]),
     "es_row_reader_free": (None, [P]),

@@ -9,6 +9,7 @@ Conventions (the header's, carried over):
   (es_plan_settings, es_cost_model, ...); enum fields take their names as strings.
 """
 import array
+import collections.abc
 import ctypes
 import ctypes.util
 import dataclasses
@@ -18,15 +19,39 @@ from ctypes import byref, c_char_p, c_int32, c_size_t, c_void_p
 from . import _ffi
 from ._ffi import lib
 
-ENUMS = {
-    "mode": {"shard": 0, "batch": 1, "reshard": 2},
-    "remainder": {"pad": 0, "drop": 1, "carry": 2},
-    "compress": {"none": 0, "gzip": 1, "zstd": 2, "snappy": 3, "auto": 4},
-    "loader": {"cosyvoice": 0, "wenet": 1},
-    "device": {"auto": 0, "cpu": 1, "cuda": 2},
-    "on_error": {"fail": 0, "skip": 1},
-}
-DTYPES = {"float32": 0, "float16": 1, "bfloat16": 2}
+class _Enums(collections.abc.Mapping):
+    """{field: {name: value}} for every named enum of the library (es_enum_field,
+    es_enum_name: "mode", "remainder", "compress", "loader", "device", "on_error",
+    "check", "dtype", "kind"), read on first use so that importing needs no library."""
+
+    def __init__(self):
+        self._table = None
+
+    def _load(self):
+        if self._table is None:
+            L, table, e = lib(), {}, 0
+            while L.es_enum_field(e):
+                table[_str(L.es_enum_field(e))] = {_str(L.es_enum_name(e, v)): v
+                                                   for v in range(L.es_enum_size(e))}
+                e += 1
+            self._table = table
+        return self._table
+
+    def __getitem__(self, field):
+        return self._load()[field]
+
+    def __iter__(self):
+        return iter(self._load())
+
+    def __len__(self):
+        return len(self._load())
+
+    def name(self, field, value):
+        """The name of an enum value, or None when it has none."""
+        return next((n for n, v in self[field].items() if v == value), None)
+
+
+ENUMS = _Enums()
 
 
 class Error(Exception):
@@ -89,8 +114,8 @@ def _values(s, **extra):
 
 def _apply(settings, kwargs):
     """Sets header-named settings (and their cost-model fields) from kwargs."""
-    names = {f for f, _ in settings._fields_}
-    model_names = {f for f, _ in _ffi.CostModel._fields_} if "model" in names else set()
+    names = {f for f, _ in settings._fields_} - {"reserved"}
+    model_names = {f for f, _ in _ffi.CostModel._fields_} - {"reserved"} if "model" in names else set()
     for k, v in kwargs.items():
         if k in ENUMS and isinstance(v, str):
             if v not in ENUMS[k]:
@@ -348,7 +373,7 @@ class Plan(_Handle):
         inputs are the files the table came from (hashed into plan.json)."""
         arr, n = _strings(inputs or [])
         with _Context() as ctx:
-            ctx.check(lib().es_plan_write(ctx.ptr, self._p, self.table._p, _bytes(outdir), arr, n))
+            ctx.check(lib().es_plan_write(ctx.ptr, self._p, _bytes(outdir), arr, n))
 
 
 def plan(table, world_size, workers=1, mode="shard", **settings):
@@ -446,7 +471,6 @@ def simulate(table, loader="cosyvoice", world_size=1, workers=1, epochs=1, **set
 # ---- validate ------------------------------------------------------------------
 
 ValidateInfo = _record("ValidateInfo", _ffi.ValidateInfo)
-KINDS = ("utt", "spk", "data")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -469,20 +493,18 @@ class ValidateResult(_Handle):
     def __init__(self, ptr):
         super().__init__(ptr)
         L, f = lib(), _ffi.Finding()
-        names = []
-        while L.es_check_name(len(names)):
-            names.append(_str(L.es_check_name(len(names))))
+        names = list(ENUMS["check"])
         self.counts = {name: L.es_validate_count(ptr, i) for i, name in enumerate(names)}
         self.findings = []
         row = lambda r: None if r == _ffi.NO_ROW else r  # noqa: E731
         for i in range(L.es_validate_finding_count(ptr)):
             L.es_validate_finding(ptr, i, byref(f))
-            self.findings.append(Finding(names[f.check], KINDS[f.kind], _str(f.key), row(f.row),
+            self.findings.append(Finding(names[f.check], ENUMS.name("kind", f.kind), _str(f.key), row(f.row),
                                          f.value, _str(f.other), row(f.other_row)))
         info = _ffi.ValidateInfo()
         L.es_validate_result_info(ptr, byref(info))
         v = _values(info)
-        v["device"] = {1: "cpu", 2: "cuda"}.get(info.device, "auto")
+        v["device"] = ENUMS.name("device", info.device)
         self.info = ValidateInfo(**v)
 
     def rows(self, check, kind="utt"):
@@ -496,7 +518,7 @@ class ValidateResult(_Handle):
 
 
 _SOURCE_FIELDS = {f for f, _ in _ffi.EmbSources._fields_}
-_VALIDATE_FIELDS = {f for f, _ in _ffi.ValidateSettings._fields_}
+_VALIDATE_FIELDS = {f for f, _ in _ffi.ValidateSettings._fields_} - {"reserved"}
 
 
 def _validate_settings(settings):
@@ -591,7 +613,7 @@ def validate_tensor(data, n, dim, device="cpu", stream=0, dtype="float32", keys=
     key_arrays = []
 
     def matrix(buf, rows, names):
-        m = _ffi.EmbMatrix(_address(buf), DTYPES[dtype], rows, dim, None)
+        m = _ffi.EmbMatrix(_address(buf), ENUMS["dtype"][dtype], rows, dim, None)
         if names is not None:
             if len(names) != rows:
                 raise ValueError(f"{len(names)} keys for {rows} rows")

@@ -1,10 +1,7 @@
 #include "core/context.h"
-#include "config.h"
 
 #include <stdio.h>
 #include <stdlib.h>
-
-ES_API const char *es_version(void) { return ES_VERSION; }
 
 ES_API const char *es_status_name(int status)
 {

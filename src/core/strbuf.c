@@ -6,22 +6,20 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/grow.h"
+
 static int reserve(es_strbuf *sb, size_t extra)
 {
     if (sb->oom)
         return 0;
     if (sb->len + extra + 1 <= sb->cap)
         return 1;
-    size_t cap = sb->cap ? sb->cap : 64;
-    while (cap < sb->len + extra + 1)
-        cap *= 2;
-    char *p = realloc(sb->buf, cap);
-    if (!p) {
+    void *p = sb->buf;
+    if (extra >= SIZE_MAX - sb->len || es_grow(&p, &sb->cap, sb->len + extra + 1, 1, 64)) {
         sb->oom = 1;
         return 0;
     }
     sb->buf = p;
-    sb->cap = cap;
     return 1;
 }
 

@@ -1,3 +1,4 @@
+#include "core/grow.h"
 #include "measure/work_units.h"
 
 #include <errno.h>
@@ -16,12 +17,10 @@
 static es_unit *add_unit(es_work *w)
 {
     if (w->n == w->cap) {
-        size_t cap = w->cap ? w->cap * 2 : 64;
-        es_unit *p = realloc(w->units, cap * sizeof *p);
-        if (!p)
+        void *p = w->units;
+        if (es_grow(&p, &w->cap, w->cap + 1, sizeof *w->units, 64))
             return NULL;
         w->units = p;
-        w->cap = cap;
     }
     es_unit *u = &w->units[w->n++];
     memset(u, 0, sizeof *u);

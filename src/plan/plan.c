@@ -48,17 +48,19 @@ ES_API void es_plan_free(es_plan *p)
 static int check_settings(es_context *ctx, const es_plan_settings *s)
 {
     if (s->world_size == 0)
-        return es_fail(ctx, ES_ERR_USAGE, "plan: --world-size must be at least 1");
+        return es_fail(ctx, ES_ERR_USAGE, "plan: world_size must be at least 1");
     if (s->workers == 0)
-        return es_fail(ctx, ES_ERR_USAGE, "plan: --workers must be at least 1");
+        return es_fail(ctx, ES_ERR_USAGE, "plan: workers must be at least 1");
     if ((uint64_t)s->world_size * s->workers > (1u << 24))
-        return es_fail(ctx, ES_ERR_USAGE, "plan: world size × workers is implausibly large");
-    if (s->mode != ES_PLAN_SHARD && s->mode != ES_PLAN_BATCH && s->mode != ES_PLAN_RESHARD)
-        return es_fail(ctx, ES_ERR_USAGE, "plan: unknown mode");
+        return es_fail(ctx, ES_ERR_USAGE, "plan: world_size × workers is implausibly large");
+    if (!es_enum_name(ES_ENUM_PLAN_MODE, (int)s->mode))
+        return es_fail(ctx, ES_ERR_USAGE, "plan: mode: unknown value %d", (int)s->mode);
+    if (!es_enum_name(ES_ENUM_REMAINDER, (int)s->remainder))
+        return es_fail(ctx, ES_ERR_USAGE, "plan: remainder: unknown value %d", (int)s->remainder);
     if (!(s->model.frame_rate > 0) || !isfinite(s->model.frame_rate))
-        return es_fail(ctx, ES_ERR_USAGE, "plan: --frame-rate must be positive");
+        return es_fail(ctx, ES_ERR_USAGE, "plan: frame_rate must be positive");
     if (s->batch_size == 0 && s->max_frames_in_batch == 0)
-        return es_fail(ctx, ES_ERR_USAGE, "plan: --max-frames-in-batch must be positive");
+        return es_fail(ctx, ES_ERR_USAGE, "plan: max_frames_in_batch must be positive (or batch_size set)");
     return ES_OK;
 }
 
@@ -236,17 +238,23 @@ void es_plan_finish_metrics(es_plan *p)
         m->filtered += p->filtered[i];
 }
 
-ES_API void es_plan_get_metrics(const es_plan *p, es_plan_metrics *m) { *m = p->metrics; }
+ES_API int es_plan_get_metrics(const es_plan *p, es_plan_metrics *m)
+{
+    if (!p || !m)
+        return ES_ERR_USAGE;
+    *m = p->metrics;
+    return ES_OK;
+}
 
 ES_API uint64_t es_plan_filtered(const es_plan *p, size_t reason)
 {
-    return reason < ES_DROP_REASONS ? p->filtered[reason] : 0;
+    return p && reason < ES_DROP_REASONS ? p->filtered[reason] : 0;
 }
 
 ES_API int es_plan_worker_load(const es_plan *p, uint32_t rank, uint32_t worker,
                                es_plan_load *out)
 {
-    if (!p || rank >= p->K || worker >= p->W)
+    if (!p || !out || rank >= p->K || worker >= p->W)
         return ES_ERR_USAGE;
     *out = p->loads[(size_t)rank * p->W + worker];
     return ES_OK;
@@ -254,7 +262,7 @@ ES_API int es_plan_worker_load(const es_plan *p, uint32_t rank, uint32_t worker,
 
 ES_API int es_plan_rank_load(const es_plan *p, uint32_t rank, es_plan_load *out)
 {
-    if (!p || rank >= p->K)
+    if (!p || !out || rank >= p->K)
         return ES_ERR_USAGE;
     memset(out, 0, sizeof *out);
     for (uint32_t w = 0; w < p->W; w++) {

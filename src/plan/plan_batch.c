@@ -264,7 +264,7 @@ int es_plan_build_batch(es_context *ctx, es_plan *p)
         rc = settle_remainder(ctx, p);
     if (rc == ES_OK && p->n_batches < p->K && p->s.remainder != ES_REMAINDER_PAD)
         return es_fail(ctx, ES_ERR_FORMAT, "plan: only %zu batches for %u ranks: every rank "
-                       "would get none; use --remainder pad or fewer ranks", p->n_batches + p->metrics.remainder_batches, p->K);
+                       "would get none; use remainder pad or fewer ranks", p->n_batches + p->metrics.remainder_batches, p->K);
     if (rc == ES_OK)
         rc = assign_steps(ctx, p);
     if (rc == ES_OK) {

@@ -100,14 +100,12 @@ static json_t *input_digests(es_context *ctx, const char *const *inputs, size_t 
     return arr;
 }
 
-static const char *mode_name(es_plan_mode m)
-{
-    return m == ES_PLAN_BATCH ? "batch" : m == ES_PLAN_RESHARD ? "reshard" : "shard";
-}
+/* The settings' names; es_plan_build rejected values without one. */
+static const char *mode_name(es_plan_mode m) { return es_enum_name(ES_ENUM_PLAN_MODE, (int)m); }
 
 static const char *remainder_name(es_remainder r)
 {
-    return r == ES_REMAINDER_DROP ? "drop" : r == ES_REMAINDER_CARRY ? "carry" : "pad";
+    return es_enum_name(ES_ENUM_REMAINDER, (int)r);
 }
 
 static json_t *parameters(const es_plan_settings *s)

@@ -19,7 +19,7 @@
 #include "costs/cost_table.h"
 #include "plan/partition.h"
 #include "plan/plan_reshard.h"
-#include "simulate/py_random.h"
+#include "simulate/split.h"
 
 /* Utterances a shard holds when M is chosen for the user. */
 #define UTTS_PER_SHARD 1000
@@ -38,7 +38,7 @@ void es_plan_reshard_free(plan_reshard *r)
 static int check_rows(es_context *ctx, const es_plan *p)
 {
     if ((unsigned)p->s.compress > ES_COMPRESS_AUTO)
-        return es_fail(ctx, ES_ERR_USAGE, "plan: unknown --compress value");
+        return es_fail(ctx, ES_ERR_USAGE, "plan: compress: unknown value %d", (int)p->s.compress);
     for (size_t i = 0; i < p->table->n; i++) {
         const es_cost_row *row = &p->table->rows[i];
         if (row->flags & ES_FLAG_ITEM)
@@ -122,46 +122,53 @@ static void shard_stats(const plan_reshard *r, es_plan_reshard_info *info)
     info->shard_max_deviation = mean > 0 ? fmax(max / mean - 1, 1 - min / mean) : 0;
 }
 
-/* Loads under the un-permuted split: worker (rk, w) reads shards
- * s = rk + K·w + K·W·j, j = 0 .. M-1, in that order. */
+/* Rank and worker loads under the loaders' un-permuted split of data.list
+ * (simulate/split.h, the one implementation of the rule: CosyVoice's [rank::K]
+ * then [worker::W], which WeNet's i % (K·W) agrees with here, N being a multiple
+ * of K·W): worker (rank, w) reads shards rank + K·w + K·W·j, j = 0 .. M-1. */
 static int split_loads(es_context *ctx, es_plan *p, const plan_reshard *r)
 {
+    es_sim_split sp;
     size_t *stream = malloc((p->n_kept ? p->n_kept : 1) * sizeof *stream);
-    if (!stream)
+    if (!stream || es_sim_split_cosyvoice(r->n_shards, p->K, p->W, 0, 0, 1, &sp)) {
+        free(stream);
         return es_fail(ctx, ES_ERR_NOMEM, "plan: out of memory");
-    for (uint32_t rk = 0; rk < p->K; rk++)
-        for (uint32_t w = 0; w < p->W; w++) {
-            es_plan_load *l = &p->loads[(size_t)rk * p->W + w];
-            size_t n = 0;
-            for (uint32_t j = 0; j < r->per_worker; j++) {
-                size_t s = rk + (size_t)p->K * w + (size_t)p->K * p->W * j;
-                for (size_t i = r->start[s]; i < r->start[s + 1]; i++)
-                    stream[n++] = r->rows[i];
-                l->cost += r->shard_cost[s];
-                l->frames += r->shard_frames[s];
-            }
-            l->utterances = n;
-            l->batches = es_plan_predict_batches(p, stream, n);
+    }
+    for (size_t u = 0; u < (size_t)p->K * p->W; u++) {
+        es_plan_load *l = &p->loads[u];
+        size_t n = 0;
+        for (size_t q = sp.worker_start[u]; q < sp.worker_start[u + 1]; q++) {
+            uint32_t s = sp.items[q];
+            for (size_t i = r->start[s]; i < r->start[s + 1]; i++)
+                stream[n++] = r->rows[i];
+            l->cost += r->shard_cost[s];
+            l->frames += r->shard_frames[s];
         }
+        l->utterances = n;
+        l->batches = es_plan_predict_batches(p, stream, n);
+    }
+    es_sim_split_release(&sp);
     free(stream);
     return ES_OK;
 }
 
-/* Largest |load / mean - 1| of any rank or worker when the loader reads the
- * list in the order `perm` (CosyVoice: [rank::K] then [worker::W]). */
-static double split_deviation(const es_plan *p, const plan_reshard *r, const uint32_t *perm,
+/* Largest |load / mean - 1| of any rank or worker under the loader's split sp
+ * of the N shards. Sums run in list order, as the loader reads them. */
+static double split_deviation(const es_plan *p, const plan_reshard *r, const es_sim_split *sp,
                               double *rank, double *worker)
 {
     size_t K = p->K, W = p->W;
     memset(rank, 0, K * sizeof *rank);
     memset(worker, 0, K * W * sizeof *worker);
-    double total = 0;
-    for (size_t q = 0; q < r->n_shards; q++) {
-        double c = r->shard_cost[perm[q]];
-        rank[q % K] += c;
-        worker[(q % K) * W + (q / K) % W] += c;
-        total += c;
-    }
+    for (size_t k = 0; k < K; k++)
+        for (size_t q = sp->rank_start[k]; q < sp->rank_start[k + 1]; q++)
+            rank[k] += r->shard_cost[sp->rank_items[q]];
+    for (size_t u = 0; u < K * W; u++)
+        for (size_t q = sp->worker_start[u]; q < sp->worker_start[u + 1]; q++)
+            worker[u] += r->shard_cost[sp->items[q]];
+    double total = 0; /* list position q is rank q % K's entry q / K */
+    for (size_t q = 0; q < r->n_shards; q++)
+        total += r->shard_cost[sp->rank_items[sp->rank_start[q % K] + q / K]];
     double dev = 0;
     if (total <= 0)
         return 0;
@@ -175,22 +182,20 @@ static double split_deviation(const es_plan *p, const plan_reshard *r, const uin
 /* CosyVoice's epochs 0 .. 19: random.Random(epoch).shuffle of the list, bit-exact. */
 static int permutation_check(es_context *ctx, const es_plan *p, plan_reshard *r)
 {
-    uint32_t *perm = malloc(r->n_shards * sizeof *perm);
     double *rank = malloc(p->K * sizeof *rank);
     double *worker = malloc((size_t)p->K * p->W * sizeof *worker);
-    es_pyrandom *rng = malloc(sizeof *rng);
-    int failed = !perm || !rank || !worker || !rng;
+    int failed = !rank || !worker;
     double worst = 0;
     for (int64_t epoch = 0; !failed && epoch < ES_RESHARD_PERMUTATIONS; epoch++) {
-        for (uint32_t i = 0; i < r->n_shards; i++)
-            perm[i] = i;
-        es_pyrandom_seed_i64(rng, epoch);
-        es_pyrandom_shuffle_u32(rng, perm, r->n_shards);
-        worst = fmax(worst, split_deviation(p, r, perm, rank, worker));
+        es_sim_split sp;
+        failed = es_sim_split_cosyvoice(r->n_shards, p->K, p->W, epoch, 1, 1, &sp) != 0;
+        if (!failed)
+            worst = fmax(worst, split_deviation(p, r, &sp, rank, worker));
+        es_sim_split_release(&sp);
     }
     r->info.permutations = ES_RESHARD_PERMUTATIONS;
     r->info.permutation_max_deviation = worst;
-    free(perm), free(rank), free(worker), free(rng);
+    free(rank), free(worker);
     return failed ? es_fail(ctx, ES_ERR_NOMEM, "plan: out of memory") : ES_OK;
 }
 
@@ -231,11 +236,10 @@ ES_API int es_plan_reshard_info_get(const es_plan *p, es_plan_reshard_info *out)
 void es_reshard_json(const es_plan *p, json_t *parameters, json_t *metrics)
 {
     const es_plan_reshard_info *i = &p->reshard->info;
-    static const char *const compress[] = {"none", "gzip", "zstd", "snappy", "auto"};
     /* as written: es_reshard_write settled format and compression from the sources */
     json_object_set_new(parameters, "format", json_string(p->reshard->format == ES_RESHARD_PARQUET
                                                               ? "parquet" : "tar"));
-    json_object_set_new(parameters, "compress", json_string(compress[p->reshard->compress]));
+    json_object_set_new(parameters, "compress", json_string(es_enum_name(ES_ENUM_COMPRESS, p->reshard->compress)));
     json_object_set_new(parameters, "shards_per_worker", json_integer(i->shards_per_worker));
     json_t *cost = json_pack("{s:f, s:f, s:f, s:f}", "min", i->shard_cost_min, "max",
                              i->shard_cost_max, "mean", i->shard_cost_mean, "max_deviation",

@@ -136,12 +136,12 @@ static int write_batch_mode(es_context *ctx, es_outdir *d, const es_plan *p)
     return rc;
 }
 
-ES_API int es_plan_write(es_context *ctx, const es_plan *p, const es_cost_table *t,
-                         const char *outdir, const char *const *inputs, size_t n_inputs)
+ES_API int es_plan_write(es_context *ctx, const es_plan *p, const char *outdir,
+                         const char *const *inputs, size_t n_inputs)
 {
     es_clear_error(ctx);
-    if (!p || !outdir || t != p->table)
-        return es_fail(ctx, ES_ERR_USAGE, "es_plan_write: the plan, its table and OUTDIR are required");
+    if (!p || !outdir)
+        return es_fail(ctx, ES_ERR_USAGE, "es_plan_write: the plan and OUTDIR are required");
     if (p->s.mode == ES_PLAN_RESHARD && strpbrk(outdir, "\r\n"))
         return refuse_line_break(ctx, outdir, "data.list");
     es_outdir d;

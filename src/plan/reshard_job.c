@@ -117,7 +117,7 @@ static int check_sources(es_context *ctx, reshard_job *job)
     if (c == ES_COMPRESS_AUTO) /* tar: none; parquet: snappy, pyarrow's default */
         c = job->format == ES_RESHARD_PARQUET ? ES_COMPRESS_SNAPPY : ES_COMPRESS_NONE;
     if (c == ES_COMPRESS_SNAPPY && job->format == ES_RESHARD_TAR)
-        return es_fail(ctx, ES_ERR_USAGE, "plan: --compress snappy is for parquet shards; tar "
+        return es_fail(ctx, ES_ERR_USAGE, "plan: compress snappy is for parquet shards; tar "
                        "shards take none, gzip or zstd");
     job->compress = c;
     return ES_OK;

@@ -109,6 +109,7 @@ static int on_wav(kaldi *k, const char *key, size_t klen, const char *rest, size
 static int on_text(kaldi *k, const char *key, size_t klen, const char *rest, size_t rlen,
                    unsigned long lineno)
 {
+    (void)lineno; /* a line-table callback: not every file needs the line number */
     /* Stored as length + 1 so that an empty transcript is not a NULL value. */
     uintptr_t len = joined_text_length(rest, rlen) + 1;
     return es_strmap_put(&k->text, key, klen, (const void *)len) ? nomem(k) : ES_OK;
@@ -117,6 +118,7 @@ static int on_text(kaldi *k, const char *key, size_t klen, const char *rest, siz
 static int on_spk(kaldi *k, const char *key, size_t klen, const char *rest, size_t rlen,
                   unsigned long lineno)
 {
+    (void)lineno;
     const char *v = es_manifest_strdup(k->m, rest, rlen);
     if (!v)
         return nomem(k);
@@ -183,6 +185,7 @@ static int on_segment(kaldi *k, const char *key, size_t klen, const char *rest, 
 static int on_wav_item(kaldi *k, const char *key, size_t klen, const char *rest, size_t rlen,
                        unsigned long lineno)
 {
+    (void)rest, (void)rlen, (void)lineno; /* a line-table callback that needs only the key */
     es_manifest_item *it = es_manifest_add(k->m);
     if (!it)
         return nomem(k);

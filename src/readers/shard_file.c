@@ -38,6 +38,7 @@ static la_ssize_t block_read(struct archive *a, void *opaque, const void **out)
  * reader reports the truncation itself. */
 static la_int64_t block_skip(struct archive *a, void *opaque, la_int64_t request)
 {
+    (void)a; /* libarchive's skip callback */
     es_shard_file *f = opaque;
     uint64_t left = f->size > f->offset ? f->size - f->offset : 0;
     uint64_t n = request < 0 ? 0 : (uint64_t)request;
@@ -63,6 +64,7 @@ static la_int64_t block_seek(struct archive *a, void *opaque, la_int64_t offset,
 
 static int block_close(struct archive *a, void *opaque)
 {
+    (void)a; /* libarchive's close callback */
     es_shard_file *f = opaque;
     if (f->fd >= 0)
         close(f->fd);

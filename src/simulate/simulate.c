@@ -15,15 +15,6 @@
 #include "simulate/simulate_internal.h"
 #include "simulate/stream.h"
 
-ES_API const char *es_loader_name(es_loader loader)
-{
-    switch (loader) {
-    case ES_LOADER_COSYVOICE: return "cosyvoice";
-    case ES_LOADER_WENET: return "wenet";
-    }
-    return NULL;
-}
-
 ES_API void es_simulate_defaults(es_simulate_settings *s, es_loader loader)
 {
     memset(s, 0, sizeof *s);
@@ -54,22 +45,23 @@ ES_API void es_simulate_defaults(es_simulate_settings *s, es_loader loader)
 static int check_settings(es_context *ctx, const es_simulate_settings *s)
 {
     if (!es_loader_name(s->loader))
-        return es_fail(ctx, ES_ERR_USAGE, "simulate: unknown loader");
+        return es_fail(ctx, ES_ERR_USAGE, "simulate: loader: unknown value %d", (int)s->loader);
     if (s->world_size == 0)
-        return es_fail(ctx, ES_ERR_USAGE, "simulate: --world-size must be at least 1");
+        return es_fail(ctx, ES_ERR_USAGE, "simulate: world_size must be at least 1");
     if (s->workers == 0)
-        return es_fail(ctx, ES_ERR_USAGE, "simulate: --workers must be at least 1");
+        return es_fail(ctx, ES_ERR_USAGE, "simulate: workers must be at least 1");
     if ((uint64_t)s->world_size * s->workers > (1u << 24))
-        return es_fail(ctx, ES_ERR_USAGE, "simulate: world size × workers is implausibly large");
+        return es_fail(ctx, ES_ERR_USAGE, "simulate: world_size × workers is implausibly large");
     if (s->epoch_first > s->epoch_last || s->epoch_last - s->epoch_first >= 100000)
         return es_fail(ctx, ES_ERR_USAGE,
-                       "simulate: epochs must be A:B with A <= B and at most 100000 of them");
+                       "simulate: epoch_first .. epoch_last must be at most 100000 epochs, "
+                       "with epoch_first <= epoch_last");
     if (s->trials == 0 || s->trials > 100000)
-        return es_fail(ctx, ES_ERR_USAGE, "simulate: --trials must be 1 .. 100000");
+        return es_fail(ctx, ES_ERR_USAGE, "simulate: trials must be 1 .. 100000");
     if (!(s->model.frame_rate > 0) || !isfinite(s->model.frame_rate))
-        return es_fail(ctx, ES_ERR_USAGE, "simulate: --frame-rate must be positive");
+        return es_fail(ctx, ES_ERR_USAGE, "simulate: frame_rate must be positive");
     if (s->batch_size == 0 && s->max_frames_in_batch == 0)
-        return es_fail(ctx, ES_ERR_USAGE, "simulate: --max-frames-in-batch must be positive");
+        return es_fail(ctx, ES_ERR_USAGE, "simulate: max_frames_in_batch must be positive (or batch_size set)");
     if (s->loader == ES_LOADER_WENET && s->list_shuffle)
         return es_fail(ctx, ES_ERR_UNSUPPORTED,
                        "simulate: WeNet's list_shuffle draws from torch's shared seed and "
@@ -536,16 +528,19 @@ double es_sim_stddev(const es_simulate_result *r, double sum, double sq)
     return v > 0 ? sqrt(v) / n : 0;
 }
 
-ES_API void es_simulate_input_info(const es_simulate_result *r, es_simulate_input *out)
+ES_API int es_simulate_input_info(const es_simulate_result *r, es_simulate_input *out)
 {
+    if (!out)
+        return ES_ERR_USAGE;
     memset(out, 0, sizeof *out);
     if (!r)
-        return;
+        return ES_ERR_USAGE;
     out->entries = r->n_entries;
     out->utterances = r->rows;
     out->kept = r->kept;
     out->frames = r->kept_frames;
     out->seconds = r->kept_seconds;
+    return ES_OK;
 }
 
 ES_API uint64_t es_simulate_filtered(const es_simulate_result *r, size_t reason)

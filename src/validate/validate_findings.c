@@ -256,6 +256,7 @@ int es_vfind_spk_mean(es_context *ctx, const es_validate_settings *s, const es_v
                       const es_row_result *spk_res, const float *spk_rows, const double *mean,
                       const uint32_t *n_finite, es_validate_result *r)
 {
+    (void)ctx; /* the sibling finders' signature; this one cannot fail */
     size_t d = spk->m->dim;
     for (size_t i = 0; i < spk->m->n; i++) {
         if (!n_finite[i] || !finite_row(&spk_res[i]))

@@ -2,27 +2,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/grow.h"
 #include "validate/validate_result.h"
-
-static const char *const check_names[ES_CHECK_COUNT] = {
-    "missing_utt_emb", "missing_spk_emb", "wrong_dim",         "nan",
-    "inf",             "zero_norm",       "abnormal_norm",     "far_from_centroid",
-    "spk_mean_mismatch", "duplicate_vector", "duplicate_audio", "unreadable",
-    "filtered", "imbalance",
-};
-
-const char *es_check_name(int check)
-{
-    return check >= 0 && check < ES_CHECK_COUNT ? check_names[check] : NULL;
-}
-
-int es_check_from_name(const char *name)
-{
-    for (int c = 0; name && c < ES_CHECK_COUNT; c++)
-        if (!strcmp(name, check_names[c]))
-            return c;
-    return -1;
-}
 
 es_validate_result *es_vresult_new(void)
 {
@@ -46,14 +27,12 @@ void es_vresult_add(es_validate_result *r, es_check check, es_kind kind, const c
                     size_t row, double value, const char *other, size_t other_row, size_t order)
 {
     if (r->n == r->cap) {
-        size_t cap = r->cap ? 2 * r->cap : 64;
-        es_vfinding *p = realloc(r->items, cap * sizeof *p);
-        if (!p) {
+        void *p = r->items;
+        if (es_grow(&p, &r->cap, r->cap + 1, sizeof *r->items, 64)) {
             r->oom = 1;
             return;
         }
         r->items = p;
-        r->cap = cap;
     }
     es_vfinding *v = &r->items[r->n];
     v->f.check = check;
@@ -114,10 +93,12 @@ int es_validate_finding(const es_validate_result *r, size_t i, es_finding *out)
     return ES_OK;
 }
 
-void es_validate_result_info(const es_validate_result *r, es_validate_info *out)
+int es_validate_result_info(const es_validate_result *r, es_validate_info *out)
 {
-    if (r && out)
-        *out = r->info;
+    if (!r || !out)
+        return ES_ERR_USAGE;
+    *out = r->info;
+    return ES_OK;
 }
 
 void es_validate_defaults(es_validate_settings *s)

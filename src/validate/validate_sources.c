@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/grow.h"
 #include "costs/cost_table.h"
 #include "validate/sources/emb_set.h"
 #include "validate/validate_result.h"
@@ -57,12 +58,10 @@ static int speaker_id(vs *v, const char *spk, int32_t *id)
         return ES_OK;
     }
     if (v->n_speakers == v->cap_speakers) {
-        size_t cap = v->cap_speakers ? 2 * v->cap_speakers : 64;
-        const char **p = realloc(v->speakers, cap * sizeof *p);
-        if (!p)
+        void *p = v->speakers;
+        if (es_grow(&p, &v->cap_speakers, v->cap_speakers + 1, sizeof *v->speakers, 64))
             return nomem(v);
         v->speakers = p;
-        v->cap_speakers = cap;
     }
     if (es_strmap_put(&v->speaker_id, spk, n, (const void *)(uintptr_t)(v->n_speakers + 1)))
         return nomem(v);

@@ -46,6 +46,11 @@ int cli_load_inputs(es_context *ctx, es_measure_settings *s, int quiet, const ch
  * with its counts (rows set, rows without, keys the inputs lack). */
 int cli_set_speech_tokens(es_context *ctx, es_cost_table *t, const char *src);
 
+/* Parses a named enum value (es_enum_value: "shard", "cpu", …) into the enum
+ * field at out (every public enum is int-sized); returns 0, or -1 (out untouched). */
+#define cli_parse_enum(e, arg, out) cli_parse_enum_int((e), (arg), (int *)(out))
+int cli_parse_enum_int(es_enum e, const char *arg, int *out);
+
 /* Parses a non-negative int option; returns 0 or -1. */
 int cli_parse_int(const char *s, int *out);
 

@@ -142,11 +142,7 @@ int cli_measure_option(int id, const char *arg, es_measure_settings *s, int *qui
     case OPT_HASH: s->hash = 1; return 1;
     case OPT_QUIET: *quiet = 1; return 1;
     case OPT_ON_ERROR:
-        if (!strcmp(arg, "fail"))
-            s->on_error = ES_ON_ERROR_FAIL;
-        else if (!strcmp(arg, "skip"))
-            s->on_error = ES_ON_ERROR_SKIP;
-        else
+        if (cli_parse_enum(ES_ENUM_ON_ERROR, arg, &s->on_error))
             return bad_value(command, id, arg, "fail or skip");
         return 1;
     default:

@@ -115,3 +115,10 @@ int cli_load_inputs(es_context *ctx, es_measure_settings *s, int quiet, const ch
         rc = cli_set_speech_tokens(ctx, *out, speech_tokens);
     return rc;
 }
+
+int cli_parse_enum_int(es_enum e, const char *arg, int *out)
+{
+    _Static_assert(sizeof(es_plan_mode) == sizeof(int) && sizeof(es_loader) == sizeof(int),
+                   "public enums are int-sized");
+    return es_enum_value(e, arg, out) == ES_OK ? 0 : -1;
+}

@@ -74,11 +74,7 @@ static int parse_args(int argc, char **argv, measure_args *a)
         case OPT_SPK_KEYS: a->emb.spk_keys = optarg; break;
         case OPT_SPEECH_TOKENS: a->speech_tokens = optarg; break;
         case OPT_ON_ERROR:
-            if (!strcmp(optarg, "fail"))
-                a->s.on_error = ES_ON_ERROR_FAIL;
-            else if (!strcmp(optarg, "skip"))
-                a->s.on_error = ES_ON_ERROR_SKIP;
-            else {
+            if (cli_parse_enum(ES_ENUM_ON_ERROR, optarg, &a->s.on_error)) {
                 fprintf(stderr, "equishard measure: --on-error is fail or skip, got '%s'\n", optarg);
                 return -1;
             }

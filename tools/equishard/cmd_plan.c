@@ -51,32 +51,6 @@ typedef struct plan_args {
     const char *speech_tokens; /* --speech-tokens SRC, or NULL */
 } plan_args;
 
-static int parse_mode(const char *arg, es_plan_mode *mode)
-{
-    if (!strcmp(arg, "shard"))
-        *mode = ES_PLAN_SHARD;
-    else if (!strcmp(arg, "batch"))
-        *mode = ES_PLAN_BATCH;
-    else if (!strcmp(arg, "reshard"))
-        *mode = ES_PLAN_RESHARD;
-    else
-        return -1;
-    return 0;
-}
-
-static int parse_remainder(const char *arg, es_remainder *r)
-{
-    if (!strcmp(arg, "pad"))
-        *r = ES_REMAINDER_PAD;
-    else if (!strcmp(arg, "drop"))
-        *r = ES_REMAINDER_DROP;
-    else if (!strcmp(arg, "carry"))
-        *r = ES_REMAINDER_CARRY;
-    else
-        return -1;
-    return 0;
-}
-
 /* The plan's own options; returns 0, or -1 after printing why. */
 static int own_option(int c, const char *arg, plan_args *a)
 {
@@ -95,7 +69,7 @@ static int own_option(int c, const char *arg, plan_args *a)
         a->plan.workers = (uint32_t)v;
         return 0;
     case 'm':
-        if (parse_mode(arg, &a->plan.mode))
+        if (cli_parse_enum(ES_ENUM_PLAN_MODE, arg, &a->plan.mode))
             break;
         return 0;
     case 'o': a->outdir = arg; return 0;
@@ -115,7 +89,7 @@ static int own_option(int c, const char *arg, plan_args *a)
         a->plan.sort_size = (uint32_t)v;
         return 0;
     case OPT_REMAINDER:
-        if (parse_remainder(arg, &a->plan.remainder))
+        if (cli_parse_enum(ES_ENUM_REMAINDER, arg, &a->plan.remainder))
             break;
         return 0;
     case OPT_SEED:
@@ -135,18 +109,9 @@ static int own_option(int c, const char *arg, plan_args *a)
         a->plan.shards_per_worker = (uint32_t)v;
         return 0;
     case OPT_COMPRESS:
-        {
-            static const char *const names[] = {
-                [ES_COMPRESS_NONE] = "none", [ES_COMPRESS_GZIP] = "gzip",
-                [ES_COMPRESS_ZSTD] = "zstd", [ES_COMPRESS_SNAPPY] = "snappy",
-                [ES_COMPRESS_AUTO] = "auto"};
-            for (int c = 0; c <= ES_COMPRESS_AUTO; c++)
-                if (!strcmp(arg, names[c])) {
-                    a->plan.compress = (es_compress)c;
-                    return 0;
-                }
-        }
-        break;
+        if (cli_parse_enum(ES_ENUM_COMPRESS, arg, &a->plan.compress))
+            break;
+        return 0;
     case OPT_MAX_IMBALANCE:
         if (cli_parse_double(arg, &a->max_imbalance) || a->max_imbalance < 0)
             break;
@@ -216,7 +181,7 @@ static void print_summary(const es_plan *p, const es_plan_settings *s, const cha
     es_plan_metrics m;
     es_plan_get_metrics(p, &m);
     printf("%s mode: %u ranks x %u workers, %llu utterances planned, %llu filtered\n",
-           s->mode == ES_PLAN_BATCH ? "batch" : s->mode == ES_PLAN_RESHARD ? "reshard" : "shard",
+           es_enum_name(ES_ENUM_PLAN_MODE, s->mode),
            s->world_size, s->workers,
            (unsigned long long)m.kept, (unsigned long long)m.filtered);
     printf("%6s %14s %11s %12s %8s\n", "rank", "cost", "utterances", "frames", "batches");
@@ -276,7 +241,7 @@ int cmd_plan(int argc, char **argv)
     if (rc == ES_OK)
         rc = es_plan_build(ctx, &a.plan, table, &plan);
     if (rc == ES_OK)
-        rc = es_plan_write(ctx, plan, table, a.outdir, inputs, n_inputs);
+        rc = es_plan_write(ctx, plan, a.outdir, inputs, n_inputs);
     int exit_code = rc == ES_OK ? EXIT_OK : cli_fail(es_errmsg(ctx), rc);
     if (rc == ES_OK) {
         print_summary(plan, &a.plan, a.outdir);

@@ -54,17 +54,6 @@ typedef struct sim_args {
     int json, quiet, have_loader;
 } sim_args;
 
-static int parse_loader(const char *arg, es_loader *l)
-{
-    if (!strcmp(arg, "cosyvoice"))
-        *l = ES_LOADER_COSYVOICE;
-    else if (!strcmp(arg, "wenet"))
-        *l = ES_LOADER_WENET;
-    else
-        return -1;
-    return 0;
-}
-
 static int parse_i64(const char *s, int64_t *out)
 {
     char *end;
@@ -110,7 +99,7 @@ static int own_option(int c, const char *arg, sim_args *a)
     const char *want = "a positive whole number";
     switch (c) {
     case 'l':
-        if (!parse_loader(arg, &s->loader))
+        if (!cli_parse_enum(ES_ENUM_LOADER, arg, &s->loader))
             return 0;
         want = "cosyvoice or wenet";
         break;
@@ -197,7 +186,7 @@ static int prescan(int argc, char **argv, const struct option *opts, sim_args *a
     opterr = 0;
     optind = 1;
     while ((c = getopt_long(argc, argv, short_options, opts, NULL)) != -1) {
-        if (c == 'l' && !parse_loader(optarg, &loader))
+        if (c == 'l' && !cli_parse_enum(ES_ENUM_LOADER, optarg, &loader))
             a->have_loader = 1;
         help |= c == 'h';
     }

@@ -150,17 +150,6 @@ static const struct option opts[] = {
 };
 static const char short_options[] = "j:qh";
 
-static int parse_loader(const char *arg, es_loader *l)
-{
-    if (!strcmp(arg, "cosyvoice"))
-        *l = ES_LOADER_COSYVOICE;
-    else if (!strcmp(arg, "wenet"))
-        *l = ES_LOADER_WENET;
-    else
-        return -1;
-    return 0;
-}
-
 /* One option; returns 0, or -1 after printing why. */
 static int option(validate_args *a, int c, const char *arg)
 {
@@ -191,13 +180,7 @@ static int option(validate_args *a, int c, const char *arg)
     case OPT_JSON: a->json = arg; return 0;
     case OPT_SHOW: return cli_parse_int(arg, &a->show) ? bad("--show needs a number, got '%s'", arg) : 0;
     case OPT_DEVICE:
-        if (!strcmp(arg, "auto"))
-            a->s.device = ES_DEVICE_AUTO;
-        else if (!strcmp(arg, "cpu"))
-            a->s.device = ES_DEVICE_CPU;
-        else if (!strcmp(arg, "cuda"))
-            a->s.device = ES_DEVICE_CUDA;
-        else
+        if (cli_parse_enum(ES_ENUM_DEVICE, arg, &a->s.device))
             return bad("--device is auto, cpu or cuda, got '%s'", arg);
         return 0;
     case 'j':
@@ -207,7 +190,7 @@ static int option(validate_args *a, int c, const char *arg)
         return 0;
     case 'q': a->quiet = 1; return 0;
     case OPT_LOADER: /* applied by prescan; checked here */
-        return parse_loader(arg, &a->data.loader) ? bad("--loader is cosyvoice or wenet, got '%s'", arg) : 0;
+        return cli_parse_enum(ES_ENUM_LOADER, arg, &a->data.loader) ? bad("--loader is cosyvoice or wenet, got '%s'", arg) : 0;
     case OPT_WORLD_SIZE:
         if (cli_parse_int(arg, &dim) || dim <= 0)
             return bad("--world-size needs a positive number, got '%s'", arg);
@@ -236,7 +219,7 @@ static void prescan(int argc, char **argv, const struct option *all, validate_ar
     optind = 1;
     while ((c = getopt_long(argc, argv, short_options, all, NULL)) != -1)
         if (c == OPT_LOADER)
-            parse_loader(optarg, &loader);
+            cli_parse_enum(ES_ENUM_LOADER, optarg, &loader);
     opterr = 1;
     optind = 0; /* glibc: start over, re-reading the (now permuted) argv */
     es_simulate_settings sim;

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/grow.h"
 #include "validate/sources/emb_set.h"
 
 const char *es_printable(char *out, size_t cap, const char *s, size_t n)
@@ -63,12 +64,10 @@ int es_emb_set_push(es_emb_set *s, float v)
         return ES_OK;
     }
     if (s->n_vals == s->cap_vals) {
-        size_t cap = s->cap_vals ? 2 * s->cap_vals : 4096;
-        float *p = realloc(s->vals, cap * sizeof *p);
-        if (!p)
+        void *p = s->vals;
+        if (es_grow(&p, &s->cap_vals, s->cap_vals + 1, sizeof *s->vals, 4096))
             return ES_ERR_NOMEM;
         s->vals = p;
-        s->cap_vals = cap;
     }
     s->vals[s->n_vals++] = v;
     return ES_OK;
@@ -80,17 +79,11 @@ int es_emb_set_reserve(es_emb_set *s, size_t extra)
         return ES_ERR_NOMEM;
     if (s->cap_vals - s->n_vals >= extra)
         return ES_OK;
-    size_t cap = s->cap_vals ? s->cap_vals : 4096;
-    while (cap - s->n_vals < extra) {
-        if (cap > SIZE_MAX / 2 / sizeof *s->vals)
-            return ES_ERR_NOMEM;
-        cap *= 2;
-    }
-    float *p = realloc(s->vals, cap * sizeof *p);
-    if (!p)
+    void *p = s->vals;
+    if (extra > SIZE_MAX - s->n_vals ||
+        es_grow(&p, &s->cap_vals, s->n_vals + extra, sizeof *s->vals, 4096))
         return ES_ERR_NOMEM;
     s->vals = p;
-    s->cap_vals = cap;
     return ES_OK;
 }
 
@@ -134,12 +127,10 @@ int es_emb_set_add(es_context *ctx, es_emb_set *s, const char *key, size_t klen,
 int es_emb_set_add_absent(es_emb_set *s, const char *key)
 {
     if (s->n_absent == s->cap_absent) {
-        size_t cap = s->cap_absent ? 2 * s->cap_absent : 64;
-        const char **p = realloc(s->absent, cap * sizeof *p);
-        if (!p)
+        void *p = s->absent;
+        if (es_grow(&p, &s->cap_absent, s->cap_absent + 1, sizeof *s->absent, 64))
             return ES_ERR_NOMEM;
         s->absent = p;
-        s->cap_absent = cap;
     }
     const char *k = es_arena_strndup(&s->strings, key, strlen(key));
     if (!k)

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/grow.h"
 #include "core/line_reader.h"
 #include "validate/sources/emb_set.h"
 
@@ -101,12 +102,10 @@ static int on_utt2spk(es_context *ctx, const char *path, unsigned long lineno, c
     if (!s || es_strmap_put(&u->map, utt, ulen, s))
         return es_fail(ctx, ES_ERR_NOMEM, "%s: out of memory", path);
     if (u->n == u->cap) {
-        size_t cap = u->cap ? 2 * u->cap : 256;
-        const char **p = realloc(u->utts, cap * sizeof *p);
-        if (!p)
+        void *p = u->utts;
+        if (es_grow(&p, &u->cap, u->cap + 1, sizeof *u->utts, 256))
             return es_fail(ctx, ES_ERR_NOMEM, "%s: out of memory", path);
         u->utts = p;
-        u->cap = cap;
     }
     u->utts[u->n++] = es_strmap_get(&u->map, utt, ulen)->key;
     return ES_OK;

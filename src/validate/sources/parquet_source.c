@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/grow.h"
 #include "core/line_reader.h"
 #include "core/utf8.h"
 #include "readers/manifest.h"
@@ -46,12 +47,10 @@ static int utt_row(es_context *ctx, pq_load *l, const es_embedding_row *row)
     if (!row->present)
         return es_emb_set_add_absent(l->out, row->key) ? nomem(ctx, l->out->name) : ES_OK;
     if (l->out->n == l->spk_cap) {
-        size_t cap = l->spk_cap ? 2 * l->spk_cap : 256;
-        const char **p = realloc(l->spk, cap * sizeof *p);
-        if (!p)
+        void *p = l->spk;
+        if (es_grow(&p, &l->spk_cap, l->spk_cap + 1, sizeof *l->spk, 256))
             return nomem(ctx, l->out->name);
         l->spk = p;
-        l->spk_cap = cap;
     }
     const char *spk = es_arena_strndup(&l->out->strings, row->spk, strlen(row->spk));
     if (!spk)

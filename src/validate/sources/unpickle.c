@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/grow.h"
 #include "core/strbuf.h"
 #include "validate/sources/emb_set.h"
 
@@ -125,12 +126,10 @@ static int push(up *u, value v)
     if (u->sp == u->cap) {
         if (u->cap >= MAX_STACK)
             return fail(u, ES_ERR_UNSUPPORTED, "stack deeper than %d entries", MAX_STACK);
-        size_t cap = u->cap ? 2 * u->cap : 256;
-        value *p = realloc(u->stack, cap * sizeof *p);
-        if (!p)
+        void *p = u->stack;
+        if (es_grow(&p, &u->cap, u->cap + 1, sizeof *u->stack, 256))
             return nomem(u);
         u->stack = p;
-        u->cap = cap;
     }
     u->stack[u->sp++] = v;
     return ES_OK;
@@ -161,12 +160,10 @@ static int pop_mark(up *u, const char *op, size_t *at)
 static int new_list(up *u)
 {
     if (u->n_lists == u->cap_lists) {
-        size_t cap = u->cap_lists ? 2 * u->cap_lists : 1024;
-        plist *p = realloc(u->lists, cap * sizeof *p);
-        if (!p)
+        void *p = u->lists;
+        if (es_grow(&p, &u->cap_lists, u->cap_lists + 1, sizeof *u->lists, 1024))
             return nomem(u);
         u->lists = p;
-        u->cap_lists = cap;
     }
     u->lists[u->n_lists] = (plist){u->out->n_vals, 0};
     value v = {V_LIST, 0, 0, NULL, u->n_lists++};
@@ -296,12 +293,10 @@ static int put(up *u, uint64_t id)
         return fail(u, ES_ERR_UNSUPPORTED, "memo index out of sequence");
     if (id == u->n_memo) {
         if (u->n_memo == u->cap_memo) {
-            size_t cap = u->cap_memo ? 2 * u->cap_memo : 1024;
-            value *p = realloc(u->memo, cap * sizeof *p);
-            if (!p)
+            void *p = u->memo;
+            if (es_grow(&p, &u->cap_memo, u->cap_memo + 1, sizeof *u->memo, 1024))
                 return nomem(u);
             u->memo = p;
-            u->cap_memo = cap;
         }
         u->n_memo++;
     }
@@ -424,12 +419,10 @@ static int op_mark(up *u)
     if (u->n_marks == u->cap_marks) {
         if (u->cap_marks >= MAX_STACK)
             return fail(u, ES_ERR_UNSUPPORTED, "too many nested MARKs");
-        size_t cap = u->cap_marks ? 2 * u->cap_marks : 64;
-        size_t *p = realloc(u->marks, cap * sizeof *p);
-        if (!p)
+        void *p = u->marks;
+        if (es_grow(&p, &u->cap_marks, u->cap_marks + 1, sizeof *u->marks, 64))
             return nomem(u);
         u->marks = p;
-        u->cap_marks = cap;
     }
     u->marks[u->n_marks++] = u->sp;
     return ES_OK;

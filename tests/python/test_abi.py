@@ -1,0 +1,138 @@
+"""The binding's copy of the ABI against the library's own.
+
+python/equishard/_ffi.py mirrors the header's structs by hand. The library
+exports its layout table (es_abi_layout: each struct's size and each field's
+offset and size, as compiled); this test compares _ffi.STRUCTS with it field by
+field, and the table with the structs the header declares (read from
+include/equishard/equishard.h), so a field added to a C struct fails here until
+src/core/abi.c and _ffi.py both follow. It also checks the version macros and
+that the Python enums come from the library (es_enum_*).
+
+Run by meson through tests/python/run.sh, like the other suites.
+"""
+import ctypes
+import os
+import re
+import unittest
+
+from equishard import _ffi
+from equishard.core import ENUMS
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.environ.get("ES_SOURCE_ROOT", os.path.join(HERE, "..", ".."))
+HEADER = os.path.join(ROOT, "include", "equishard", "equishard.h")
+
+
+def header_text():
+    with open(HEADER, encoding="utf-8") as f:
+        return f.read()
+
+
+def header_structs(text):
+    """{struct: [field, ...]} for every `typedef struct es_x { ... } es_x;` of the
+    header, fields in declaration order (`a, b;` gives two; arrays count once)."""
+    text = re.sub(r"/\*.*?\*/", " ", text, flags=re.S)
+    out = {}
+    for m in re.finditer(r"typedef\s+struct\s+(es_\w+)\s*\{(.*?)\}\s*\1\s*;", text, flags=re.S):
+        fields = []
+        for decl in filter(None, (d.strip() for d in m.group(2).split(";"))):
+            decl = re.sub(r"\[[^\]]*\]", "", decl)
+            first, *rest = decl.split(",")
+            fields += [re.findall(r"\w+", d)[-1] for d in [first, *rest]]
+        out[m.group(1)] = fields
+    return out
+
+
+def library_layout():
+    """{struct: (size, [(field, offset, size), ...])} from es_abi_layout."""
+    n = ctypes.c_size_t()
+    rows = _ffi.lib().es_abi_layout(ctypes.byref(n))
+    out = {}
+    for i in range(n.value):
+        r = rows[i]
+        name = r.struct_name.decode()
+        if r.field is None:
+            out[name] = (r.size, [])
+        else:
+            out[name][1].append((r.field.decode(), r.offset, r.size))
+    return out
+
+
+class TestLayout(unittest.TestCase):
+    def setUp(self):
+        self.layout = library_layout()
+
+    def test_table_lists_every_header_struct_and_field(self):
+        declared = header_structs(header_text())
+        self.assertGreater(len(declared), 20)
+        self.assertEqual(sorted(declared), sorted(self.layout),
+                         "structs of the header vs es_abi_layout (src/core/abi.c)")
+        for name, fields in declared.items():
+            self.assertEqual(fields, [f for f, _, _ in self.layout[name][1]],
+                             f"{name}: fields of the header vs es_abi_layout (src/core/abi.c)")
+
+    def test_ffi_matches_the_library_field_by_field(self):
+        self.assertEqual(sorted(_ffi.STRUCTS), sorted(self.layout),
+                         "_ffi.STRUCTS vs the library's structs")
+        for name, (size, fields) in self.layout.items():
+            cls = _ffi.STRUCTS[name]
+            with self.subTest(struct=name):
+                self.assertEqual([f for f, _ in cls._fields_], [f for f, _, _ in fields],
+                                 f"{name}: fields of _ffi.{cls.__name__} vs the library")
+                for field, offset, fsize in fields:
+                    got = getattr(cls, field)
+                    self.assertEqual((got.offset, got.size), (offset, fsize),
+                                     f"{name}.{field}: (offset, size) in _ffi vs the library")
+                self.assertEqual(ctypes.sizeof(cls), size, f"sizeof({name}) in _ffi vs the library")
+
+    def test_settings_keep_a_reserve(self):
+        # The ABI rule of the header: settings structs end in uint64_t reserved[8].
+        for name in ("es_measure_settings", "es_cost_model", "es_plan_settings",
+                     "es_simulate_settings", "es_validate_settings", "es_validate_data_settings"):
+            field, offset, size = self.layout[name][1][-1]
+            self.assertEqual((field, size), ("reserved", 64), name)
+            self.assertEqual(offset + size, self.layout[name][0], name)
+
+
+class TestVersion(unittest.TestCase):
+    def test_number_string_and_macros_agree(self):
+        L = _ffi.lib()
+        text = header_text()
+        macro = {k: int(re.search(rf"#define ES_VERSION_{k} (\d+)", text).group(1))
+                 for k in ("MAJOR", "MINOR", "PATCH")}
+        self.assertEqual(L.es_version_string().decode(),
+                         "{MAJOR}.{MINOR}.{PATCH}".format(**macro))
+        self.assertEqual(L.es_version_number(),
+                         macro["MAJOR"] * 10000 + macro["MINOR"] * 100 + macro["PATCH"])
+        self.assertEqual(L.es_version(), L.es_version_string())
+
+
+class TestEnums(unittest.TestCase):
+    def test_names_round_trip(self):
+        L = _ffi.lib()
+        self.assertEqual(list(ENUMS), ["on_error", "mode", "remainder", "compress", "loader",
+                                       "check", "device", "dtype", "kind"])
+        self.assertEqual(ENUMS["mode"], {"shard": 0, "batch": 1, "reshard": 2})
+        self.assertEqual(ENUMS["compress"], {"none": 0, "gzip": 1, "zstd": 2, "snappy": 3, "auto": 4})
+        self.assertEqual(ENUMS["device"], {"auto": 0, "cpu": 1, "cuda": 2})
+        self.assertEqual(ENUMS.name("kind", 2), "data")
+        for e, field in enumerate(ENUMS):
+            for name, value in ENUMS[field].items():
+                got = ctypes.c_int(-7)
+                self.assertEqual(L.es_enum_value(e, name.encode(), ctypes.byref(got)), 0)
+                self.assertEqual(got.value, value)
+            got = ctypes.c_int(-7)
+            self.assertEqual(L.es_enum_value(e, b"no-such-name", ctypes.byref(got)), -1)
+            self.assertEqual(L.es_enum_value(e, None, ctypes.byref(got)), -1)
+            self.assertEqual(got.value, -7)
+            self.assertIsNone(L.es_enum_name(e, len(ENUMS[field])))
+            self.assertIsNone(L.es_enum_name(e, -1))
+        self.assertIsNone(L.es_enum_field(len(ENUMS)))
+        self.assertEqual(L.es_enum_size(len(ENUMS)), 0)
+        self.assertEqual([L.es_check_name(v).decode() for v in range(len(ENUMS["check"]))],
+                         list(ENUMS["check"]))
+        self.assertEqual(L.es_loader_name(1), b"wenet")
+
+
+if __name__ == "__main__":
+    unittest.main()

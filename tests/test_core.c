@@ -1,0 +1,354 @@
+/* src/core: the string map, UTF-8 lengths and strip, the line reader, es_grow,
+ * the string buffer and arena, and atomic files — each against values worked
+ * out by hand or by Python (len(b.decode()), s.strip()), as the comments say. */
+#include "check_helpers.h"
+#include "core/atomic_file.h"
+#include "core/grow.h"
+#include "core/line_reader.h"
+#include "core/strbuf.h"
+#include "core/strmap.h"
+#include "core/utf8.h"
+
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static void write_file(const char *path, const void *data, size_t len)
+{
+    FILE *fp = fopen(path, "wb");
+    ck_assert_ptr_nonnull(fp);
+    ck_assert_uint_eq(fwrite(data, 1, len, fp), len);
+    ck_assert_int_eq(fclose(fp), 0);
+}
+
+/* ---- strmap ------------------------------------------------------------------ */
+
+START_TEST(test_strmap_put_get_replace)
+{
+    es_strmap m = {0};
+    ck_assert_ptr_null(es_strmap_get(&m, "a", 1)); /* empty map */
+    ck_assert_int_eq(es_strmap_put(&m, "utt1", 4, (const void *)(uintptr_t)11), 0);
+    ck_assert_int_eq(es_strmap_put(&m, "utt2", 4, (const void *)(uintptr_t)22), 0);
+    /* the length counts, not the NUL: "utt1x" with len 4 is "utt1" */
+    ck_assert_int_eq(es_strmap_put(&m, "utt1x", 4, (const void *)(uintptr_t)33), 0);
+    ck_assert_uint_eq(m.n, 2);
+    const es_strmap_slot *s = es_strmap_get(&m, "utt1", 4);
+    ck_assert_ptr_nonnull(s);
+    ck_assert_uint_eq((uintptr_t)s->value, 33);
+    ck_assert_uint_eq(s->key_len, 4);
+    ck_assert_str_eq(s->key, "utt1"); /* copied into the arena, NUL-terminated */
+    ck_assert_uint_eq((uintptr_t)es_strmap_get(&m, "utt2", 4)->value, 22);
+    ck_assert_ptr_null(es_strmap_get(&m, "utt", 3));
+    ck_assert_ptr_null(es_strmap_get(&m, "utt3", 4));
+    /* an empty key and keys with bytes past ASCII are keys like any other */
+    ck_assert_int_eq(es_strmap_put(&m, "", 0, (const void *)(uintptr_t)1), 0);
+    ck_assert_int_eq(es_strmap_put(&m, "\xe4\xb8\xad", 3, (const void *)(uintptr_t)2), 0);
+    ck_assert_uint_eq((uintptr_t)es_strmap_get(&m, "", 0)->value, 1);
+    ck_assert_uint_eq((uintptr_t)es_strmap_get(&m, "\xe4\xb8\xad", 3)->value, 2);
+    ck_assert_uint_eq(m.n, 4);
+    ck_assert_uint_eq(m.cap, 64);
+    es_strmap_release(&m);
+    ck_assert_ptr_null(m.slots);
+}
+END_TEST
+
+START_TEST(test_strmap_many_keys)
+{
+    es_strmap m = {0};
+    char key[32];
+    const char *first = NULL;
+    for (uintptr_t i = 0; i < 20000; i++) {
+        int n = snprintf(key, sizeof key, "spk%05u", (unsigned)i);
+        ck_assert_int_eq(es_strmap_put(&m, key, (size_t)n, (const void *)(i + 1)), 0);
+        if (i == 0)
+            first = es_strmap_get(&m, "spk00000", 8)->key;
+    }
+    ck_assert_uint_eq(m.n, 20000);
+    ck_assert_uint_eq(m.cap, 32768); /* doubled from 64 while more than 3/4 full */
+    for (uintptr_t i = 0; i < 20000; i++) {
+        int n = snprintf(key, sizeof key, "spk%05u", (unsigned)i);
+        const es_strmap_slot *s = es_strmap_get(&m, key, (size_t)n);
+        ck_assert_ptr_nonnull(s);
+        ck_assert_uint_eq((uintptr_t)s->value, i + 1);
+    }
+    /* keys live in the arena: growing the table does not move them */
+    ck_assert_ptr_eq(es_strmap_get(&m, "spk00000", 8)->key, first);
+    ck_assert_ptr_null(es_strmap_get(&m, "spk20000", 8));
+    es_strmap_release(&m);
+}
+END_TEST
+
+/* ---- utf8 -------------------------------------------------------------------- */
+
+START_TEST(test_utf8_length)
+{
+    /* Python: len(b.decode("utf-8")) */
+    ck_assert_uint_eq(es_utf8_length("", 0), 0);
+    ck_assert_uint_eq(es_utf8_length("hello", 5), 5);
+    ck_assert_uint_eq(es_utf8_length("h\xc3\xa9llo", 6), 5);                  /* héllo */
+    ck_assert_uint_eq(es_utf8_length("\xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e", 9), 3); /* 日本語 */
+    ck_assert_uint_eq(es_utf8_length("a\xf0\x9f\x98\x80z", 6), 3);            /* a😀z */
+    ck_assert_uint_eq(es_utf8_length("a\0b", 3), 3);                          /* NUL counts */
+    ck_assert_uint_eq(es_utf8_length("abc", 2), 2);                           /* only n bytes */
+    /* invalid lead bytes count one each (errors="replace": "\ufffd\ufffd") */
+    ck_assert_uint_eq(es_utf8_length("\xff\xfe", 2), 2);
+    /* a truncated sequence counts one (errors="replace": one "\ufffd") */
+    ck_assert_uint_eq(es_utf8_length("x\xe6\x97", 3), 2);
+}
+END_TEST
+
+START_TEST(test_strip)
+{
+    /* Python: s.strip() */
+    const char *s = " \t\n\v\f\r hi there \x1c\x1d\x1e\x1f";
+    const char *p = s;
+    size_t n = es_strip(&p, strlen(s));
+    ck_assert_uint_eq(n, 8);
+    ck_assert_int_eq(memcmp(p, "hi there", 8), 0);
+    ck_assert_ptr_eq(p, s + 7);
+    p = "   ";
+    ck_assert_uint_eq(es_strip(&p, 3), 0);
+    p = "x";
+    ck_assert_uint_eq(es_strip(&p, 1), 1);
+    ck_assert_int_eq(p[0], 'x');
+    p = "\xc2\xa0x"; /* U+00A0 is not stripped byte-wise: only ASCII whitespace */
+    ck_assert_uint_eq(es_strip(&p, 3), 3);
+}
+END_TEST
+
+/* ---- line reader ------------------------------------------------------------- */
+
+START_TEST(test_line_reader)
+{
+    const char *path = test_path("lines.txt");
+    static const char text[] = "a\r\nbb\n\n\rc\rd\nx\0y\nlast";
+    write_file(path, text, sizeof text - 1);
+    es_line_reader lr;
+    ck_assert_int_eq(es_line_reader_open(&lr, path), 0);
+    static const struct {
+        const char *line;
+        size_t len;
+        int nul;
+    } want[] = {{"a", 1, 0}, {"bb", 2, 0}, {"", 0, 0}, {"\rc\rd", 4, 0}, {"x\0y", 3, 1},
+                {"last", 4, 0}};
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        ck_assert_int_eq(es_line_reader_next(&lr), 1);
+        ck_assert_uint_eq(lr.lineno, i + 1);
+        ck_assert_uint_eq(lr.len, want[i].len);
+        ck_assert_int_eq(memcmp(lr.line, want[i].line, want[i].len), 0);
+        ck_assert_int_eq(lr.line[lr.len], '\0');
+        ck_assert_int_eq(lr.has_nul, want[i].nul);
+    }
+    ck_assert_int_eq(es_line_reader_next(&lr), 0);
+    ck_assert_int_eq(es_line_reader_next(&lr), 0);
+    ck_assert_uint_eq(lr.lineno, 6);
+    es_line_reader_close(&lr);
+    ck_assert_ptr_null(lr.fp);
+    es_line_reader_close(&lr); /* twice is harmless */
+}
+END_TEST
+
+START_TEST(test_line_reader_long_and_missing)
+{
+    const char *path = test_path("long.txt");
+    size_t n = 1 << 20;
+    char *big = malloc(n + 1);
+    ck_assert_ptr_nonnull(big);
+    memset(big, 'k', n);
+    big[n] = '\n';
+    write_file(path, big, n + 1);
+    es_line_reader lr;
+    ck_assert_int_eq(es_line_reader_open(&lr, path), 0);
+    ck_assert_int_eq(es_line_reader_next(&lr), 1);
+    ck_assert_uint_eq(lr.len, n);
+    ck_assert_int_eq(memcmp(lr.line, big, n), 0);
+    ck_assert_int_eq(es_line_reader_next(&lr), 0);
+    es_line_reader_close(&lr);
+    free(big);
+    ck_assert_int_eq(es_line_reader_open(&lr, test_path("nope.txt")), ENOENT);
+    es_line_reader_close(&lr);
+}
+END_TEST
+
+/* ---- grow -------------------------------------------------------------------- */
+
+START_TEST(test_grow)
+{
+    int *a = NULL;
+    size_t cap = 0;
+    ck_assert_int_eq(es_grow((void **)&a, &cap, 0, sizeof *a, 4), 0); /* nothing needed */
+    ck_assert_ptr_null(a);
+    ck_assert_uint_eq(cap, 0);
+    ck_assert_int_eq(es_grow((void **)&a, &cap, 1, sizeof *a, 4), 0);
+    ck_assert_uint_eq(cap, 4);
+    a[3] = 7;
+    ck_assert_int_eq(es_grow((void **)&a, &cap, 4, sizeof *a, 4), 0); /* fits */
+    ck_assert_uint_eq(cap, 4);
+    ck_assert_int_eq(es_grow((void **)&a, &cap, 5, sizeof *a, 4), 0);
+    ck_assert_uint_eq(cap, 8);
+    ck_assert_int_eq(es_grow((void **)&a, &cap, 100, sizeof *a, 4), 0);
+    ck_assert_uint_eq(cap, 128);
+    ck_assert_int_eq(a[3], 7); /* contents kept */
+    int *before = a;
+    ck_assert_int_eq(es_grow((void **)&a, &cap, SIZE_MAX / 2, sizeof *a, 4), -1);
+    ck_assert_ptr_eq(a, before); /* unchanged on failure */
+    ck_assert_uint_eq(cap, 128);
+    free(a);
+
+    /* first = 0 starts at 1 */
+    char *c = NULL;
+    size_t ccap = 0;
+    ck_assert_int_eq(es_grow((void **)&c, &ccap, 1, 1, 0), 0);
+    ck_assert_uint_eq(ccap, 1);
+    ck_assert_int_eq(es_grow((void **)&c, &ccap, 3, 1, 0), 0);
+    ck_assert_uint_eq(ccap, 4);
+    free(c);
+}
+END_TEST
+
+/* ---- strbuf and arena -------------------------------------------------------- */
+
+START_TEST(test_strbuf)
+{
+    es_strbuf sb = {0};
+    es_strbuf_puts(&sb, "key");
+    es_strbuf_putc(&sb, '\t');
+    es_strbuf_printf(&sb, "%d:%s", 42, "x");
+    es_strbuf_append(&sb, "abcdef", 3);
+    ck_assert_str_eq(sb.buf, "key\t42:xabc");
+    ck_assert_uint_eq(sb.len, 11);
+    ck_assert_int_eq(sb.oom, 0);
+    for (int i = 0; i < 10000; i++)
+        es_strbuf_printf(&sb, "%04d", i % 10000);
+    ck_assert_uint_eq(sb.len, 11 + 40000);
+    ck_assert_int_eq(memcmp(sb.buf + sb.len - 8, "99989999", 8), 0);
+    ck_assert_int_eq(sb.buf[sb.len], '\0');
+    es_strbuf_release(&sb);
+    ck_assert_ptr_null(sb.buf);
+}
+END_TEST
+
+START_TEST(test_arena)
+{
+    es_arena a = {0}, b = {0};
+    char *first = es_arena_strndup(&a, "speaker-1xyz", 9);
+    ck_assert_str_eq(first, "speaker-1");
+    char *ptrs[5000];
+    char want[32];
+    for (int i = 0; i < 5000; i++) {
+        int n = snprintf(want, sizeof want, "utt-%d", i);
+        ptrs[i] = es_arena_strndup(i % 2 ? &a : &b, want, (size_t)n);
+        ck_assert_ptr_nonnull(ptrs[i]);
+    }
+    ck_assert_str_eq(es_arena_strndup(&a, "", 0), "");
+    es_arena_splice(&a, &b); /* b's strings now belong to a, and did not move */
+    ck_assert_ptr_null(b.head);
+    ck_assert_str_eq(first, "speaker-1");
+    for (int i = 0; i < 5000; i++) {
+        snprintf(want, sizeof want, "utt-%d", i);
+        ck_assert_str_eq(ptrs[i], want);
+    }
+    es_arena_release(&a);
+    es_arena_release(&b);
+}
+END_TEST
+
+/* ---- atomic file ------------------------------------------------------------- */
+
+static int entries(const char *dir)
+{
+    char cmd[4200];
+    snprintf(cmd, sizeof cmd, "exit $(ls -A '%s' | wc -l)", dir);
+    return WEXITSTATUS(system(cmd));
+}
+
+START_TEST(test_atomic_commit_and_abort)
+{
+    char path[4200];
+    snprintf(path, sizeof path, "%s", test_path("out.txt"));
+    es_context *ctx = es_context_new();
+    es_atomic_file f;
+    ck_assert_int_eq(es_atomic_open(ctx, &f, path), ES_OK);
+    fputs("first\n", f.fp);
+    ck_assert_int_eq(access(path, F_OK), -1); /* not there before the commit */
+    ck_assert_int_eq(entries(test_dir()), 1);  /* only the temporary file */
+    ck_assert_int_eq(es_atomic_commit(ctx, &f), ES_OK);
+    ck_assert_ptr_null(f.fp);
+    size_t len;
+    unsigned char *got = read_whole_file(path, &len);
+    ck_assert_uint_eq(len, 6);
+    ck_assert_int_eq(memcmp(got, "first\n", 6), 0);
+    free(got);
+    struct stat st;
+    ck_assert_int_eq(stat(path, &st), 0);
+    mode_t mask = umask(0);
+    umask(mask);
+    ck_assert_uint_eq(st.st_mode & 0777, 0666 & ~mask); /* not mkstemp's 0600 */
+
+    /* aborted: the previous file stays, the temporary one goes */
+    ck_assert_int_eq(es_atomic_open(ctx, &f, path), ES_OK);
+    fputs("second, never seen\n", f.fp);
+    es_atomic_abort(&f);
+    got = read_whole_file(path, &len);
+    ck_assert_uint_eq(len, 6);
+    ck_assert_int_eq(memcmp(got, "first\n", 6), 0);
+    free(got);
+    ck_assert_int_eq(entries(test_dir()), 1);
+
+    /* a replacement is whole */
+    ck_assert_int_eq(es_atomic_open(ctx, &f, path), ES_OK);
+    fputs("third\n", f.fp);
+    ck_assert_int_eq(es_atomic_commit(ctx, &f), ES_OK);
+    got = read_whole_file(path, &len);
+    ck_assert_uint_eq(len, 6);
+    ck_assert_int_eq(memcmp(got, "third\n", 6), 0);
+    free(got);
+    ck_assert_int_eq(entries(test_dir()), 1);
+    es_context_free(ctx);
+}
+END_TEST
+
+START_TEST(test_atomic_missing_dir)
+{
+    char path[4200], want[4300];
+    snprintf(path, sizeof path, "%s", test_path("no/such/out.txt"));
+    es_context *ctx = es_context_new();
+    es_atomic_file f;
+    ck_assert_int_eq(es_atomic_open(ctx, &f, path), ES_ERR_IO);
+    snprintf(want, sizeof want, "%s: cannot create: No such file or directory", path);
+    ck_assert_str_eq(es_errmsg(ctx), want);
+    ck_assert_ptr_null(f.fp);
+    ck_assert_ptr_null(f.temp_path);
+    es_context_free(ctx);
+}
+END_TEST
+
+static Suite *core_suite(void)
+{
+    Suite *s = suite_create("core");
+    TCase *mem = tcase_create("memory");
+    tcase_add_test(mem, test_strmap_put_get_replace);
+    tcase_add_test(mem, test_strmap_many_keys);
+    tcase_add_test(mem, test_utf8_length);
+    tcase_add_test(mem, test_strip);
+    tcase_add_test(mem, test_grow);
+    tcase_add_test(mem, test_strbuf);
+    tcase_add_test(mem, test_arena);
+    suite_add_tcase(s, mem);
+
+    TCase *files = tcase_create("files");
+    tcase_add_temp_dir(files);
+    tcase_add_test(files, test_line_reader);
+    tcase_add_test(files, test_line_reader_long_and_missing);
+    tcase_add_test(files, test_atomic_commit_and_abort);
+    tcase_add_test(files, test_atomic_missing_dir);
+    suite_add_tcase(s, files);
+    return s;
+}
+
+int main(void) { return run_suite(core_suite()); }
