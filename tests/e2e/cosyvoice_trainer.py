@@ -32,6 +32,7 @@ the steps, and each cosyvoice_join call's result and seconds.
 """
 import argparse
 import datetime
+import faulthandler
 import functools
 import json
 import os
@@ -52,6 +53,7 @@ def parse_args():
     ap.add_argument("--timeout", type=int, default=5, help="the recipe's --timeout (join), s")
     ap.add_argument("--num-workers", type=int, default=2)
     ap.add_argument("--out", required=True)
+    ap.add_argument("--watchdog", type=int, default=240, help="seconds before a hung rank dumps its stacks and exits")
     return ap.parse_args()
 
 
@@ -147,6 +149,7 @@ executor_module.cosyvoice_join = observed_join
 
 
 def main():
+    faulthandler.dump_traceback_later(args.watchdog, exit=True)  # a hang shows where
     dist.init_process_group("gloo")  # train.py's init_distributed, torch_ddp on CPU
     rank = dist.get_rank()
     torch.manual_seed(0)

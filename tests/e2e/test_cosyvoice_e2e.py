@@ -52,7 +52,12 @@ def skip(why):
 
 
 def run(cmd, **kw):
-    r = subprocess.run(cmd, capture_output=True, text=True, **kw)
+    try:
+        r = subprocess.run(cmd, capture_output=True, text=True, **kw)
+    except subprocess.TimeoutExpired as e:  # show what the ranks said (stacks, if the watchdog fired)
+        out = (e.stdout or b"").decode(errors="replace") if isinstance(e.stdout, bytes) else (e.stdout or "")
+        err = (e.stderr or b"").decode(errors="replace") if isinstance(e.stderr, bytes) else (e.stderr or "")
+        sys.exit(f"TIMED OUT: {' '.join(map(str, cmd))}\n{out[-4000:]}\n{err[-12000:]}")
     if r.returncode != 0:
         sys.exit(f"FAILED: {' '.join(map(str, cmd))}\n{r.stdout[-4000:]}\n{r.stderr[-8000:]}")
     return r.stdout

@@ -6,23 +6,39 @@ dry first leaves the others waiting in the recipe's join (CosyVoice's
 `cosyvoice_join`, WeNet's `wenet_join`) until its timeout, every epoch. Wrap the
 training loop's DataLoader and they never wait there:
 
-    for batch_idx, batch_dict in enumerate(equal_steps(train_data_loader, group_join)):
+    for batch_idx, batch_dict in enumerate(equal_steps(train_data_loader)):
 
 Before each step every rank takes its next batch (prefetching one), then the
-ranks agree with one all_reduce (MIN) of a single int whether all still have
-one; the moment any rank has none, all stop together. The batches left over on
+ranks agree with one all_reduce (MIN) of a single int, on a gloo group of its
+own, whether all still have one; the moment any rank has none, all stop together. The batches left over on
 the other ranks are not trained this epoch (at most the spread of batch counts
 per rank; `steps` and `left_over` say what happened). Without an initialized
 torch.distributed, the loader is passed through unchanged.
 """
 
 
+_OWN_GROUP = []  # the gloo group equal_steps agrees on, made once per process
+
+
+def _own_group():
+    """A gloo group of all ranks, for equal_steps' flag alone: its collectives
+    never interleave with DDP's on the default group (nor with model.join()'s
+    shadowing of them), it has the default (long) timeout, and the flag stays
+    on the CPU whatever the training backend is. Made the first time, which is
+    the same moment on every rank (new_group is collective)."""
+    import torch.distributed as dist
+    if not _OWN_GROUP:
+        _OWN_GROUP.append(dist.new_group(backend="gloo"))
+    return _OWN_GROUP[0]
+
+
 class equal_steps:
-    """Iterates `loader` as long as every rank of `group` still has a batch.
-    group: a torch.distributed process group (default: the world). On an NCCL
-    group the flag lives on the current CUDA device, elsewhere on the CPU.
-    After the loop: .steps (batches yielded) and .left_over (whether this rank
-    still had a batch when another ran dry)."""
+    """Iterates `loader` as long as every rank still has a batch.
+    group: the ranks that must agree (default: all, through a gloo group of
+    equal_steps' own); a group passed in is used as it is (on an NCCL group the
+    flag lives on the current CUDA device). After the loop: .steps (batches
+    yielded) and .left_over (whether this rank still had a batch when another
+    ran dry)."""
 
     def __init__(self, loader, group=None):
         self.loader, self.group = loader, group
@@ -41,8 +57,9 @@ class equal_steps:
                 self.steps += 1
                 yield batch
             return
+        group = self.group if self.group is not None else _own_group()
         device = "cpu"
-        if dist.get_backend(self.group) == "nccl":
+        if dist.get_backend(group) == "nccl":
             device = torch.device("cuda", torch.cuda.current_device())
         flag = torch.zeros(1, dtype=torch.int32, device=device)
         while True:
@@ -51,7 +68,7 @@ class equal_steps:
             except StopIteration:
                 batch, have = None, 0
             flag.fill_(have)
-            dist.all_reduce(flag, op=dist.ReduceOp.MIN, group=self.group)
+            dist.all_reduce(flag, op=dist.ReduceOp.MIN, group=group)
             if int(flag.item()) == 0:
                 self.left_over = bool(have)
                 return
