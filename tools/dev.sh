@@ -13,8 +13,9 @@
 #                       CI must stay under 15 minutes); the parquet reshard
 #                       tests' independent reader, hyparquet, comes from npm
 #                       into build-npm/, and so does hyparquet-writer, which
-#                       writes the corpus of the end-to-end tests (CosyVoice's
-#                       own training loop on 4 ranks under torchrun, tests/e2e)
+#                       writes the CosyVoice corpus of the end-to-end tests
+#                       (CosyVoice's and WeNet's own training loops on 4 ranks
+#                       under torchrun, tests/e2e)
 #
 # PYTHON=/usr/bin/python3 tools/dev.sh demo: install the Python package into that
 # interpreter (the one with torch) instead of the python3 on PATH.
@@ -28,7 +29,7 @@ DEPS=(build-essential clang meson ninja-build pkg-config python3
       libarchive-dev libzstd-dev zstd libsnappy-dev zlib1g-dev libxxhash-dev libjansson-dev libsndfile1-dev
       check libomp-dev sox libopenmpi-dev openmpi-bin
       # the Python package's install (pip, its build backend) and the end-to-end
-      # tests: CosyVoice's own training loop under real torch (tests/e2e)
+      # tests: CosyVoice's and WeNet's own training loops under real torch (tests/e2e)
       python3-pip python3-venv python3-setuptools
       python3-torch python3-torchaudio libopenblas0-openmp)
 export PATH="/usr/local/cuda/bin:$PATH"
