@@ -13,13 +13,13 @@
 #                       and the end-to-end test pip-installs the package into
 #                       a venv of its own): the unit, CLI and Python suites,
 #                       CosyVoice's own training loop on 4 ranks under
-#                       torchrun (tests/e2e), the same suites under ASan+UBSan
+#                       torchrun, and WeNet's (tests/e2e), the same suites under ASan+UBSan
 #                       (with the Python binding's leak check), and each
 #                       fuzzer for a bounded time (FUZZ_SECONDS, default 15;
 #                       CI must stay under 25 minutes); hyparquet (the parquet
 #                       reshard tests' independent reader) and hyparquet-writer
-#                       (the end-to-end corpus's writer) come from npm into
-#                       build-npm/
+#                       (the CosyVoice end-to-end corpus's writer) come from
+#                       npm into build-npm/
 #
 # PYTHON=/usr/bin/python3 tools/dev.sh demo: install the Python package into that
 # interpreter (the one with torch) instead of the python3 on PATH.
@@ -33,7 +33,7 @@ DEPS=(build-essential clang meson ninja-build pkg-config python3
       libarchive-dev libzstd-dev zstd libsnappy-dev zlib1g-dev libxxhash-dev libjansson-dev libsndfile1-dev
       check libomp-dev sox libopenmpi-dev openmpi-bin
       # the Python package's install (pip, its build backend) and the end-to-end
-      # tests: CosyVoice's own training loop under real torch (tests/e2e)
+      # tests: CosyVoice's and WeNet's own training loops under real torch (tests/e2e)
       python3-pip python3-venv python3-setuptools
       python3-torch python3-torchaudio libopenblas0-openmp)
 export PATH="/usr/local/cuda/bin:$PATH"

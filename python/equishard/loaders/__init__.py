@@ -11,6 +11,9 @@ by position themselves:
   for shard-mode plans.
 - equishard.loaders.cosyvoice.Dataset: CosyVoice's Dataset(...) for batch-mode
   plans (planned batches fetched row by row, new batches every epoch).
+- equishard.loaders.wenet.Dataset: WeNet's Dataset(...) (wenet/dataset/dataset.py)
+  for batch plans (planned batches through WeNet's processors to padding) and
+  shard plans (ShardList under WeNet's own pipeline).
 - equishard.loaders.steps.equal_steps: ends every rank's epoch at the same step
   (shard and reshard plans, or no plan at all).
 - ShardList: WeNet's TextLineDataPipe(...).shard(partition) in

@@ -1,0 +1,1 @@
+"""Stand-in (README.md): langid is not installable here (no Debian package)."""
