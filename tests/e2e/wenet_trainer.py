@@ -39,6 +39,7 @@ this rank's last step and the end of the epoch (its wait in the join).
 """
 import argparse
 import datetime
+import faulthandler
 import json
 import os
 import sys
@@ -167,4 +168,11 @@ def main():
 
 
 if __name__ == "__main__":
+    faulthandler.dump_traceback_later(240, exit=True)  # a hung rank shows where
     main()
+    # Leave without the interpreter's teardown: torch 1.13's C++ destructors have
+    # hung a rank there under load after its results were written (see
+    # cosyvoice_trainer.py).
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
