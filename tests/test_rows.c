@@ -16,10 +16,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <unistd.h>
 #include <zlib.h>
 
+#include <snappy-c.h>
+
 #include "check_helpers.h"
+#include "readers/parquet/pq_span.h"
 #include "rows/row_reader.h"
 
 #define INSPIRE "real/FunAudioLLM__InspireMusic/examples/music_generation/data/samples/parquet/parquet_000000000.tar"
@@ -363,6 +367,95 @@ START_TEST(page_skipping_returns_the_same_rows)
 }
 END_TEST
 
+/* Every row of `path` fetched alone with every PLAIN BYTE_ARRAY page read in
+ * part equals the whole-page read; returns the pages read in part. */
+static uint64_t spanned_rows_equal_whole_pages(es_context *ctx, const char *path)
+{
+    es_row_reader *full = open_ok(ctx, path);
+    rows_parquet_set_span_min(full->pq, UINT32_MAX);
+    uint64_t n, pos[256], spanned = 0;
+    ck_assert_int_eq(es_row_reader_count(ctx, full, &n), ES_OK);
+    ck_assert_uint_le(n, 256);
+    for (uint64_t i = 0; i < n; i++)
+        pos[i] = i;
+    const es_row *all = read_ok(ctx, full, pos, n, NULL, 0);
+    shuffled_positions(pos, n, 11);
+    es_row_reader *part = open_ok(ctx, path);
+    rows_parquet_set_span_min(part->pq, 0);
+    for (uint64_t k = 0; k < n; k++) { /* one reader: pages and marks reused, out of order */
+        const es_row *row = read_ok(ctx, part, &pos[k], 1, NULL, 0);
+        for (size_t c = 0; c < row->n_fields; c++)
+            ck_assert_msg(same_value(&row->fields[c].value, &all[pos[k]].fields[c].value),
+                          "%s row %llu column %s", path, (unsigned long long)pos[k], row->fields[c].name);
+    }
+    rows_parquet_stats s;
+    rows_parquet_get_stats(part->pq, &s);
+    spanned = s.pages_spanned;
+    es_row_reader_free(part);
+    es_row_reader_free(full);
+    return spanned;
+}
+
+START_TEST(pages_read_in_part_return_the_same_rows)
+{
+    es_context *ctx = es_context_new();
+    ck_assert_uint_gt(spanned_rows_equal_whole_pages(ctx, testdata_path(PAGES)), 10);
+    ck_assert_uint_gt(spanned_rows_equal_whole_pages(ctx, fixture_path("corpus_a/parquet/parquet_000000001.tar")), 0);
+    const char *more[] = {RGPAGES, "parquet/hyparquet_v2.parquet", "parquet/parquetjs_legacy_lists.parquet",
+                          "parquet/arrow_zstd_v2_dict.parquet", "parquet/arrow_snappy_v2_delta.parquet",
+                          "parquet/arrow_zstd_v1_delta.parquet", "parquet/null_audio.parquet"};
+    for (size_t k = 0; k < sizeof more / sizeof more[0]; k++)
+        spanned_rows_equal_whole_pages(ctx, testdata_path(more[k]));
+    es_context_free(ctx);
+}
+END_TEST
+
+/* pq_span against libsnappy on content with long literals, short and
+ * self-overlapping copies (runs) and far matches: every range, every mark. */
+START_TEST(snappy_ranges_equal_whole_decompression)
+{
+    size_t u = 300000;
+    uint8_t *data = malloc(u);
+    uint32_t x = 12345;
+    for (size_t i = 0; i < u; i++) {
+        x = x * 1103515245u + 12345u;
+        size_t block = i / 20000;
+        data[i] = block % 3 == 0 ? (uint8_t)(x >> 24)            /* noise: literals */
+                  : block % 3 == 1 ? (uint8_t)(i % 7 == 0 ? 9 : 0) /* runs: overlapping copies */
+                                   : data[i - 20000 + (i % 5)];    /* repeats of the noise */
+    }
+    size_t z = snappy_max_compressed_length(u);
+    char *comp = malloc(z);
+    ck_assert_int_eq(snappy_compress((const char *)data, u, comp, &z), SNAPPY_OK);
+    char *dir = make_temp_dir(), path[4096];
+    snprintf(path, sizeof path, "%s/page.snappy", dir);
+    FILE *f = fopen(path, "wb");
+    ck_assert_ptr_nonnull(f);
+    ck_assert_uint_eq(fwrite("PAD!", 1, 4, f) + fwrite(comp, 1, z, f), 4 + z);
+    fclose(f);
+    int fd = open(path, O_RDONLY);
+    pq_span s = {0};
+    ck_assert_int_eq(pq_span_open(&s, fd, 4, (uint32_t)z, (uint32_t)u, 1), ES_OK);
+    ck_assert_uint_gt(s.n_marks, u / 4096 - 1);
+    for (uint32_t a = 0; a < u; a += 997) {
+        uint32_t n = (uint32_t)((a * 7919u) % 50000u);
+        if (n > u - a)
+            n = (uint32_t)(u - a);
+        const uint8_t *p;
+        ck_assert_int_eq(pq_span_get(&s, a, n, &p), ES_OK);
+        ck_assert_msg(memcmp(p, data + a, n) == 0, "bytes %u..%u", a, a + n);
+    }
+    /* a stream that lies about its length is refused, as libsnappy refuses it */
+    ck_assert_int_eq(pq_span_open(&s, fd, 4, (uint32_t)z, (uint32_t)u + 1, 1), ES_ERR_FORMAT);
+    ck_assert_int_eq(pq_span_open(&s, fd, 4, (uint32_t)z - 1, (uint32_t)u, 1), ES_ERR_FORMAT);
+    pq_span_release(&s);
+    close(fd);
+    free(comp);
+    free(data);
+    free(dir);
+}
+END_TEST
+
 START_TEST(list_chunks_are_decoded_once)
 {
     es_context *ctx = es_context_new();
@@ -620,6 +713,8 @@ static Suite *rows_suite(void)
     tcase_add_test(tc, parquet_rows_equal_hyparquet);
     tcase_add_test(tc, audio_data_equals_source_file);
     tcase_add_test(tc, page_skipping_returns_the_same_rows);
+    tcase_add_test(tc, pages_read_in_part_return_the_same_rows);
+    tcase_add_test(tc, snappy_ranges_equal_whole_decompression);
     tcase_add_test(tc, list_chunks_are_decoded_once);
     tcase_add_test(tc, tar_keys_and_ordinals_equal_measure);
     tcase_add_test(tc, tar_members_equal_source_files);

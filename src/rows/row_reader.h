@@ -51,8 +51,13 @@ int rows_parquet_read(es_context *ctx, rows_parquet *p, const rows_request *req)
 typedef struct rows_parquet_stats {
     uint64_t pages_decoded, pages_skipped; /* data pages of flat columns */
     uint64_t list_chunks_decoded;          /* list column chunks decoded (cache misses) */
+    uint64_t pages_spanned;                /* pages read in part (rows_pq_span.h) */
 } rows_parquet_stats;
 void rows_parquet_get_stats(const rows_parquet *p, rows_parquet_stats *s);
+
+/* Pages of at least `min` bytes (and min / 64 a row) are read in part; tests
+ * set 0 (every PLAIN BYTE_ARRAY page) or UINT32_MAX (none). */
+void rows_parquet_set_span_min(rows_parquet *p, uint32_t min);
 
 int rows_tar_open(es_context *ctx, const char *path, rows_tar **out);
 void rows_tar_free(rows_tar *t);

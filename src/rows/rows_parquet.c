@@ -12,9 +12,11 @@
 #include "readers/parquet/pq_file.h"
 #include "rows/row_reader.h"
 #include "rows/rows_pq_list.h"
+#include "rows/rows_pq_span.h"
 #include "rows/rows_pq_value.h"
 
 #define CACHE_BUDGET (256u << 20)
+#define SPAN_MIN (256u << 10) /* pages read in part: at least this, and a 64th of it a row */
 
 typedef struct column {
     const pq_leaf *leaf; /* the field's (only) leaf */
@@ -28,6 +30,9 @@ struct rows_parquet {
     uint64_t *rg_start;   /* first row of each row group; [n_row_groups] = rows */
     pq_column flat;       /* one cursor for flat columns: page buffers reused */
     pq_column list;       /* the same for list chunks */
+    rows_pq_pages *pages; /* [rg * n_cols + col]: a flat chunk's data pages, listed on first use */
+    rows_pq_spanned spanned; /* the page last read in part */
+    uint32_t span_min;
     rows_pq_list **cache; /* [rg * n_cols + col], NULL until decoded */
     size_t cache_bytes;
     uint64_t list_chunks_decoded;
@@ -56,7 +61,9 @@ static int build_columns(es_context *ctx, rows_parquet *p)
         p->rg_start[g + 1] = p->rg_start[g] + (uint64_t)n;
     }
     p->cache = calloc(n_rg * p->n_cols + 1, sizeof *p->cache);
-    return p->cache ? ES_OK : es_fail(ctx, ES_ERR_NOMEM, "%s: out of memory", f->path);
+    p->pages = calloc(n_rg * p->n_cols + 1, sizeof *p->pages);
+    p->span_min = SPAN_MIN;
+    return p->cache && p->pages ? ES_OK : es_fail(ctx, ES_ERR_NOMEM, "%s: out of memory", f->path);
 }
 
 int rows_parquet_open(es_context *ctx, const char *path, rows_parquet **out)
@@ -94,6 +101,10 @@ void rows_parquet_free(rows_parquet *p)
         return;
     drop_cache(p);
     free(p->cache);
+    for (size_t i = 0; p->pages && p->f && i < p->f->meta.n_row_groups * p->n_cols; i++)
+        rows_pq_pages_release(&p->pages[i]);
+    free(p->pages);
+    rows_pq_spanned_release(&p->spanned);
     pq_column_release(&p->flat);
     pq_column_release(&p->list);
     free(p->cols);
@@ -122,6 +133,12 @@ void rows_parquet_get_stats(const rows_parquet *p, rows_parquet_stats *s)
     s->pages_decoded = p->flat.pages_decoded;
     s->pages_skipped = p->flat.pages_skipped;
     s->list_chunks_decoded = p->list_chunks_decoded;
+    s->pages_spanned = p->spanned.pages_opened;
+}
+
+void rows_parquet_set_span_min(rows_parquet *p, uint32_t min)
+{
+    p->span_min = min;
 }
 
 /* The columns a request names, as indices into p->cols (sel has room for all
@@ -194,29 +211,75 @@ static int fetch_list(es_context *ctx, rows_parquet *p, uint32_t rg, size_t c, c
     return rc;
 }
 
-/* The same from flat column c, skipping the pages between requested rows. */
-static int fetch_flat(es_context *ctx, rows_parquet *p, uint32_t rg, size_t c, const rows_request *req,
-                      size_t k0, size_t k1, size_t j)
+/* The page list of flat column c in row group rg, made on first use. A chunk
+ * whose headers do not list cleanly gets an empty list: its rows then go
+ * through the cursor, which reports what is wrong when a row needs it. */
+static rows_pq_pages *page_list(rows_parquet *p, uint32_t rg, size_t c)
+{
+    rows_pq_pages *t = &p->pages[(size_t)rg * p->n_cols + c];
+    if (!t->built)
+        rows_pq_pages_build(&p->flat, p->f, rg, p->cols[c].leaf, t);
+    return t;
+}
+
+/* Row r (of the row group) of flat column c from the cursor, which passes
+ * over the pages between *at (the cursor's next row; UINT64_MAX: not open)
+ * and r. */
+static int cursor_value(es_context *ctx, rows_parquet *p, uint32_t rg, size_t c, uint64_t r,
+                        uint64_t *at, pq_entry *e)
 {
     pq_column *cur = &p->flat;
     const pq_leaf *leaf = p->cols[c].leaf;
-    int rc = pq_column_open(cur, p->f, rg, leaf, 1);
-    if (rc != ES_OK)
-        return es_fail(ctx, rc, "%s: row group %u, column %s: %s", p->f->path, rg, leaf->name, cur->err);
-    uint64_t at = p->rg_start[rg];
-    for (size_t k = k0; k < k1; k++) {
-        pq_entry e;
-        int got = 0;
-        rc = pq_column_skip(cur, req->pos[k] - at);
-        if (rc == ES_OK && (got = pq_column_next(cur, &e)) < 0)
-            rc = got;
+    if (*at == UINT64_MAX || *at > r) {
+        int rc = pq_column_open(cur, p->f, rg, leaf, 1);
         if (rc != ES_OK)
-            return es_fail(ctx, rc, "%s: row %llu, column %s: %s", p->f->path,
-                           (unsigned long long)req->pos[k], leaf->name, cur->err);
-        if (got == 0)
-            return es_fail(ctx, ES_ERR_FORMAT, "%s: row %llu, column %s: the column chunk ends before it",
-                           p->f->path, (unsigned long long)req->pos[k], leaf->name);
-        at = req->pos[k] + 1;
+            return es_fail(ctx, rc, "%s: row group %u, column %s: %s", p->f->path, rg, leaf->name, cur->err);
+        *at = 0;
+    }
+    uint64_t row = p->rg_start[rg] + r;
+    int got = 0, rc = pq_column_skip(cur, r - *at);
+    if (rc == ES_OK && (got = pq_column_next(cur, e)) < 0)
+        rc = got;
+    if (rc != ES_OK)
+        return es_fail(ctx, rc, "%s: row %llu, column %s: %s", p->f->path, (unsigned long long)row,
+                       leaf->name, cur->err);
+    if (got == 0)
+        return es_fail(ctx, ES_ERR_FORMAT, "%s: row %llu, column %s: the column chunk ends before it",
+                       p->f->path, (unsigned long long)row, leaf->name);
+    *at = r + 1;
+    return ES_OK;
+}
+
+/* The same from flat column c: a row in a big PLAIN page is read alone out of
+ * it (rows_pq_span.h); other rows come from the cursor, skipping the pages
+ * between requested rows. */
+static int fetch_flat(es_context *ctx, rows_parquet *p, uint32_t rg, size_t c, const rows_request *req,
+                      size_t k0, size_t k1, size_t j)
+{
+    const pq_leaf *leaf = p->cols[c].leaf;
+    int codec = p->f->meta.row_groups[rg].columns[leaf->index].codec;
+    const rows_pq_pages *t = page_list(p, rg, c);
+    uint64_t at = UINT64_MAX;
+    size_t g = 0;
+    for (size_t k = k0; k < k1; k++) {
+        uint64_t r = req->pos[k] - p->rg_start[rg];
+        while (g + 1 < t->n && t->pages[g + 1].first <= r)
+            g++;
+        pq_entry e = {0};
+        const rows_pq_page *page = t->n ? &t->pages[g] : NULL;
+        if (page && r - page->first < (uint64_t)page->h.num_values &&
+            rows_pq_spannable(leaf, codec, page, p->span_min)) {
+            int null, rc = rows_pq_span_value(&p->spanned, p->f, leaf, codec, page,
+                                              (uint32_t)(r - page->first), &e.ptr, &e.len, &null);
+            if (rc != ES_OK)
+                return es_fail(ctx, rc, "%s: row %llu, column %s: %s", p->f->path,
+                               (unsigned long long)req->pos[k], leaf->name, p->spanned.err);
+            e.def = null ? 0 : leaf->max_def;
+        } else {
+            int rc = cursor_value(ctx, p, rg, c, r, &at, &e);
+            if (rc != ES_OK)
+                return rc;
+        }
         es_value *v = (es_value *)&req->out[k].fields[j].value;
         memset(v, 0, sizeof *v);
         if (e.def == leaf->max_def && rows_pq_scalar(p->cols[c].kind.type, e.ptr, e.len, req->arena, v) < 0)

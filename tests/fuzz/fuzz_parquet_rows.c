@@ -1,9 +1,10 @@
 /* Fuzzes the row reader over parquet (footer, schema → value kinds, page
  * skipping, list chunks and their cache) on arbitrary bytes: every input must
  * end in rows or one error, never a crash, leak, hang or unbounded allocation.
- * Each input is fetched twice: a few scattered rows of all columns (skipping
- * pages), then every row (the list cache reused), as a loader would. Seeds:
- * the parquet reader's corpus. */
+ * Each input is fetched three times: a few scattered rows of all columns
+ * (skipping pages), the same with every PLAIN BYTE_ARRAY page read in part
+ * (pq_span.h), then every row (the list cache reused), as a loader would.
+ * Seeds: the parquet reader's corpus. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,6 +28,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (es_row_reader_count(&ctx, r, &n) == ES_OK && n > 0) {
             uint64_t some[] = {n - 1, n / 2, 0, n / 2};
             es_row_reader_read(&ctx, r, some, 4, NULL, 0, &rows);
+            if (r->pq) { /* the same rows with every PLAIN BYTE_ARRAY page read in part */
+                rows_parquet_set_span_min(r->pq, 0);
+                es_row_reader_read(&ctx, r, some, 4, NULL, 0, &rows);
+                rows_parquet_set_span_min(r->pq, UINT32_MAX);
+            }
             size_t m = n < 4096 ? (size_t)n : 4096;
             uint64_t *all = malloc(m * sizeof *all);
             for (size_t i = 0; all && i < m; i++)

@@ -481,6 +481,34 @@ int pq_column_skip(pq_column *c, uint64_t n)
     return ES_OK;
 }
 
+int pq_column_walk(pq_column *c, pq_page_header *h, uint64_t *body)
+{
+    if (c->status)
+        return c->status;
+    if (c->entries_left == 0)
+        return 0;
+    if (c->pos >= c->end)
+        return failf(c, ES_ERR_FORMAT, "column chunk ends after %llu of the %lld values it declares",
+                     (unsigned long long)((uint64_t)c->meta->num_values - c->entries_left),
+                     (long long)c->meta->num_values);
+    int rc = read_header(c, h);
+    if (rc != ES_OK)
+        return rc;
+    if ((uint64_t)h->compressed_size > c->end - c->pos)
+        return failf(c, ES_ERR_FORMAT, "page %u: compressed size %d runs past the column chunk",
+                     c->page_no, h->compressed_size);
+    if (is_data_page(h->type)) {
+        if ((uint64_t)h->num_values > c->entries_left)
+            return failf(c, ES_ERR_FORMAT, "page %u: %d values, but the chunk has only %llu left",
+                         c->page_no, h->num_values, (unsigned long long)c->entries_left);
+        c->entries_left -= (uint64_t)h->num_values;
+    }
+    *body = c->pos;
+    c->pos += (uint64_t)h->compressed_size;
+    c->page_no++;
+    return 1;
+}
+
 void pq_column_release(pq_column *c)
 {
     free(c->hdr);

@@ -73,6 +73,11 @@ int pq_column_next(pq_column *c, pq_entry *e);
  * chunk's end is ES_ERR_FORMAT. */
 int pq_column_skip(pq_column *c, uint64_t n);
 
+/* Reads the next page's header and passes over its body unread: how a row
+ * reader lists a chunk's pages once. 1: *h and *body (the body's file offset)
+ * are set; 0: the chunk is done; negative: a status, message in c->err. */
+int pq_column_walk(pq_column *c, pq_page_header *h, uint64_t *body);
+
 void pq_column_release(pq_column *c);
 
 #endif
