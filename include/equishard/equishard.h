@@ -923,6 +923,51 @@ ES_API int es_row_reader_read(es_context *ctx, es_row_reader *r, const uint64_t 
                               size_t n, const char *const *columns, size_t n_columns,
                               const es_row **rows);
 
+/* ---- text tokens: the recipe's own tokenizer (issue 11) ----------------------- */
+
+/* CosyVoice 2/3 filter on len(text_token), the ids of Qwen2's byte-level BPE
+ * (CosyVoice-BlankEN) plus the special tokens CosyVoice2Tokenizer /
+ * CosyVoice3Tokenizer add. es_tokenizer gives exactly Hugging Face's ids
+ * (`tokenizer([text])["input_ids"][0]`): added tokens split out of the raw
+ * text leftmost-longest, NFC, Qwen2's pre-tokenizer (Oniguruma semantics),
+ * GPT-2's byte map, BPE by merge rank. No BOS/EOS is added. */
+typedef struct es_tokenizer es_tokenizer;
+
+/* Loads the tokenizer at `path`: a folder holding vocab.json + merges.txt (and
+ * optionally tokenizer_config.json, whose added_tokens_decoder entries are
+ * added tokens), or a folder or file holding HF's tokenizer.json (model BPE,
+ * byte-level, Qwen2's normalizer and pre-tokenizer; preferred when a folder
+ * has both, as HF's fast tokenizer does). Anything else is ES_ERR_UNSUPPORTED
+ * or ES_ERR_FORMAT with one line naming the file and what it holds.
+ * `specials`: "cosyvoice2" (NULL means this), "cosyvoice3" or "none": the
+ * tokens the recipe's tokenizer class registers after loading, in order, with
+ * the ids HF gives them (an existing one keeps its id, a new one gets the next
+ * free id). On failure *out is NULL. */
+ES_API int es_tokenizer_load(es_context *ctx, const char *path, const char *specials,
+                             es_tokenizer **out);
+ES_API void es_tokenizer_free(es_tokenizer *t);
+
+/* Encodes text[0..len) (UTF-8; NUL bytes are text). *ids (owned by t, valid
+ * until the next call on t) gets *n ids. Text that is not valid UTF-8 is
+ * ES_ERR_FORMAT naming the byte offset (the recipe's loaders drop such text
+ * before tokenizing it). A tokenizer is used by one thread at a time. */
+ES_API int es_tokenizer_encode(es_context *ctx, es_tokenizer *t, const char *text, size_t len,
+                               const uint32_t **ids, size_t *n);
+/* The number of ids es_tokenizer_encode gives. */
+ES_API int es_tokenizer_count(es_context *ctx, es_tokenizer *t, const char *text, size_t len,
+                              size_t *n);
+
+/* What was loaded. Strings are owned by t. */
+typedef struct es_tokenizer_info {
+    const char *path;      /* as given to es_tokenizer_load */
+    const char *files;     /* "vocab.json+merges.txt[+tokenizer_config.json]" or "tokenizer.json" */
+    const char *specials;  /* "cosyvoice2", "cosyvoice3" or "none" */
+    size_t vocab_size;     /* distinct ids, added tokens included (HF's len(tokenizer)) */
+    size_t added_tokens;   /* the tokenizer's own and the specials */
+    uint64_t digest;       /* xxh3-64 of vocab.json then merges.txt, or of tokenizer.json */
+} es_tokenizer_info;
+ES_API int es_tokenizer_get_info(const es_tokenizer *t, es_tokenizer_info *out);
+
 #ifdef __cplusplus
 }
 #endif
