@@ -145,8 +145,9 @@ static int parse_vocab(es_context *ctx, tok_model *m, const char *name, const ch
     es_strbuf key = {0};
     int rc = ES_OK;
     skip_ws(&j);
-    if (j.p >= j.end || *j.p++ != '{')
+    if (j.p >= j.end || *j.p != '{')
         goto bad;
+    j.p++;
     skip_ws(&j);
     if (j.p < j.end && *j.p == '}')
         j.p++;
