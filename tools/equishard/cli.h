@@ -54,5 +54,6 @@ int cmd_plan(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_simulate(int argc, char **argv);
 int cmd_validate(int argc, char **argv);
+int cmd_tokenize(int argc, char **argv);
 
 #endif
