@@ -99,6 +99,9 @@ typedef struct es_cost_row {
     const char *spk;       /* speaker id, "" when unknown */
     uint32_t flags;        /* ES_FLAG_* */
     uint64_t hash;         /* xxh3-64 of the audio bytes when ES_FLAG_HASHED, else 0 */
+    uint32_t text_tokens;  /* ids the recipe's tokenizer gives the transcript (measure
+                              with a tokenizer); 0 = not counted, unless text_len is 0
+                              (an empty transcript has no tokens whatever the tokenizer) */
 } es_cost_row;
 
 typedef struct es_cost_table es_cost_table;
@@ -147,6 +150,9 @@ typedef struct es_measure_settings {
                                NULL = current directory (as the recipes' loaders do) */
     es_progress_fn progress;
     void *progress_user;
+    struct es_tokenizer *tokenizer; /* NULL: text_tokens unknown; else every transcript
+                               is counted with it (borrowed; es_measure's threads
+                               share it read-only, each with a cache of its own) */
 } es_measure_settings;
 
 ES_API void es_measure_defaults(es_measure_settings *s);
@@ -275,6 +281,13 @@ typedef struct es_cost_model {
                                        es_plan_build, es_simulate and es_validate_data
                                        settle it against their table (under the
                                        WeNet loader: never). */
+    int token_chars;                /* what the token filters (token_*_length, the ratios)
+                                       count: 0 = text_tokens, the recipe tokenizer's ids
+                                       (CosyVoice; rows without a count skip those
+                                       filters rather than be dropped on a character
+                                       count); 1 = text_len (WeNet's character labels);
+                                       default -1: settled by the loader like
+                                       require_speech_token */
 } es_cost_model;
 
 ES_API void es_cost_model_defaults(es_cost_model *m);
@@ -326,6 +339,8 @@ typedef struct es_plan_settings {
                                      (as measure's root; borrowed, must outlive the plan) */
     es_compress compress;         /* reshard: compression of the written shards;
                                      default ES_COMPRESS_AUTO */
+    const struct es_tokenizer *tokenizer; /* the tokenizer text_tokens were counted with,
+                                     recorded in plan.json; NULL when none was given */
 } es_plan_settings;
 
 typedef struct es_plan es_plan;
@@ -356,6 +371,12 @@ typedef struct es_plan_metrics {
 } es_plan_metrics;
 
 ES_API void es_plan_get_metrics(const es_plan *p, es_plan_metrics *m);
+
+/* One line when the token filters could not be applied to some rows (no text
+ * token counts: measured without --tokenizer): how many, and how many of them
+ * a character count would have dropped. "" when every row had a count. Owned
+ * by p. plan.json's "text_tokens" says the same. */
+ES_API const char *es_plan_token_note(const es_plan *p);
 
 /* Utterances dropped by the filter for one reason; `reason` indexes the names
  * es_filter_reason_name_at gives (1 .. es_filter_reason_count()-1). */

@@ -65,5 +65,61 @@ printf '{"txt": "x"}\n' >"$WORK/nojson.jsonl"
 expect_exit 2 "$BIN" tokenize -t "$TOK/qwen2" --jsonl "$WORK/nojson.jsonl"
 grep -q 'nojson.jsonl: line 1: no "text" string' "$WORK/err" || fail "jsonl without text: $(cat "$WORK/err")"
 
+# 5. measure --tokenizer: a text_tokens column after hash, equal to truth.jsonl's
+#    n for every corpus A transcript in each input format; without --tokenizer
+#    the table is as before (12 columns); tables with the column read back
+CORPUS=$ES_FIXTURES/corpus_a
+for input in kaldi raw.list shards/shards.list parquet/data.list; do
+    (cd "$CORPUS" && "$BIN" measure -q --tokenizer "$TOK/qwen2" -o "$WORK/tok.tsv" "$input") \
+        || fail "measure --tokenizer $input"
+    python3 - "$TOK/truth.jsonl" "$WORK/tok.tsv" "$input" <<'PY' || fail "text_tokens of $input"
+import json, sys
+n = {}
+for l in open(sys.argv[1], encoding='utf-8'):
+    r = json.loads(l)
+    for s in r.get('src', []):
+        if s.startswith('corpus_a/'):
+            n[s.split('#')[1].split('.')[0]] = r['n']
+rows = [l.rstrip('\n').split('\t') for l in open(sys.argv[2], encoding='utf-8')][1:]
+assert rows[0][12] == 'text_tokens', rows[0]
+bad = [r[0] for r in rows[1:] if int(r[12]) != n[r[0]]]
+print(f"{sys.argv[3]}: {len(rows) - 1 - len(bad)}/{len(rows) - 1} text_tokens equal truth")
+assert not bad and len(rows) == 61, bad[:5]
+PY
+done
+(cd "$CORPUS" && "$BIN" measure -q -o "$WORK/plain.tsv" kaldi) || fail "measure kaldi"
+[[ $(sed -n 2p "$WORK/plain.tsv" | awk -F'\t' '{print NF}') == 12 ]] || fail "a table without --tokenizer has 12 columns"
+expect_exit 0 "$BIN" plan --world-size 2 --min-length 10 -o "$WORK/plan-tok" "$WORK/tok.tsv"
+python3 -c "
+import json, sys
+t = json.load(open('$WORK/plan-tok/plan.json'))['text_tokens']
+assert t['count'] == 'text_tokens' and t['rows_counted'] == 60 and t['rows_without'] == 0 and 'note' not in t, t
+" || fail "plan.json text_tokens from a table with counts"
+# 6. without token counts the token filters are not applied, and both the
+#    summary and plan.json say so in one line
+(cd "$CORPUS" && "$BIN" plan --world-size 2 --min-length 10 --token-max-length 20 -o "$WORK/plan-chars" \
+    "$WORK/plain.tsv" >"$WORK/out" 2>&1) || fail "plan without counts: $(cat "$WORK/out")"
+grep -q '^note: token filters not applied to 60 utterance(s) without text token counts (measure with --tokenizer); [0-9]* of them would be dropped if characters were tokens$' "$WORK/out" \
+    || fail "summary note: $(cat "$WORK/out")"
+python3 -c "
+import json
+p = json.load(open('$WORK/plan-chars/plan.json'))
+t = p['text_tokens']
+assert t['rows_without'] == 60 and t['note'].startswith('token filters not applied'), t
+assert p['metrics']['filtered']['too_many_tokens'] == 0, p['metrics']['filtered']
+assert int(t['note'].split('; ')[1].split()[0]) > 0, t
+" || fail "plan.json note without counts"
+# with --tokenizer on the lists: the tokenizer is recorded, the filter counts tokens
+(cd "$CORPUS" && "$BIN" plan --world-size 2 --min-length 10 --token-max-length 5 --tokenizer "$TOK/qwen2" \
+    -o "$WORK/plan-list" kaldi >"$WORK/out" 2>&1) || fail "plan --tokenizer: $(cat "$WORK/out")"
+python3 -c "
+import json
+p = json.load(open('$WORK/plan-list/plan.json'))
+t = p['text_tokens']['tokenizer']
+assert t['vocab_size'] == 151663 and t['specials'] == 'cosyvoice2' and t['digest'].startswith('xxh3-64:'), t
+assert t['files'] == 'vocab.json+merges.txt+tokenizer_config.json', t
+assert p['metrics']['filtered']['too_many_tokens'] > 0, p['metrics']['filtered']
+" || fail "plan.json tokenizer record"
+
 ((failures == 0)) || exit 1
 echo "tokenize: all passed"

@@ -46,6 +46,19 @@ int cli_load_inputs(es_context *ctx, es_measure_settings *s, int quiet, const ch
  * with its counts (rows set, rows without, keys the inputs lack). */
 int cli_set_speech_tokens(es_context *ctx, es_cost_table *t, const char *src);
 
+/* --tokenizer PATH / --specials SET of the commands that measure lists: loaded
+ * once by cli_load_tokenizer (freed at exit), then es_measure counts every
+ * transcript's text tokens with it. */
+typedef struct cli_tokenizer_opts {
+    const char *path;      /* NULL: no tokenizer */
+    const char *specials;  /* NULL: cosyvoice2 */
+    es_tokenizer *t;       /* loaded */
+} cli_tokenizer_opts;
+extern cli_tokenizer_opts cli_tokenizer;
+
+/* Loads cli_tokenizer.path (once) into s->tokenizer; ES_OK without a path. */
+int cli_load_tokenizer(es_context *ctx, es_measure_settings *s);
+
 /* Parses a non-negative int option; returns 0 or -1. */
 int cli_parse_int(const char *s, int *out);
 
