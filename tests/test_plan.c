@@ -183,7 +183,7 @@ static es_cost_table *make_table(const double *seconds, size_t n, size_t per_sha
         snprintf(shard, sizeof shard, "s%03zu.tar", i / per_shard);
         es_cost_row r = {key, shard, i % per_shard, 16000, 1,
                          (uint64_t)(seconds[i] * 16000), 100, 20, 0, "spk",
-                         ES_FLAG_AUDIO | ES_FLAG_TEXT, 0};
+                         ES_FLAG_AUDIO | ES_FLAG_TEXT, 0, 0};
         ck_assert_int_eq(es_cost_table_append(t, &r), ES_OK);
     }
     return t;
@@ -230,7 +230,7 @@ static es_cost_table *speech_token_table(int with_tokens)
         char key[16];
         snprintf(key, sizeof key, "u%d", i);
         es_cost_row r = {key, "s.tar", (uint64_t)i, 16000, 1, 32000, 64000, 10,
-                         with_tokens && i != 3 ? 50u : 0u, "spk", ES_FLAG_AUDIO | ES_FLAG_TEXT, 0};
+                         with_tokens && i != 3 ? 50u : 0u, "spk", ES_FLAG_AUDIO | ES_FLAG_TEXT, 0, 0};
         ck_assert_int_eq(es_cost_table_append(t, &r), ES_OK);
     }
     return t;
@@ -574,7 +574,7 @@ START_TEST(accessors_match_written_lists)
         snprintf(key, sizeof key, "raw%d", i);
         fprintf(fp, "{\"key\": \"%s\", \"wav\": \"w%d.wav\", \"txt\": \"x\"}\n", key, i);
         es_cost_row r = {key, raw, (uint64_t)i, 16000, 1, 48000, 100, 20, 0, "spk",
-                         ES_FLAG_AUDIO | ES_FLAG_TEXT | ES_FLAG_ITEM, 0};
+                         ES_FLAG_AUDIO | ES_FLAG_TEXT | ES_FLAG_ITEM, 0, 0};
         ck_assert_int_eq(es_cost_table_append(t, &r), ES_OK);
     }
     fclose(fp);

@@ -475,7 +475,7 @@ START_TEST(large_table_quality)
         double sec = exp(log(4.8) + 0.55 * sqrt(-2 * log(u1)) * cos(2 * M_PI * u2));
         sec = sec < 1.2 ? 1.2 : sec > 20 ? 20 : sec;
         es_cost_row r = {key, shard, i % 1000, 16000, 1, (uint64_t)(sec * 16000), 0, 20, 0, "",
-                         ES_FLAG_AUDIO | ES_FLAG_TEXT, 0};
+                         ES_FLAG_AUDIO | ES_FLAG_TEXT, 0, 0};
         ck_assert_int_eq(es_cost_table_append(t, &r), ES_OK);
     }
     es_context *ctx = es_context_new();
@@ -720,7 +720,7 @@ START_TEST(unsupported_sources)
         char key[16];
         snprintf(key, sizeof key, "k%d", i);
         es_cost_row r = {key, i < 2 ? "parquet/parquet_000000000.tar" : "shards/shards_000000000.tar",
-                         (uint64_t)i, 16000, 1, 32000, 0, 10, 0, "", ES_FLAG_AUDIO | ES_FLAG_TEXT, 0};
+                         (uint64_t)i, 16000, 1, 32000, 0, 10, 0, "", ES_FLAG_AUDIO | ES_FLAG_TEXT, 0, 0};
         ck_assert_int_eq(es_cost_table_append(t, &r), ES_OK);
     }
     ck_assert_int_eq(reshard(ctx, t, &s, out, 0, NULL), ES_ERR_UNSUPPORTED);
@@ -732,7 +732,7 @@ START_TEST(unsupported_sources)
         char key[16];
         snprintf(key, sizeof key, "k%d", i);
         es_cost_row r = {key, "parquet/parquet_000000000.tar", (uint64_t)i, 16000, 1, 32000, 0,
-                         10, 0, "", ES_FLAG_AUDIO | ES_FLAG_TEXT, 0};
+                         10, 0, "", ES_FLAG_AUDIO | ES_FLAG_TEXT, 0, 0};
         ck_assert_int_eq(es_cost_table_append(t, &r), ES_OK);
     }
     ck_assert_int_eq(reshard(ctx, t, &s, out, 0, NULL), ES_ERR_FORMAT);

@@ -184,6 +184,9 @@ typedef struct es_cost_row {
     const char *spk;       /* speaker id, "" when unknown */
     uint32_t flags;        /* ES_FLAG_* */
     uint64_t hash;         /* xxh3-64 of the audio bytes when ES_FLAG_HASHED, else 0 */
+    uint32_t text_tokens;  /* ids the recipe's tokenizer gives the transcript (measure
+                              with a tokenizer); 0 = not counted, unless text_len is 0
+                              (an empty transcript has no tokens whatever the tokenizer) */
 } es_cost_row;
 
 typedef struct es_cost_table es_cost_table;
@@ -232,7 +235,10 @@ typedef struct es_measure_settings {
                                NULL = current directory (as the recipes' loaders do) */
     es_progress_fn progress;
     void *progress_user;
-    uint64_t reserved[8];   /* see "ABI" at the top */
+    struct es_tokenizer *tokenizer; /* NULL: text_tokens unknown; else every transcript
+                               is counted with it (borrowed; es_measure's threads
+                               share it read-only, each with a cache of its own) */
+    uint64_t reserved[7];   /* see "ABI" at the top */
 } es_measure_settings;
 
 ES_API void es_measure_defaults(es_measure_settings *s);
@@ -361,6 +367,15 @@ typedef struct es_cost_model {
                                        es_plan_build, es_simulate and es_validate_data
                                        settle it against their table (under the
                                        WeNet loader: never). */
+    int token_chars;                /* what the token filters (token_*_length, the ratios)
+                                       count: 0 = text_tokens, the recipe tokenizer's ids
+                                       (CosyVoice; rows without a count skip those
+                                       filters rather than be dropped on a character
+                                       count); 1 = text_len (WeNet's character labels);
+                                       default -1: settled by the loader like
+                                       require_speech_token. (It fills the padding
+                                       after require_speech_token: the reserve keeps
+                                       its offset.) */
     uint64_t reserved[8];           /* see "ABI" at the top */
 } es_cost_model;
 
@@ -413,7 +428,9 @@ typedef struct es_plan_settings {
                                      (as measure's root; borrowed, must outlive the plan) */
     es_compress compress;         /* reshard: compression of the written shards;
                                      default ES_COMPRESS_AUTO */
-    uint64_t reserved[8];         /* see "ABI" at the top */
+    const struct es_tokenizer *tokenizer; /* the tokenizer text_tokens were counted with,
+                                     recorded in plan.json; NULL when none was given */
+    uint64_t reserved[7];         /* see "ABI" at the top */
 } es_plan_settings;
 
 typedef struct es_plan es_plan;
@@ -447,6 +464,12 @@ typedef struct es_plan_metrics {
 
 /* ES_ERR_USAGE when p or m is NULL. */
 ES_API int es_plan_get_metrics(const es_plan *p, es_plan_metrics *m);
+
+/* One line when the token filters could not be applied to some rows (no text
+ * token counts: measured without --tokenizer): how many, and how many of them
+ * a character count would have dropped. "" when every row had a count. Owned
+ * by p. plan.json's "text_tokens" says the same. */
+ES_API const char *es_plan_token_note(const es_plan *p);
 
 /* Utterances dropped by the filter for one reason; `reason` indexes the names
  * es_filter_reason_name_at gives (1 .. es_filter_reason_count()-1). */
@@ -1021,6 +1044,51 @@ ES_API const char *es_row_reader_column_name(const es_row_reader *r, size_t i);
 ES_API int es_row_reader_read(es_context *ctx, es_row_reader *r, const uint64_t *positions,
                               size_t n, const char *const *columns, size_t n_columns,
                               const es_row **rows);
+
+/* ---- text tokens: the recipe's own tokenizer (issue 11) ----------------------- */
+
+/* CosyVoice 2/3 filter on len(text_token), the ids of Qwen2's byte-level BPE
+ * (CosyVoice-BlankEN) plus the special tokens CosyVoice2Tokenizer /
+ * CosyVoice3Tokenizer add. es_tokenizer gives exactly Hugging Face's ids
+ * (`tokenizer([text])["input_ids"][0]`): added tokens split out of the raw
+ * text leftmost-longest, NFC, Qwen2's pre-tokenizer (Oniguruma semantics),
+ * GPT-2's byte map, BPE by merge rank. No BOS/EOS is added. */
+typedef struct es_tokenizer es_tokenizer;
+
+/* Loads the tokenizer at `path`: a folder holding vocab.json + merges.txt (and
+ * optionally tokenizer_config.json, whose added_tokens_decoder entries are
+ * added tokens), or a folder or file holding HF's tokenizer.json (model BPE,
+ * byte-level, Qwen2's normalizer and pre-tokenizer; preferred when a folder
+ * has both, as HF's fast tokenizer does). Anything else is ES_ERR_UNSUPPORTED
+ * or ES_ERR_FORMAT with one line naming the file and what it holds.
+ * `specials`: "cosyvoice2" (NULL means this), "cosyvoice3" or "none": the
+ * tokens the recipe's tokenizer class registers after loading, in order, with
+ * the ids HF gives them (an existing one keeps its id, a new one gets the next
+ * free id). On failure *out is NULL. */
+ES_API int es_tokenizer_load(es_context *ctx, const char *path, const char *specials,
+                             es_tokenizer **out);
+ES_API void es_tokenizer_free(es_tokenizer *t);
+
+/* Encodes text[0..len) (UTF-8; NUL bytes are text). *ids (owned by t, valid
+ * until the next call on t) gets *n ids. Text that is not valid UTF-8 is
+ * ES_ERR_FORMAT naming the byte offset (the recipe's loaders drop such text
+ * before tokenizing it). A tokenizer is used by one thread at a time. */
+ES_API int es_tokenizer_encode(es_context *ctx, es_tokenizer *t, const char *text, size_t len,
+                               const uint32_t **ids, size_t *n);
+/* The number of ids es_tokenizer_encode gives. */
+ES_API int es_tokenizer_count(es_context *ctx, es_tokenizer *t, const char *text, size_t len,
+                              size_t *n);
+
+/* What was loaded. Strings are owned by t. */
+typedef struct es_tokenizer_info {
+    const char *path;      /* as given to es_tokenizer_load */
+    const char *files;     /* "vocab.json+merges.txt[+tokenizer_config.json]" or "tokenizer.json" */
+    const char *specials;  /* "cosyvoice2", "cosyvoice3" or "none" */
+    size_t vocab_size;     /* distinct ids, added tokens included (HF's len(tokenizer)) */
+    size_t added_tokens;   /* the tokenizer's own and the specials */
+    uint64_t digest;       /* xxh3-64 of vocab.json then merges.txt, or of tokenizer.json */
+} es_tokenizer_info;
+ES_API int es_tokenizer_get_info(const es_tokenizer *t, es_tokenizer_info *out);
 
 #ifdef __cplusplus
 }

@@ -16,6 +16,7 @@ from .core import (Batch, CostRow, CostTable, Error, Finding, Load, Plan, PlanMe
                    SimulateResult, ValidateResult, load, measure, plan, simulate, validate,
                    validate_tensor)
 from .rows import RowReader, parquet_num_rows, read_rows
+from .text import Tokenizer
 
 
 def version():
@@ -25,5 +26,5 @@ def version():
 
 
 __all__ = ["Batch", "CostRow", "CostTable", "Error", "Finding", "Load", "Plan", "PlanMetrics",
-           "RowReader", "SimulateResult", "ValidateResult", "load", "measure", "plan", "simulate",
+           "RowReader", "SimulateResult", "Tokenizer", "ValidateResult", "load", "measure", "plan", "simulate",
            "parquet_num_rows", "read_rows", "validate", "validate_tensor", "version"]

@@ -25,7 +25,8 @@ class CostRow(Structure):
     _fields_ = [("key", c_char_p), ("shard", c_char_p), ("pos", c_uint64),
                 ("sample_rate", c_uint32), ("channels", c_uint32), ("samples", c_uint64),
                 ("audio_bytes", c_uint64), ("text_len", c_uint32), ("speech_tokens", c_uint32),
-                ("spk", c_char_p), ("flags", c_uint32), ("hash", c_uint64)]
+                ("spk", c_char_p), ("flags", c_uint32), ("hash", c_uint64),
+                ("text_tokens", c_uint32)]
 
 
 PROGRESS_FN = ctypes.CFUNCTYPE(None, c_void_p, c_size_t, c_size_t)
@@ -33,7 +34,8 @@ PROGRESS_FN = ctypes.CFUNCTYPE(None, c_void_p, c_size_t, c_size_t)
 
 class MeasureSettings(Structure):
     _fields_ = [("threads", c_int), ("hash", c_int), ("on_error", c_enum), ("root", c_char_p),
-                ("progress", PROGRESS_FN), ("progress_user", c_void_p), ("reserved", c_uint64 * 8)]
+                ("progress", PROGRESS_FN), ("progress_user", c_void_p), ("tokenizer", c_void_p),
+                ("reserved", c_uint64 * 7)]
 
 
 class CostModel(Structure):
@@ -43,7 +45,7 @@ class CostModel(Structure):
                 ("min_length", c_double), ("max_length", c_double),
                 ("token_min_length", c_uint32), ("token_max_length", c_uint32),
                 ("min_output_input_ratio", c_double), ("max_output_input_ratio", c_double),
-                ("require_speech_token", c_int), ("reserved", c_uint64 * 8)]
+                ("require_speech_token", c_int), ("token_chars", c_int), ("reserved", c_uint64 * 8)]
 
 
 class PlanSettings(Structure):
@@ -51,7 +53,8 @@ class PlanSettings(Structure):
                 ("model", CostModel), ("max_frames_in_batch", c_uint64),
                 ("batch_size", c_uint32), ("sort_size", c_uint32), ("remainder", c_enum),
                 ("seed", c_uint64), ("epoch", c_int64), ("shards_per_worker", c_uint32),
-                ("root", c_char_p), ("compress", c_enum), ("reserved", c_uint64 * 8)]
+                ("root", c_char_p), ("compress", c_enum), ("tokenizer", c_void_p),
+                ("reserved", c_uint64 * 7)]
 
 
 class PlanMetrics(Structure):
@@ -175,6 +178,11 @@ class SpeechTokenStats(Structure):
     _fields_ = [("rows_set", c_size_t), ("rows_without", c_size_t), ("unknown_keys", c_size_t)]
 
 
+class TokenizerInfo(Structure):
+    _fields_ = [("path", c_char_p), ("files", c_char_p), ("specials", c_char_p),
+                ("vocab_size", c_size_t), ("added_tokens", c_size_t), ("digest", c_uint64)]
+
+
 # Every structure above under its C name (tests/python/test_abi.py checks each
 # against es_abi_layout; a struct added to the header must be added here).
 STRUCTS = {
@@ -203,6 +211,7 @@ STRUCTS = {
     "es_value": Value,
     "es_field": Field,
     "es_row": Row,
+    "es_tokenizer_info": TokenizerInfo,
 }
 
 P = c_void_p  # opaque handles: es_context*, es_cost_table*, es_plan*, results
@@ -287,6 +296,13 @@ _SIGNATURES = {
     "es_row_reader_column_name": (c_char_p, [P, c_size_t]),
     "es_row_reader_read": (c_int, [P, P, POINTER(c_uint64), c_size_t, STRS, c_size_t,
                                    POINTER(POINTER(Row))]),
+    # text tokens (es_tokenizer_*)
+    "es_tokenizer_load": (c_int, [P, c_char_p, c_char_p, POINTER(c_void_p)]),
+    "es_tokenizer_free": (None, [P]),
+    "es_tokenizer_encode": (c_int, [P, P, c_char_p, c_size_t, POINTER(POINTER(c_uint32)),
+                                    POINTER(c_size_t)]),
+    "es_tokenizer_count": (c_int, [P, P, c_char_p, c_size_t, POINTER(c_size_t)]),
+    "es_tokenizer_get_info": (c_int, [P, POINTER(TokenizerInfo)]),
 }
 
 ALL_WORKERS = 0xFFFFFFFF  # ES_PLAN_ALL_WORKERS

@@ -7,7 +7,8 @@
  *   which must again be followed by the header row, and repeated header rows.
  * - Extra trailing columns in the header row (a later v1 writer may add columns
  *   after `hash`): rows must then have that many fields, and the extra ones are
- *   ignored. The first 12 header names must be exactly ES_COSTS_HEADER's.
+ *   ignored. The first 12 header names must be exactly ES_COSTS_HEADER's. A 13th
+ *   named text_tokens is read ("-" = unknown, 0); without it every row's is unknown.
  * - CRLF line ends, a last line without '\n', upper-case hex in `hash`, flag names
  *   in any order, leading zeros in integers.
  * Everything else is an error naming the line and, for a bad value, the column:
@@ -193,6 +194,7 @@ typedef struct parser {
     size_t line;       /* number of the line being parsed, from 1 */
     size_t seen;       /* lines parsed so far */
     size_t ncols;      /* columns of the current header; 0 before the first */
+    int tokens;        /* the current header's 13th column is text_tokens */
     int want_header;   /* the previous line was the magic line */
 } parser;
 
@@ -203,6 +205,9 @@ static int line_error(parser *p, int status, const char *problem)
 
 static int col_error(parser *p, size_t col, const char *problem)
 {
+    if (col == N_COLS && p->tokens)
+        return es_fail(p->ctx, ES_ERR_FORMAT, "%s: line %zu: column text_tokens: %s", p->name,
+                       p->line, problem);
     if (col < N_COLS)
         return es_fail(p->ctx, ES_ERR_FORMAT, "%s: line %zu: column %s: %s", p->name, p->line,
                        col_names[col], problem);
@@ -313,15 +318,15 @@ static int parse_row(parser *p, char *s, size_t n)
         return line_error(p, ES_ERR_FORMAT, "expected the column header row");
     /* One pass finds the TABs and any NUL (which would cut a C string short). A
      * byte loop beats a dozen short memchr calls per row. */
-    char *f[N_COLS];
-    size_t len[N_COLS];
+    char *f[N_COLS + 1];
+    size_t len[N_COLS + 1];
     size_t k = 0, from = 0;
     unsigned nul = 0;
     for (size_t i = 0; i < n; i++) {
         unsigned char c = (unsigned char)s[i];
         nul |= c == '\0';
         if (c == '\t') {
-            if (k < N_COLS) {
+            if (k < N_COLS + 1) {
                 f[k] = s + from;
                 len[k] = i - from;
             }
@@ -329,7 +334,7 @@ static int parse_row(parser *p, char *s, size_t n)
             from = i + 1;
         }
     }
-    if (k < N_COLS) {
+    if (k < N_COLS + 1) {
         f[k] = s + from;
         len[k] = n - from;
     }
@@ -388,6 +393,13 @@ static int parse_row(parser *p, char *s, size_t n)
     r.audio_bytes = v[C_BYTES];
     r.text_len = (uint32_t)v[C_TEXT];
     r.speech_tokens = (uint32_t)v[C_TOKENS];
+    r.text_tokens = 0; /* unknown */
+    if (p->tokens && !(len[N_COLS] == 1 && f[N_COLS][0] == '-')) {
+        uint64_t tt;
+        if ((bad = parse_uint(f[N_COLS], len[N_COLS], UINT32_MAX, &tt)) != NULL)
+            return value_error(p, N_COLS, bad, f[N_COLS], len[N_COLS]);
+        r.text_tokens = (uint32_t)tt;
+    }
     if (es_cost_table_append(p->t, &r) != ES_OK)
         return es_fail(p->ctx, ES_ERR_NOMEM, "%s: line %zu: out of memory", p->name, p->line);
     return ES_OK;
@@ -447,6 +459,9 @@ static int parse_line(parser *p, char *s, size_t n)
         return parse_version(p, s, n);
     size_t cols = header_cols(s, n);
     if (cols) {
+        static const char tt[] = ES_COSTS_HEADER "\ttext_tokens";
+        size_t k = sizeof tt - 1;
+        p->tokens = n >= k && memcmp(s, tt, k) == 0 && (n == k || s[k] == '\t');
         p->ncols = cols;
         p->want_header = 0;
         return ES_OK;

@@ -17,6 +17,10 @@
  * - flags: the flag names (es_flag_name) joined by ',' in bit order, "-" for none.
  * - hash: 16 lowercase hex digits when the row has the `hashed` flag, else "-"
  *   (a hash value without the flag is not written).
+ * - text_tokens (issue 11): a 13th column, written only when some row has a
+ *   token count (text_tokens > 0: measured with a tokenizer), so tables
+ *   measured without one stay as they were; "-" where unknown (0 with a
+ *   non-empty transcript), else decimal (0 for an empty transcript).
  * - A path ending in ".zst" gets one zstd frame (level 3); readers detect zstd by
  *   its magic bytes, not by name.
  *
@@ -158,7 +162,7 @@ static char *put_str(char *p, const char *s)
 
 static const char *str_or_empty(const char *s) { return s ? s : ""; }
 
-static int put_row(writer *w, const es_cost_row *r)
+static int put_row(writer *w, const es_cost_row *r, int tokens)
 {
     const char *key = str_or_empty(r->key), *shard = str_or_empty(r->shard);
     const char *spk = str_or_empty(r->spk);
@@ -194,18 +198,28 @@ static int put_row(writer *w, const es_cost_row *r)
         p = put_hex64(p, r->hash);
     else
         *p++ = '-';
+    if (tokens) {
+        *p++ = '\t';
+        if (r->text_tokens == 0 && r->text_len > 0)
+            *p++ = '-';
+        else
+            p = put_u64(p, r->text_tokens);
+    }
     *p++ = '\n';
     w->len = (size_t)(p - w->buf);
     return ES_OK;
 }
 
-static int put_header(writer *w)
+static int put_header(writer *w, int tokens)
 {
-    static const char head[] = ES_COSTS_MAGIC_LINE "\n" ES_COSTS_HEADER "\n";
-    int rc = reserve(w, sizeof head);
+    static const char plain[] = ES_COSTS_MAGIC_LINE "\n" ES_COSTS_HEADER "\n";
+    static const char with[] = ES_COSTS_MAGIC_LINE "\n" ES_COSTS_HEADER "\ttext_tokens\n";
+    const char *head = tokens ? with : plain;
+    size_t len = tokens ? sizeof with : sizeof plain;
+    int rc = reserve(w, len);
     if (rc == ES_OK) {
-        memcpy(w->buf + w->len, head, sizeof head - 1);
-        w->len += sizeof head - 1;
+        memcpy(w->buf + w->len, head, len - 1);
+        w->len += len - 1;
     }
     return rc;
 }
@@ -247,9 +261,12 @@ static void writer_release(writer *w)
 
 static int write_all(writer *w, const es_cost_table *t)
 {
-    int rc = put_header(w);
+    int tokens = 0;
+    for (size_t i = 0; i < t->n && !tokens; i++)
+        tokens = t->rows[i].text_tokens > 0;
+    int rc = put_header(w, tokens);
     for (size_t i = 0; rc == ES_OK && i < t->n; i++)
-        rc = put_row(w, &t->rows[i]);
+        rc = put_row(w, &t->rows[i], tokens);
     if (rc == ES_OK)
         rc = flush(w);
     if (rc == ES_OK && w->z)

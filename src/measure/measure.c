@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "measure/measure_job.h"
+#include "text/tokenizer.h"
 
 /* Largest audio object the libsndfile probe may buffer (mp3/ogg members). */
 #define PROBE_BUFFER (256u << 20)
@@ -48,6 +49,11 @@ static int problem(es_measure_job *j, size_t u, es_context *ctx, int status)
 
 static int append(es_measure_job *j, size_t u, const es_cost_row *row, es_context *ctx)
 {
+    /* Readers count tokens where there is a transcript (with a tokenizer). */
+    es_cost_row r = *row;
+    if (!j->opts.tok || !(r.flags & ES_FLAG_TEXT))
+        r.text_tokens = 0;
+    row = &r;
     if (es_cost_table_append(j->results[u].rows, row) == ES_OK)
         return 0;
     es_fail(ctx, ES_ERR_NOMEM, "%s: out of memory", row->shard);
@@ -61,7 +67,8 @@ static void drop_rows(es_cost_table *t)
     t->n = 0;
 }
 
-static void measure_shard(es_measure_job *j, size_t u, es_context *ctx)
+static void measure_shard(es_measure_job *j, size_t u, const es_reader_opts *opts,
+                          es_context *ctx)
 {
     const es_unit *unit = &j->work.units[u];
     uint8_t head[ES_SNIFF_BYTES];
@@ -71,7 +78,7 @@ static void measure_shard(es_measure_job *j, size_t u, es_context *ctx)
         es_fail(ctx, ES_ERR_UNSUPPORTED, "%s: %s", unit->path,
                 "not a shard equishard can read (tar, tar.gz, tar.zst, parquet)");
     es_shard_reader *reader = NULL;
-    if (!ops || ops->open(ctx, unit->path, unit->shard, &j->opts, &reader) != ES_OK) {
+    if (!ops || ops->open(ctx, unit->path, unit->shard, opts, &reader) != ES_OK) {
         problem(j, u, ctx, n < 0 ? ES_ERR_IO : ES_ERR_FORMAT);
         return;
     }
@@ -95,18 +102,19 @@ static void measure_shard(es_measure_job *j, size_t u, es_context *ctx)
     ops->close(reader);
 }
 
-static void measure_items(es_measure_job *j, size_t u, es_context *ctx)
+static void measure_items(es_measure_job *j, size_t u, const es_reader_opts *opts,
+                          es_context *ctx)
 {
     const es_unit *unit = &j->work.units[u];
     for (size_t i = unit->begin; i < unit->end; i++) {
         es_cost_row row;
-        int rc = es_manifest_measure(ctx, unit->m, i, j->s.root, &j->opts, &row);
+        int rc = es_manifest_measure(ctx, unit->m, i, j->s.root, opts, &row);
         if (rc == ES_NEXT_RECORD ? append(j, u, &row, ctx) : problem(j, u, ctx, ES_ERR_FORMAT))
             return;
     }
 }
 
-static void run_unit(es_measure_job *j, size_t u)
+static void run_unit(es_measure_job *j, size_t u, tok_state *st)
 {
     es_unit_result *res = &j->results[u];
     if (u > atomic_load(&j->first_failed))
@@ -118,10 +126,12 @@ static void run_unit(es_measure_job *j, size_t u)
         es_unit_fail(res, ES_ERR_NOMEM, "out of memory");
         return;
     }
+    es_reader_opts opts = j->opts;
+    opts.tok_state = st;
     if (j->work.units[u].m)
-        measure_items(j, u, &ctx);
+        measure_items(j, u, &opts, &ctx);
     else
-        measure_shard(j, u, &ctx);
+        measure_shard(j, u, &opts, &ctx);
 }
 
 static void report_progress(es_measure_job *j, size_t total)
@@ -153,7 +163,8 @@ ES_API int es_measure_job_new(es_context *ctx, const es_measure_settings *s,
     if (!j)
         return es_fail(ctx, ES_ERR_NOMEM, "out of memory");
     j->s = *s;
-    j->opts = (es_reader_opts){s->hash, PROBE_BUFFER};
+    j->opts = (es_reader_opts){s->hash, PROBE_BUFFER, s->tokenizer ? &s->tokenizer->m : NULL,
+                               NULL};
     atomic_init(&j->first_failed, SIZE_MAX);
     atomic_init(&j->done, 0);
     int rc = es_work_expand(ctx, &j->work, inputs, n_inputs, s->root);
@@ -198,11 +209,20 @@ ES_API int es_measure_job_run(es_context *ctx, es_measure_job *j, const uint32_t
     atomic_store(&j->done, 0);
     int threads = j->s.threads > 0 ? j->s.threads : omp_get_max_threads();
     long n_mine = (long)n;
+    /* one tokenizer state (cache, scratch) per thread */
+    tok_state *states = calloc((size_t)threads, sizeof *states);
+    if (!states) {
+        free(mine);
+        return es_fail(ctx, ES_ERR_NOMEM, "out of memory");
+    }
 #pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
     for (long i = 0; i < n_mine; i++) {
-        run_unit(j, mine[i]);
+        run_unit(j, mine[i], &states[omp_get_thread_num()]);
         report_progress(j, n);
     }
+    for (int t = 0; t < threads; t++)
+        tok_state_release(&states[t]);
+    free(states);
     free(mine);
     return ES_OK;
 }

@@ -5,7 +5,8 @@
  * with frames = samples / sample_rate × frame_rate (feature frames; CosyVoice 2
  * extracts 50 per second). The filters are CosyVoice's `processor.filter`,
  * in its units: lengths in 10 ms frames (100 per second) of the original audio,
- * token limits on the transcript length (text_len stands in for the tokenizer). */
+ * token limits on text_tokens, the recipe tokenizer's count (rows without one
+ * skip the token filters); under WeNet on text_len. */
 #ifndef ES_COST_MODEL_H
 #define ES_COST_MODEL_H
 
@@ -46,6 +47,19 @@ es_filter_reason es_filter_row(const es_cost_model *m, const es_cost_row *row);
 
 /* Feature frames of a row: floor(samples × frame_rate / sample_rate). */
 uint32_t es_row_frames(const es_cost_model *m, const es_cost_row *row);
+
+/* 1 when the row's text_tokens is a count: measured with a tokenizer, or an
+ * empty transcript (no tokens whatever the tokenizer). */
+int es_row_has_tokens(const es_cost_row *row);
+
+/* Rows the token filters could not judge (CosyVoice, no token count) and how
+ * many of those the old character stand-in would have dropped. */
+typedef struct es_token_gap_counts {
+    size_t counted, unknown, would_drop;
+} es_token_gap_counts;
+void es_token_gap(const es_cost_model *m, const es_cost_table *t, es_token_gap_counts *g);
+/* The one line reports print (snprintf-style); "" when nothing is unknown. */
+size_t es_token_gap_note(const es_token_gap_counts *g, char *buf, size_t len);
 
 /* The cost of a row under the model (>= 0). */
 double es_row_cost(const es_cost_model *m, const es_cost_row *row);

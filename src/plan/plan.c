@@ -157,6 +157,8 @@ ES_API int es_plan_build(es_context *ctx, const es_plan_settings *s, const es_co
     p->s = *s;
     p->table = t;
     es_cost_model_settle(&p->s.model, t, ES_LOADER_COSYVOICE);
+    es_token_gap(&p->s.model, t, &p->token_gap);
+    es_token_gap_note(&p->token_gap, p->token_note, sizeof p->token_note);
     p->K = s->world_size;
     p->W = s->workers;
     p->loads = calloc((size_t)p->K * p->W, sizeof *p->loads);
@@ -274,3 +276,5 @@ ES_API int es_plan_rank_load(const es_plan *p, uint32_t rank, es_plan_load *out)
     }
     return ES_OK;
 }
+
+ES_API const char *es_plan_token_note(const es_plan *p) { return p ? p->token_note : ""; }

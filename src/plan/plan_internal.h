@@ -68,6 +68,8 @@ struct es_plan {
     es_plan_load *loads; /* K × W */
     es_plan_metrics metrics;
     plan_index index;
+    es_token_gap_counts token_gap; /* rows the token filters could not judge */
+    char token_note[320];
 };
 
 /* Mode builders: fill elements/batches, loads and the mode's metrics. */

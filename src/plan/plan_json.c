@@ -1,6 +1,7 @@
 #include "plan/plan_json.h"
 
 #include <dirent.h>
+#include <stdio.h>
 #include <errno.h>
 #include <jansson.h>
 #include <string.h>
@@ -158,6 +159,27 @@ static json_t *metrics(const es_plan *p)
                      rem);
 }
 
+/* How the token filters counted, and with what tokenizer (issue 11). */
+static json_t *text_tokens(const es_plan *p)
+{
+    json_t *tok = json_null();
+    es_tokenizer_info info;
+    if (p->s.tokenizer && es_tokenizer_get_info(p->s.tokenizer, &info) == ES_OK) {
+        char digest[32];
+        snprintf(digest, sizeof digest, "xxh3-64:%016llx", (unsigned long long)info.digest);
+        tok = json_pack("{s:s, s:s, s:I, s:s, s:s}", "path", info.path, "files", info.files,
+                        "vocab_size", (json_int_t)info.vocab_size, "specials", info.specials,
+                        "digest", digest);
+    }
+    const es_token_gap_counts *g = &p->token_gap;
+    json_t *o = json_pack("{s:o, s:s, s:I, s:I}", "tokenizer", tok, "count",
+                          p->s.model.token_chars > 0 ? "text_len" : "text_tokens", "rows_counted",
+                          (json_int_t)g->counted, "rows_without", (json_int_t)g->unknown);
+    if (g->unknown)
+        json_object_set_new(o, "note", json_string(p->token_note));
+    return o;
+}
+
 static json_t *ranks(const es_plan *p)
 {
     json_t *arr = json_array();
@@ -185,9 +207,10 @@ int es_plan_json_write(es_context *ctx, const es_plan *p, FILE *fp, const char *
         json_decref(digests);
         return rc;
     }
-    json_t *root = json_pack("{s:s, s:i, s:o, s:o, s:o, s:o}", "equishard", ES_VERSION,
+    json_t *root = json_pack("{s:s, s:i, s:o, s:o, s:o, s:o, s:o}", "equishard", ES_VERSION,
                              "format", 1, "inputs", digests, "parameters", parameters(&p->s),
-                             "metrics", metrics(p), "ranks", ranks(p));
+                             "metrics", metrics(p), "text_tokens", text_tokens(p), "ranks",
+                             ranks(p));
     if (!root)
         return es_fail(ctx, ES_ERR_NOMEM, "plan.json: out of memory");
     if (p->reshard)

@@ -22,6 +22,8 @@ typedef struct es_manifest_item {
     const char *problem;  /* non-NULL: why this item cannot be measured */
     uint64_t pos;         /* line (raw list) or entry (Kaldi) index, from 0 */
     uint32_t text_len;
+    const char *text;     /* the transcript as the loader keeps it (text_bytes bytes) */
+    uint32_t text_bytes;
     int has_text;
     int has_segment;
     double start, end;    /* seconds; end < 0 = to the end of the audio */

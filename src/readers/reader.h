@@ -22,7 +22,14 @@
 typedef struct es_reader_opts {
     int hash;            /* compute xxh3-64 of every audio object */
     size_t probe_buffer; /* bytes an audio probe may buffer (libsndfile formats) */
+    const struct tok_model *tok;  /* count text tokens with it, or NULL */
+    struct tok_state *tok_state;  /* the measuring thread's (src/text/tok_model.h) */
 } es_reader_opts;
+
+/* Sets row->text_tokens to the ids o's tokenizer gives s[0..n) (as the loader
+ * keeps the transcript), or 0 (unknown) without a tokenizer or for text that
+ * is not UTF-8. */
+void es_reader_text_tokens(const es_reader_opts *o, const char *s, size_t n, es_cost_row *row);
 
 typedef struct es_shard_reader es_shard_reader;
 

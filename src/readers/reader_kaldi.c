@@ -41,10 +41,11 @@ static void split_key(const char *line, size_t len, const char **key, size_t *kl
     *rest = r;
 }
 
-/* Code points of ' '.join(rest.split()): words plus one space between each. */
-static size_t joined_text_length(const char *s, size_t n)
+/* ' '.join(rest.split()) into out (room for n bytes): words, one space between
+ * each. Returns its length in bytes. */
+static size_t join_words(const char *s, size_t n, char *out)
 {
-    size_t len = 0, words = 0, i = 0;
+    size_t len = 0, i = 0;
     while (i < n) {
         while (i < n && is_space(s[i]))
             i++;
@@ -52,11 +53,13 @@ static size_t joined_text_length(const char *s, size_t n)
         while (i < n && !is_space(s[i]))
             i++;
         if (i > start) {
-            len += es_utf8_length(s + start, i - start);
-            words++;
+            if (len)
+                out[len++] = ' ';
+            memcpy(out + len, s + start, i - start);
+            len += i - start;
         }
     }
-    return len + (words ? words - 1 : 0);
+    return len;
 }
 
 typedef int (*line_fn)(kaldi *k, const char *key, size_t klen, const char *rest,
@@ -110,9 +113,14 @@ static int on_text(kaldi *k, const char *key, size_t klen, const char *rest, siz
                    unsigned long lineno)
 {
     (void)lineno; /* a line-table callback: not every file needs the line number */
-    /* Stored as length + 1 so that an empty transcript is not a NULL value. */
-    uintptr_t len = joined_text_length(rest, rlen) + 1;
-    return es_strmap_put(&k->text, key, klen, (const void *)len) ? nomem(k) : ES_OK;
+    /* Stored as its byte length (uint32) followed by the joined text and a NUL. */
+    uint32_t *t = es_arena_alloc(&k->m->strings, sizeof *t + rlen + 1);
+    if (!t)
+        return nomem(k);
+    char *s = (char *)(t + 1);
+    *t = (uint32_t)join_words(rest, rlen, s);
+    s[*t] = '\0';
+    return es_strmap_put(&k->text, key, klen, t) ? nomem(k) : ES_OK;
 }
 
 static int on_spk(kaldi *k, const char *key, size_t klen, const char *rest, size_t rlen,
@@ -136,7 +144,10 @@ static int fill_item(kaldi *k, es_manifest_item *it, const char *key, size_t kle
     const es_strmap_slot *s = es_strmap_get(&k->spk, key, klen);
     if (t) {
         it->has_text = 1;
-        it->text_len = (uint32_t)((uintptr_t)t->value - 1);
+        const uint32_t *len = t->value;
+        it->text = (const char *)(len + 1);
+        it->text_bytes = *len;
+        it->text_len = (uint32_t)es_utf8_length(it->text, *len);
     }
     if (s)
         it->spk = s->value;

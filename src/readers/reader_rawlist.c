@@ -48,6 +48,9 @@ static const char *fill_item(es_manifest *m, es_manifest_item *it, json_t *obj)
     if (txt) {
         it->has_text = 1;
         it->text_len = (uint32_t)es_utf8_length(txt, tlen);
+        if (!(it->text = es_manifest_strdup(m, txt, tlen)))
+            return "out of memory";
+        it->text_bytes = (uint32_t)tlen;
     }
     int s = number_field(obj, "start", &it->start);
     int e = number_field(obj, "end", &it->end);

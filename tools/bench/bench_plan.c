@@ -70,7 +70,7 @@ static es_cost_table *generate(size_t n, size_t per_shard)
         double sec = lognormal_seconds();
         es_cost_row r = {key, shard, i % per_shard, 24000, 1, (uint64_t)(sec * 24000),
                          (uint64_t)(sec * 48000), (uint32_t)(sec * 14), 0, spk,
-                         ES_FLAG_AUDIO | ES_FLAG_TEXT, 0};
+                         ES_FLAG_AUDIO | ES_FLAG_TEXT, 0, 0};
         if (es_cost_table_append(t, &r) != ES_OK) {
             fprintf(stderr, "out of memory\n");
             exit(3);

@@ -51,6 +51,19 @@ int cli_set_speech_tokens(es_context *ctx, es_cost_table *t, const char *src);
 #define cli_parse_enum(e, arg, out) cli_parse_enum_int((e), (arg), (int *)(out))
 int cli_parse_enum_int(es_enum e, const char *arg, int *out);
 
+/* --tokenizer PATH / --specials SET of the commands that measure lists: loaded
+ * once by cli_load_tokenizer (freed at exit), then es_measure counts every
+ * transcript's text tokens with it. */
+typedef struct cli_tokenizer_opts {
+    const char *path;      /* NULL: no tokenizer */
+    const char *specials;  /* NULL: cosyvoice2 */
+    es_tokenizer *t;       /* loaded */
+} cli_tokenizer_opts;
+extern cli_tokenizer_opts cli_tokenizer;
+
+/* Loads cli_tokenizer.path (once) into s->tokenizer; ES_OK without a path. */
+int cli_load_tokenizer(es_context *ctx, es_measure_settings *s);
+
 /* Parses a non-negative int option; returns 0 or -1. */
 int cli_parse_int(const char *s, int *out);
 
@@ -59,5 +72,6 @@ int cmd_plan(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_simulate(int argc, char **argv);
 int cmd_validate(int argc, char **argv);
+int cmd_tokenize(int argc, char **argv);
 
 #endif

@@ -13,6 +13,7 @@ enum {
     OPT_NO_REQUIRE_SPEECH_TOKEN, OPT_MODEL_END,
     OPT_THREADS = CLI_OPT_THREADS, OPT_ROOT = CLI_OPT_ROOT, OPT_ON_ERROR = CLI_OPT_ON_ERROR,
     OPT_HASH = CLI_OPT_HASH, OPT_QUIET = CLI_OPT_QUIET, OPT_SPEECH_TOKENS = CLI_OPT_SPEECH_TOKENS,
+    OPT_TOKENIZER = CLI_OPT_TOKENIZER, OPT_SPECIALS = CLI_OPT_SPECIALS,
 };
 
 const struct option cli_model_options[] = {
@@ -41,6 +42,8 @@ const struct option cli_measure_options[] = {
     {"hash", no_argument, NULL, OPT_HASH},
     {"quiet", no_argument, NULL, OPT_QUIET},
     {"speech-tokens", required_argument, NULL, OPT_SPEECH_TOKENS},
+    {"tokenizer", required_argument, NULL, OPT_TOKENIZER},
+    {"specials", required_argument, NULL, OPT_SPECIALS},
 };
 const size_t cli_measure_option_count = sizeof cli_measure_options / sizeof cli_measure_options[0];
 
@@ -53,7 +56,7 @@ const char cli_model_usage[] =
     "the loader's filter (CosyVoice processor.filter; lengths in 10 ms frames):\n"
     "      --min-length N            default 100\n"
     "      --max-length N            default 40960\n"
-    "      --token-min-length N      default 1 (applies to text length)\n"
+    "      --token-min-length N      default 1 (text tokens; see --tokenizer)\n"
     "      --token-max-length N      default 200\n"
     "      --min-output-input-ratio R  --max-output-input-ratio R  (default 0.0005, 1)\n"
     "      --require-speech-token    drop utterances without speech tokens (default:\n"
@@ -64,7 +67,11 @@ const char cli_measure_usage[] =
     "when inputs are lists (measured on the fly, as `equishard measure`):\n"
     "      --threads N  --root DIR  --on-error fail|skip  --hash  --quiet\n"
     "      --speech-tokens SRC       speech_tokens of each row = the length of its\n"
-    "                                list in SRC (utt2speech_token.pt); 0 without one\n";
+    "                                list in SRC (utt2speech_token.pt); 0 without one\n"
+    "      --tokenizer PATH          count text tokens with the recipe's tokenizer (e.g.\n"
+    "                                CosyVoice2-0.5B/CosyVoice-BlankEN): the token filters\n"
+    "                                need them and are not applied without\n"
+    "      --specials SET            cosyvoice2 (default), cosyvoice3 or none\n";
 
 int cli_parse_double(const char *s, double *out)
 {
@@ -134,6 +141,8 @@ int cli_measure_option(int id, const char *arg, es_measure_settings *s, int *qui
 {
     switch (id) {
     case OPT_SPEECH_TOKENS: *speech_tokens = arg; return 1;
+    case OPT_TOKENIZER: cli_tokenizer.path = arg; return 1;
+    case OPT_SPECIALS: cli_tokenizer.specials = arg; return 1;
     case OPT_THREADS:
         if (cli_parse_int(arg, &s->threads) || s->threads == 0)
             return bad_value(command, id, arg, "a positive number");

@@ -16,7 +16,7 @@ enum {
     CLI_MEASURE_FIRST = 1100,
     /* measure settings, by id, so commands can map short options (-j, -q) */
     CLI_OPT_THREADS = CLI_MEASURE_FIRST, CLI_OPT_ROOT, CLI_OPT_ON_ERROR, CLI_OPT_HASH,
-    CLI_OPT_QUIET, CLI_OPT_SPEECH_TOKENS,
+    CLI_OPT_QUIET, CLI_OPT_SPEECH_TOKENS, CLI_OPT_TOKENIZER, CLI_OPT_SPECIALS,
 };
 
 /* getopt_long entries; copy them into the command's table before its {0}. */

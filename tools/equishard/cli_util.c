@@ -92,9 +92,34 @@ int cli_set_speech_tokens(es_context *ctx, es_cost_table *t, const char *src)
     return rc;
 }
 
+cli_tokenizer_opts cli_tokenizer;
+
+static void free_tokenizer(void)
+{
+    es_tokenizer_free(cli_tokenizer.t);
+    cli_tokenizer.t = NULL;
+}
+
+int cli_load_tokenizer(es_context *ctx, es_measure_settings *s)
+{
+    if (!cli_tokenizer.path)
+        return ES_OK;
+    if (!cli_tokenizer.t) {
+        int rc = es_tokenizer_load(ctx, cli_tokenizer.path, cli_tokenizer.specials, &cli_tokenizer.t);
+        if (rc != ES_OK)
+            return rc;
+        atexit(free_tokenizer);
+    }
+    s->tokenizer = cli_tokenizer.t;
+    return ES_OK;
+}
+
 int cli_measure_inputs(es_context *ctx, es_measure_settings *s, int quiet,
                        const char *const *inputs, size_t n, es_cost_table **out)
 {
+    int trc = cli_load_tokenizer(ctx, s);
+    if (trc != ES_OK)
+        return trc;
     cli_progress progress;
     cli_progress_init(&progress, "measure", quiet);
     s->progress = cli_progress_update;

@@ -27,6 +27,11 @@ static const char usage_text[] =
     "      --speech-tokens SRC  set speech_tokens of each row to the length of its\n"
     "                         key's list in SRC (CosyVoice utt2speech_token.pt); rows\n"
     "                         without one get 0; the counts are reported on stderr\n"
+    "      --tokenizer PATH   count each transcript's text tokens (column text_tokens) with\n"
+    "                         the recipe's tokenizer: a folder with vocab.json + merges.txt\n"
+    "                         (CosyVoice2-0.5B/CosyVoice-BlankEN) or tokenizer.json\n"
+    "      --specials SET     cosyvoice2 (default), cosyvoice3 or none: the special tokens\n"
+    "                         the recipe's tokenizer class adds\n"
     "      --on-error MODE    fail (default): stop at the first problem, exit 2;\n"
     "                         skip: leave bad shards/utterances out and list them\n"
     "      --root DIR         resolve relative paths inside lists (LIST, --utt-emb,\n"
@@ -41,12 +46,14 @@ static const char usage_text[] =
 static int parse_args(int argc, char **argv, measure_args *a)
 {
     enum { OPT_HASH = 256, OPT_ON_ERROR, OPT_ROOT, OPT_UTT_EMB, OPT_SPK_EMB, OPT_UTT_KEYS, OPT_SPK_KEYS,
-           OPT_SPEECH_TOKENS };
+           OPT_SPEECH_TOKENS, OPT_TOKENIZER, OPT_SPECIALS };
     static const struct option opts[] = {
         {"output", required_argument, NULL, 'o'}, {"threads", required_argument, NULL, 'j'},
         {"utt-emb", required_argument, NULL, OPT_UTT_EMB}, {"spk-emb", required_argument, NULL, OPT_SPK_EMB},
         {"utt-keys", required_argument, NULL, OPT_UTT_KEYS}, {"spk-keys", required_argument, NULL, OPT_SPK_KEYS},
         {"speech-tokens", required_argument, NULL, OPT_SPEECH_TOKENS},
+        {"tokenizer", required_argument, NULL, OPT_TOKENIZER},
+        {"specials", required_argument, NULL, OPT_SPECIALS},
         {"hash", no_argument, NULL, OPT_HASH},    {"on-error", required_argument, NULL, OPT_ON_ERROR},
         {"root", required_argument, NULL, OPT_ROOT}, {"quiet", no_argument, NULL, 'q'},
         {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0},
@@ -73,6 +80,8 @@ static int parse_args(int argc, char **argv, measure_args *a)
         case OPT_UTT_KEYS: a->emb.utt_keys = optarg; break;
         case OPT_SPK_KEYS: a->emb.spk_keys = optarg; break;
         case OPT_SPEECH_TOKENS: a->speech_tokens = optarg; break;
+        case OPT_TOKENIZER: cli_tokenizer.path = optarg; break;
+        case OPT_SPECIALS: cli_tokenizer.specials = optarg; break;
         case OPT_ON_ERROR:
             if (cli_parse_enum(ES_ENUM_ON_ERROR, optarg, &a->s.on_error)) {
                 fprintf(stderr, "equishard measure: --on-error is fail or skip, got '%s'\n", optarg);
@@ -117,6 +126,16 @@ int cmd_measure(int argc, char **argv)
     int rc = parse_args(argc, argv, &a);
     if (rc)
         return rc > 0 ? EXIT_OK : EXIT_BAD_INPUT;
+    es_context *tctx = es_context_new();
+    if (!tctx)
+        return cli_fail("out of memory", ES_ERR_NOMEM);
+    rc = cli_load_tokenizer(tctx, &a.s);
+    if (rc != ES_OK) {
+        int code = cli_fail(es_errmsg(tctx), rc);
+        es_context_free(tctx);
+        return code;
+    }
+    es_context_free(tctx);
 #if HAVE_MPI
     if (measure_launched_by_mpi())
         return measure_mpi(&a);

@@ -184,6 +184,8 @@ static void print_summary(const es_plan *p, const es_plan_settings *s, const cha
            es_enum_name(ES_ENUM_PLAN_MODE, s->mode),
            s->world_size, s->workers,
            (unsigned long long)m.kept, (unsigned long long)m.filtered);
+    if (*es_plan_token_note(p))
+        printf("note: %s\n", es_plan_token_note(p));
     printf("%6s %14s %11s %12s %8s\n", "rank", "cost", "utterances", "frames", "batches");
     uint32_t shown = s->world_size <= 16 ? s->world_size : 16;
     for (uint32_t r = 0; r < shown; r++) {
@@ -238,6 +240,7 @@ int cmd_plan(int argc, char **argv)
     es_cost_table *table = NULL;
     es_plan *plan = NULL;
     rc = cli_load_inputs(ctx, &a.measure, a.quiet, a.speech_tokens, inputs, n_inputs, &table);
+    a.plan.tokenizer = a.measure.tokenizer;
     if (rc == ES_OK)
         rc = es_plan_build(ctx, &a.plan, table, &plan);
     if (rc == ES_OK)

@@ -36,6 +36,8 @@ static const char usage_text[] =
     "      --no-hash          do not hash audio (no duplicate_audio check; faster)\n"
     "      --speech-tokens SRC  utt2speech_token.pt: each row's speech_tokens (for the\n"
     "                         filter, e.g. --require-speech-token), 0 without a list\n"
+    "      --tokenizer PATH [--specials SET]  count LIST's text tokens with the recipe's\n"
+    "                         tokenizer (the filtered check's token filters need them)\n"
     "\n"
     "Checks:\n"
     "      --dim D            expected dimension (default 192; 0 = any)\n"
@@ -126,7 +128,7 @@ enum {
     OPT_UTT_EMB = 256, OPT_UTT_KEYS, OPT_SPK_EMB, OPT_SPK_KEYS, OPT_UTT2SPK, OPT_COSTS, OPT_ROOT,
     OPT_NO_HASH, OPT_DIM, OPT_MIN_COSINE, OPT_ZERO_NORM, OPT_NORM_RATIO, OPT_MIN_NORM, OPT_MAX_NORM,
     OPT_SPK_MEAN_TOL, OPT_NO_DUP, OPT_FAIL_ON, OPT_JSON, OPT_SHOW, OPT_DEVICE,
-    OPT_LOADER, OPT_WORLD_SIZE, OPT_WORKERS, OPT_MAX_IMBALANCE, OPT_SPEECH_TOKENS,
+    OPT_LOADER, OPT_WORLD_SIZE, OPT_WORKERS, OPT_MAX_IMBALANCE, OPT_SPEECH_TOKENS, OPT_TOKENIZER, OPT_SPECIALS,
 };
 
 static const struct option opts[] = {
@@ -147,6 +149,8 @@ static const struct option opts[] = {
     {"workers", required_argument, NULL, OPT_WORKERS},
     {"max-imbalance", required_argument, NULL, OPT_MAX_IMBALANCE},
     {"speech-tokens", required_argument, NULL, OPT_SPEECH_TOKENS},
+    {"tokenizer", required_argument, NULL, OPT_TOKENIZER},
+    {"specials", required_argument, NULL, OPT_SPECIALS},
 };
 static const char short_options[] = "j:qh";
 
@@ -162,6 +166,8 @@ static int option(validate_args *a, int c, const char *arg)
     case OPT_UTT2SPK: a->src.utt2spk = arg; return 0;
     case OPT_COSTS: a->costs = arg; return 0;
     case OPT_SPEECH_TOKENS: a->speech_tokens = arg; return 0;
+    case OPT_TOKENIZER: cli_tokenizer.path = arg; return 0;
+    case OPT_SPECIALS: cli_tokenizer.specials = arg; return 0;
     case OPT_ROOT: a->root = a->src.root = arg; return 0;
     case OPT_NO_HASH: a->hash = 0; return 0;
     case OPT_DIM:

@@ -15,6 +15,7 @@ static const command commands[] = {
     {"plan", cmd_plan, "partition utterances into equal work and batches per rank"},
     {"report", cmd_report, "print a plan's metrics and per-rank load (and an SVG chart)"},
     {"simulate", cmd_simulate, "replay the loader's split and batching; predict the join cut"},
+    {"tokenize", cmd_tokenize, "encode text with the recipe's tokenizer (one JSON line of ids per input)"},
     {"validate", cmd_validate, "check embeddings (missing, NaN, norms, mislabeled speakers, duplicates)"},
 };
 

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/utf8.h"
 #include "readers/audio_object.h"
 #include "readers/parquet/pq_column.h"
 #include "readers/parquet/pq_file.h"
@@ -51,6 +52,13 @@ static int bid_parquet(const uint8_t *h, size_t n)
     return es_pq_magic(h, n) ? 100 : 0;
 }
 
+/* Column i's decoding mode: with a tokenizer the text itself is kept, to count
+ * its tokens; else its code points are counted on the fly. */
+static pq_rows_mode mode_of(const es_shard_reader *r, int i)
+{
+    return i == COL_TEXT && r->opts.tok ? PQ_ROWS_STRINGS : small_columns[i].mode;
+}
+
 static int find_columns(es_context *ctx, es_shard_reader *r)
 {
     char names[512];
@@ -65,7 +73,7 @@ static int find_columns(es_context *ctx, es_shard_reader *r)
     int rc = pq_rows_check(ctx, r->f, r->audio, PQ_ROWS_STRINGS);
     for (int i = 0; rc == ES_OK && i < N_SMALL; i++)
         if (r->leaf[i])
-            rc = pq_rows_check(ctx, r->f, r->leaf[i], small_columns[i].mode);
+            rc = pq_rows_check(ctx, r->f, r->leaf[i], mode_of(r, i));
     return rc;
 }
 
@@ -108,7 +116,7 @@ static int load_row_group(es_context *ctx, es_shard_reader *r)
     for (int i = 0; i < N_SMALL; i++) {
         if (!r->leaf[i])
             continue;
-        int rc = pq_rows_read(ctx, r->f, r->rg, r->leaf[i], small_columns[i].mode, &r->rows[i],
+        int rc = pq_rows_read(ctx, r->f, r->rg, r->leaf[i], mode_of(r, i), &r->rows[i],
                               &r->small_col);
         if (rc != ES_OK)
             return rc;
@@ -155,7 +163,14 @@ static void fill_small(es_shard_reader *r, es_cost_row *row)
     row->spk = r->leaf[COL_SPK] ? string_at(&r->rows[COL_SPK], i) : "";
     if (r->leaf[COL_TEXT] && r->rows[COL_TEXT].present[i]) {
         row->flags |= ES_FLAG_TEXT;
-        row->text_len = r->rows[COL_TEXT].count[i];
+        if (r->opts.tok) {
+            const char *s = string_at(&r->rows[COL_TEXT], i);
+            size_t n = r->rows[COL_TEXT].count[i];
+            row->text_len = (uint32_t)es_utf8_length(s, n);
+            es_reader_text_tokens(&r->opts, s, n, row);
+        } else {
+            row->text_len = r->rows[COL_TEXT].count[i];
+        }
     }
     if (r->leaf[COL_TOKENS] && r->rows[COL_TOKENS].present[i])
         row->speech_tokens = r->rows[COL_TOKENS].count[i];

@@ -1,0 +1,125 @@
+#!/usr/bin/env bash
+# CLI tests for `equishard tokenize`: every truth.jsonl record through --jsonl
+# gives HF's ids (`ids` with the default cosyvoice2 specials, `ids_cv3` with
+# cosyvoice3); plain lines; invalid UTF-8 reported in place (exit 1); refused
+# tokenizers and missing options are one line, exit 2. SKIP (77) without
+# ../shared/fixtures/tokenizers.
+set -u
+BIN=$1
+TOK=$ES_SOURCE_ROOT/../shared/fixtures/tokenizers
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+[[ -f $TOK/truth.jsonl ]] || { echo "SKIP: $TOK absent"; exit 77; }
+
+# 1. every truth record, both special sets, compared field by field
+compare() { # field output
+    python3 - "$TOK/truth.jsonl" "$1" "$2" <<'PY' || fail "$1: $(tail -3 "$WORK/cmp")"
+import json, sys
+truth = [json.loads(l) for l in open(sys.argv[1], encoding='utf-8')]
+got = [json.loads(l) for l in open(sys.argv[3], encoding='utf-8')]
+assert len(got) == len(truth), (len(got), len(truth))
+bad = [t['id'] for t, g in zip(truth, got) if g['ids'] != t[sys.argv[2]] or g['n'] != len(g['ids'])]
+print(f"{sys.argv[2]}: {len(truth) - len(bad)}/{len(truth)} match")
+assert not bad, bad[:10]
+PY
+}
+expect_exit 0 "$BIN" tokenize --tokenizer "$TOK/qwen2" --jsonl "$TOK/truth.jsonl"
+compare ids "$WORK/out" >"$WORK/cmp" 2>&1; cat "$WORK/cmp"
+expect_exit 0 "$BIN" tokenize --tokenizer "$TOK/qwen2" --specials cosyvoice3 --jsonl - <"$TOK/truth.jsonl"
+compare ids_cv3 "$WORK/out" >"$WORK/cmp" 2>&1; cat "$WORK/cmp"
+
+# 2. plain lines (stdin and a file give the same), the empty line is no ids
+printf 'Yes.\nGood morning, everyone.\n\n[breath]<|endofprompt|>x\n' >"$WORK/lines.txt"
+expect_exit 0 "$BIN" tokenize -t "$TOK/qwen2" "$WORK/lines.txt"
+cat >"$WORK/want" <<'OUT'
+{"n": 2, "ids": [9454, 13]}
+{"n": 5, "ids": [15216, 6556, 11, 5019, 13]}
+{"n": 0, "ids": []}
+{"n": 3, "ids": [151647, 151646, 87]}
+OUT
+cmp -s "$WORK/out" "$WORK/want" || fail "plain lines: $(cat "$WORK/out")"
+"$BIN" tokenize -t "$TOK/qwen2" <"$WORK/lines.txt" | cmp -s - "$WORK/want" || fail "stdin differs"
+# --specials none: the CosyVoice tokens are text ("[b" "re" "ath" "]")
+expect_exit 0 "$BIN" tokenize -t "$TOK/qwen2" --specials none - <<<'[breath]'
+[[ $(cat "$WORK/out") == '{"n": 4, "ids": [18483, 265, 587, 60]}' ]] || fail "specials none: $(cat "$WORK/out")"
+
+# 3. invalid UTF-8: reported in its place, the others still encoded, exit 1
+printf 'Yes.\nab\xffc\nYes.\n' >"$WORK/bad.txt"
+expect_exit 1 "$BIN" tokenize -t "$TOK/qwen2" "$WORK/bad.txt"
+[[ $(sed -n 2p "$WORK/out") == '{"n": null, "error": "text: byte 2: not valid UTF-8"}' && $(wc -l <"$WORK/out") == 3 ]] \
+    || fail "invalid UTF-8 line: $(cat "$WORK/out")"
+grep -q 'bad.txt: line 2: text: byte 2: not valid UTF-8' "$WORK/err" || fail "stderr: $(cat "$WORK/err")"
+
+# 4. refusals: one line, exit 2
+expect_exit 2 "$BIN" tokenize "$WORK/lines.txt"
+grep -q -- '--tokenizer PATH is required' "$WORK/err" || fail "missing --tokenizer: $(cat "$WORK/err")"
+mkdir "$WORK/empty"
+expect_exit 2 "$BIN" tokenize -t "$WORK/empty" "$WORK/lines.txt"
+[[ $(wc -l <"$WORK/err") == 1 ]] && grep -q 'empty: not a tokenizer folder' "$WORK/err" || fail "empty folder: $(cat "$WORK/err")"
+printf '{"model": {"type": "WordPiece"}}' >"$WORK/tokenizer.json"
+expect_exit 2 "$BIN" tokenize -t "$WORK/tokenizer.json" "$WORK/lines.txt"
+[[ $(cat "$WORK/err") == "equishard: $WORK/tokenizer.json: model type WordPiece: only BPE (Qwen2's byte-level) is supported" ]] \
+    || fail "WordPiece: $(cat "$WORK/err")"
+expect_exit 2 "$BIN" tokenize -t "$TOK/qwen2" --specials cosyvoice9 "$WORK/lines.txt"
+grep -q "specials 'cosyvoice9'" "$WORK/err" || fail "bad specials: $(cat "$WORK/err")"
+printf '{"txt": "x"}\n' >"$WORK/nojson.jsonl"
+expect_exit 2 "$BIN" tokenize -t "$TOK/qwen2" --jsonl "$WORK/nojson.jsonl"
+grep -q 'nojson.jsonl: line 1: no "text" string' "$WORK/err" || fail "jsonl without text: $(cat "$WORK/err")"
+
+# 5. measure --tokenizer: a text_tokens column after hash, equal to truth.jsonl's
+#    n for every corpus A transcript in each input format; without --tokenizer
+#    the table is as before (12 columns); tables with the column read back
+CORPUS=$ES_FIXTURES/corpus_a
+for input in kaldi raw.list shards/shards.list parquet/data.list; do
+    (cd "$CORPUS" && "$BIN" measure -q --tokenizer "$TOK/qwen2" -o "$WORK/tok.tsv" "$input") \
+        || fail "measure --tokenizer $input"
+    python3 - "$TOK/truth.jsonl" "$WORK/tok.tsv" "$input" <<'PY' || fail "text_tokens of $input"
+import json, sys
+n = {}
+for l in open(sys.argv[1], encoding='utf-8'):
+    r = json.loads(l)
+    for s in r.get('src', []):
+        if s.startswith('corpus_a/'):
+            n[s.split('#')[1].split('.')[0]] = r['n']
+rows = [l.rstrip('\n').split('\t') for l in open(sys.argv[2], encoding='utf-8')][1:]
+assert rows[0][12] == 'text_tokens', rows[0]
+bad = [r[0] for r in rows[1:] if int(r[12]) != n[r[0]]]
+print(f"{sys.argv[3]}: {len(rows) - 1 - len(bad)}/{len(rows) - 1} text_tokens equal truth")
+assert not bad and len(rows) == 61, bad[:5]
+PY
+done
+(cd "$CORPUS" && "$BIN" measure -q -o "$WORK/plain.tsv" kaldi) || fail "measure kaldi"
+[[ $(sed -n 2p "$WORK/plain.tsv" | awk -F'\t' '{print NF}') == 12 ]] || fail "a table without --tokenizer has 12 columns"
+expect_exit 0 "$BIN" plan --world-size 2 --min-length 10 -o "$WORK/plan-tok" "$WORK/tok.tsv"
+python3 -c "
+import json, sys
+t = json.load(open('$WORK/plan-tok/plan.json'))['text_tokens']
+assert t['count'] == 'text_tokens' and t['rows_counted'] == 60 and t['rows_without'] == 0 and 'note' not in t, t
+" || fail "plan.json text_tokens from a table with counts"
+# 6. without token counts the token filters are not applied, and both the
+#    summary and plan.json say so in one line
+(cd "$CORPUS" && "$BIN" plan --world-size 2 --min-length 10 --token-max-length 20 -o "$WORK/plan-chars" \
+    "$WORK/plain.tsv" >"$WORK/out" 2>&1) || fail "plan without counts: $(cat "$WORK/out")"
+grep -q '^note: token filters not applied to 60 utterance(s) without text token counts (measure with --tokenizer); [0-9]* of them would be dropped if characters were tokens$' "$WORK/out" \
+    || fail "summary note: $(cat "$WORK/out")"
+python3 -c "
+import json
+p = json.load(open('$WORK/plan-chars/plan.json'))
+t = p['text_tokens']
+assert t['rows_without'] == 60 and t['note'].startswith('token filters not applied'), t
+assert p['metrics']['filtered']['too_many_tokens'] == 0, p['metrics']['filtered']
+assert int(t['note'].split('; ')[1].split()[0]) > 0, t
+" || fail "plan.json note without counts"
+# with --tokenizer on the lists: the tokenizer is recorded, the filter counts tokens
+(cd "$CORPUS" && "$BIN" plan --world-size 2 --min-length 10 --token-max-length 5 --tokenizer "$TOK/qwen2" \
+    -o "$WORK/plan-list" kaldi >"$WORK/out" 2>&1) || fail "plan --tokenizer: $(cat "$WORK/out")"
+python3 -c "
+import json
+p = json.load(open('$WORK/plan-list/plan.json'))
+t = p['text_tokens']['tokenizer']
+assert t['vocab_size'] == 151663 and t['specials'] == 'cosyvoice2' and t['digest'].startswith('xxh3-64:'), t
+assert t['files'] == 'vocab.json+merges.txt+tokenizer_config.json', t
+assert p['metrics']['filtered']['too_many_tokens'] > 0, p['metrics']['filtered']
+" || fail "plan.json tokenizer record"
+
+((failures == 0)) || exit 1
+echo "tokenize: all passed"
