@@ -28,16 +28,6 @@ const char *testdata_path(const char *rel)
     return env_path("ES_TESTDATA", rel, buf, sizeof buf);
 }
 
-char *make_temp_dir(void)
-{
-    const char *tmp = getenv("TMPDIR");
-    char tmpl[4096];
-    snprintf(tmpl, sizeof tmpl, "%s/es-test-XXXXXX", tmp ? tmp : "/tmp");
-    if (!mkdtemp(tmpl))
-        return NULL;
-    return strdup(tmpl);
-}
-
 static int remove_entry(const char *path, const struct stat *st, int type, struct FTW *ftw)
 {
     (void)st, (void)type, (void)ftw; /* nftw's callback: remove files and folders alike */
@@ -47,6 +37,36 @@ static int remove_entry(const char *path, const struct stat *st, int type, struc
 int remove_tree(const char *dir)
 {
     return nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+/* Folders make_temp_dir made in this process, removed (with what is left in
+ * them) when it exits: many tests only rmdir() theirs, which fails once a
+ * test wrote a file there, and they piled up in /tmp. Check runs each test in
+ * a forked child, whose exit runs this. */
+static char *made[256];
+static size_t n_made;
+
+static void remove_made(void)
+{
+    for (size_t i = 0; i < n_made; i++) {
+        remove_tree(made[i]);
+        free(made[i]);
+    }
+    n_made = 0;
+}
+
+char *make_temp_dir(void)
+{
+    const char *tmp = getenv("TMPDIR");
+    char tmpl[4096];
+    snprintf(tmpl, sizeof tmpl, "%s/es-test-XXXXXX", tmp ? tmp : "/tmp");
+    if (!mkdtemp(tmpl))
+        return NULL;
+    if (n_made == 0)
+        atexit(remove_made);
+    if (n_made < sizeof made / sizeof made[0])
+        made[n_made++] = strdup(tmpl);
+    return strdup(tmpl);
 }
 
 static char *temp_dir;

@@ -93,6 +93,7 @@ def train(py, work, name, data_list, dataset="cosyvoice", plan=None, equal_steps
     # Python 3.11 (IntFlag iteration leaves out the 0 member) and fails; 2 (stderr
     # to a log, teed) parses, and changes nothing for the ranks.
     cmd = [py, "-m", "torch.distributed.run", "--redirects", "2", "--tee", "2",
+           "--log_dir", os.path.join(work, "torchrun-logs", name),  # not /tmp/torchelastic_*
            "--nnodes", "1", "--nproc_per_node", str(WORLD),
            "--master_addr", "127.0.0.1", "--master_port", str(free_port()),
            os.path.join(HERE, "cosyvoice_trainer.py"), "--recipe", RECIPE, "--data-list", data_list,

@@ -68,6 +68,7 @@ def train(py, work, corpus, name, join, dataset="wenet", plan=None, equal_steps=
         env["EQUISHARD_PLAN"] = plan
     # --redirects/--tee 2: see test_cosyvoice_e2e.py (torch 1.13 on Python 3.11)
     cmd = [py, "-m", "torch.distributed.run", "--redirects", "2", "--tee", "2",
+           "--log_dir", os.path.join(work, "torchrun-logs", name),  # not /tmp/torchelastic_*
            "--nnodes", "1", "--nproc_per_node", str(WORLD),
            "--master_addr", "127.0.0.1", "--master_port", str(free_port()),
            os.path.join(HERE, "wenet_trainer.py"), "--recipe", RECIPE,

@@ -11,6 +11,7 @@ Environment: EQUISHARD (the CLI; default build/tools/equishard/equishard),
 the library as the binding finds it, REPEAT (default 3; best reported).
 """
 import os
+import shutil
 import random
 import subprocess
 import sys
@@ -31,6 +32,13 @@ def main():
     ranks = int(sys.argv[2]) if len(sys.argv) > 2 else 8
     workers = int(sys.argv[3]) if len(sys.argv) > 3 else 4
     work = tempfile.mkdtemp(prefix="bench-epoch-")
+    try:
+        run(work, rows, ranks, workers)
+    finally:
+        shutil.rmtree(work)
+
+
+def run(work, rows, ranks, workers):
     table = os.path.join(work, "costs.tsv")
     rng = random.Random(1)
     with open(table, "w") as f:

@@ -20,6 +20,7 @@ Also reported: the first batch's latency in a worker of epoch 1 (the plan
 rebuilt from OUTDIR/costs.tsv.zst, the files opened, the rows read).
 """
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -70,6 +71,13 @@ def first_batch(outdir):
 def main():
     scale = int(sys.argv[1]) if len(sys.argv) > 1 else 3
     work = tempfile.mkdtemp(prefix="bench-fetch-")
+    try:
+        run(work, scale)
+    finally:
+        shutil.rmtree(work)
+
+
+def run(work, scale):
     subprocess.run([sys.executable, os.path.join(ROOT, "tests", "e2e", "make_corpus.py"), work, NODE_MODULES,
                     "--scale", str(scale)], check=True)
     data_list = os.path.join(work, "parquet", "data.list")
