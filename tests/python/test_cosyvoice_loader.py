@@ -10,7 +10,7 @@ import tempfile
 import unittest
 from unittest import mock
 
-from equishard.loaders import cosyvoice
+from equishard.loaders import cosyvoice, regroup
 from test_binding import CLI, CORPUS
 
 
@@ -112,7 +112,7 @@ class CosyVoiceDatasetTest(unittest.TestCase):
             for index, size in enumerate(sizes):
                 for k in range(size):
                     if (index, k) not in drop:
-                        yield {"utt": f"{index}-{k}", cosyvoice._BATCH_KEY: (index, size, len(sizes))}
+                        yield {"utt": f"{index}-{k}", regroup.BATCH_KEY: (index, size)}
         got = list(cosyvoice.planned_batch(samples([2, 3, 1], drop=set())))
         self.assertEqual([[s["utt"] for s in b] for b in got], [["0-0", "0-1"], ["1-0", "1-1", "1-2"], ["2-0"]])
         with self.assertLogs(level="WARNING") as logs:

@@ -12,7 +12,7 @@ import types
 import unittest
 from unittest import mock
 
-from equishard.loaders import wenet
+from equishard.loaders import regroup, wenet
 from test_binding import CLI, CORPUS
 
 SHARDS = os.path.join(CORPUS, "shards", "shards.list")
@@ -152,7 +152,7 @@ class WeNetDatasetTest(unittest.TestCase):
                          {"file_name", "tar_file_name", "key", "txt", "wav"})
         self.assertGreater(sample["feat"], 44)  # decode_wav saw the wav member's bytes
         self.assertEqual((sample["lang"], sample["task"]), ("zh", "transcribe"))
-        self.assertNotIn(wenet._BATCH_KEY, sample)
+        self.assertNotIn(regroup.BATCH_KEY, sample)
 
     def test_tar_example(self):
         row = {"key": "u1", "txt": b" hello \n", "flac": b"fLaC", "spk": b"S1"}
@@ -217,7 +217,7 @@ class WeNetDatasetTest(unittest.TestCase):
             for index, size in enumerate(sizes):
                 for k in range(size):
                     if (index, k) not in drop:
-                        yield {"key": f"{index}-{k}", wenet._BATCH_KEY: (index, size)}
+                        yield {"key": f"{index}-{k}", regroup.BATCH_KEY: (index, size)}
         keys = lambda data: [s["key"] for s in data]  # noqa: E731
         got = list(wenet.planned_batches(samples([2, 3, 1], drop=set()), keys))
         self.assertEqual(got, [["0-0", "0-1"], ["1-0", "1-1", "1-2"], ["2-0"]])

@@ -23,8 +23,9 @@ Rank and world size come from torch.distributed when it is initialized, else fro
 the arguments, else the RANK / WORLD_SIZE environment variables (torchrun sets
 them); the worker from torch.utils.data.get_worker_info() inside a DataLoader
 worker, else the arguments. torch is optional: without it the classes are plain iterables and take
-rank/worker from the environment and arguments. This module does not load
-libequishard.
+rank/worker from the environment and arguments. libequishard is loaded only
+where it must be, on first use: fetching planned rows and rebuilding a batch
+plan for another epoch.
 """
 import json
 import math

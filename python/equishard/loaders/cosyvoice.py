@@ -28,18 +28,17 @@ DataLoader workers on their first batch.
 """
 import functools
 import inspect
-import logging
 import math
 import os
 
 from . import DataList, PlanDir, PLAN_ENV, _IterableDataset, distributed_info, worker_info
 from .fetch import RowFetcher, fetch_batches
+from .regroup import regroup, tag
 
 # stages that must not see planned batches: the list opener (replaced by the
 # fetching source) and the reordering buffers (left out)
 _OPENERS = ("parquet_opener",)
 _REORDERING = ("shuffle", "sort")
-_BATCH_KEY = "_equishard_batch"  # (batch index in this worker's sequence, planned size, count)
 
 
 def read_lists(list_file):
@@ -152,43 +151,16 @@ class PlannedUtterances(_IterableDataset):
                                          "there (the data changed after planning: re-plan)")
                     sample = dict(src=shard, **info)
                     sample.update(row)
-                    sample[_BATCH_KEY] = (index, len(b["items"]), len(batches))
-                    yield sample
+                    yield tag(sample, index, len(b["items"]))
         finally:
             fetcher.close()
 
 
 def planned_batch(data, mode="train", **_settings):
     """Replaces CosyVoice's batch stage: hands on each planned batch as the list
-    of its samples, in plan order. The recipe's own batch settings were checked
-    against the plan (check_pipeline); a sample the pipeline dropped (its
-    filter disagreeing with the plan's) is reported, and a planned batch that
-    arrives empty is an error: this rank would train fewer steps than the others."""
-    buf, current, planned, expected = [], None, 0, 0
-    for sample in data:
-        tag = sample.pop(_BATCH_KEY, None)
-        if tag is None:
-            raise RuntimeError("equishard: a pipeline stage before batch replaced the sample dict and "
-                               "lost its planned batch; stages must pass the sample on")
-        index, size, _ = tag
-        if index != current:
-            if buf:
-                yield _complete(buf, current, planned)
-            if index != expected:
-                raise RuntimeError(f"equishard: planned batch {expected} of this worker lost all its "
-                                   "utterances in the pipeline (a stage dropped them); the ranks' "
-                                   "step counts would differ")
-            buf, current, planned, expected = [], index, size, index + 1
-        buf.append(sample)
-    if buf:
-        yield _complete(buf, current, planned)
-
-
-def _complete(buf, index, planned):
-    if len(buf) != planned:
-        logging.warning("equishard: planned batch %d of this worker: %d of its %d utterances "
-                        "were dropped by the pipeline", index, planned - len(buf), planned)
-    return buf
+    of its samples, in plan order (regroup). The recipe's own batch settings
+    were checked against the plan (check_pipeline)."""
+    return regroup(data)
 
 
 def _batch_mode_pipeline(plan, pipeline):

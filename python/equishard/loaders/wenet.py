@@ -49,9 +49,9 @@ import os
 
 from . import PLAN_ENV, PlanDir, ShardList, _IterableDataset, _IterDataPipe, distributed_info, worker_info
 from .fetch import RowFetcher, fetch_batches
+from .regroup import regroup, tag
 
 AUDIO_FORMAT_SETS = {"flac", "mp3", "m4a", "ogg", "opus", "wav", "wma"}  # processor.AUDIO_FORMAT_SETS
-_BATCH_KEY = "_equishard_batch"  # (batch index in this worker's sequence, planned size)
 _FILTER_KEYS = ("max_length", "min_length", "token_max_length", "token_min_length",
                 "min_output_input_ratio", "max_output_input_ratio")
 
@@ -170,38 +170,16 @@ class PlannedUtterances(_IterableDataset):
                                          f"{key!r} there (the data changed after planning: re-plan)")
                     sample = tar_example(row, self.file_name, shard)
                     if sample is not None:
-                        sample[_BATCH_KEY] = (index, len(b["items"]))
-                        yield sample
+                        yield tag(sample, index, len(b["items"]))
         finally:
             fetcher.close()
 
 
 def planned_batches(data, wrapper):
     """Replaces WeNet's batch stage: hands each planned batch, as the list of its
-    samples in plan order, to `wrapper` (processor.padding). A sample the
-    pipeline dropped is reported; a planned batch that arrives empty is an
-    error: this rank would train fewer steps than the others."""
-    buf, current, planned, expected = [], None, 0, 0
-    for sample in data:
-        index, size = sample.pop(_BATCH_KEY)
-        if index != current:
-            if buf:
-                yield wrapper(_complete(buf, current, planned))
-            if index != expected:
-                raise RuntimeError(f"equishard: planned batch {expected} of this worker lost all its "
-                                   "utterances in the pipeline (a stage dropped them); the ranks' "
-                                   "step counts would differ")
-            buf, current, planned, expected = [], index, size, index + 1
-        buf.append(sample)
-    if buf:
-        yield wrapper(_complete(buf, current, planned))
-
-
-def _complete(buf, index, planned):
-    if len(buf) != planned:
-        logging.warning("equishard: planned batch %d of this worker: %d of its %d utterances "
-                        "were dropped by the pipeline", index, planned - len(buf), planned)
-    return buf
+    samples in plan order (regroup), to `wrapper` (processor.padding)."""
+    for batch in regroup(data):
+        yield wrapper(batch)
 
 
 def _map(data, fn):
