@@ -9,20 +9,30 @@
 
 #include "config.h"
 #include "core/strbuf.h"
+#include "core/utf8.h"
 #include "plan/plan_reshard.h"
 
 void es_json_string(es_strbuf *sb, const char *s)
 {
+    const unsigned char *c = (const unsigned char *)s;
+    size_t n = strlen(s);
     es_strbuf_putc(sb, '"');
-    for (const unsigned char *c = (const unsigned char *)s; *c; c++) {
-        if (*c == '"' || *c == '\\') {
+    while (n > 0) {
+        size_t len = es_utf8_sequence(c, n);
+        if (len == 0) {
+            /* not UTF-8: the byte as Python's surrogateescape decodes it */
+            es_strbuf_printf(sb, "\\u%04x", 0xDC00u + *c);
+            len = 1;
+        } else if (*c == '"' || *c == '\\') {
             es_strbuf_putc(sb, '\\');
             es_strbuf_putc(sb, (char)*c);
         } else if (*c < 0x20) {
             es_strbuf_printf(sb, "\\u%04x", *c);
         } else {
-            es_strbuf_putc(sb, (char)*c);
+            es_strbuf_append(sb, (const char *)c, len);
         }
+        c += len;
+        n -= len;
     }
     es_strbuf_putc(sb, '"');
 }

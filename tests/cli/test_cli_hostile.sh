@@ -179,4 +179,34 @@ printf 'shards/shards_000000000.tar\nshards/shards_000000001.tar\nshards/shards_
 expect_exit 2 "$BIN" plan -q -k 2 -o "$WORK/t6-list" --root . "$WORK/t6.list"
 grep -q 'is in the table twice' "$WORK/err" || fail "shard listed twice: $(cat "$WORK/err")"
 
+# ---- 7. non-UTF-8 keys in rank-*.batches.jsonl: escaped as \udcXX, which
+#      Python's json.loads and .encode("utf-8", "surrogateescape") turn back
+#      into the key's bytes (as tarfile decodes member names)
+mkdir -p "$WORK/t7"
+python3 - "$WORK/t7" "$PWD/wav/A01" <<'PY' || fail "making the non-UTF-8 shard"
+import io, os, sys, tarfile
+out, wavs = sys.argv[1], sorted(os.listdir(sys.argv[2]))
+keys = ["caf\udce9", "ok-\u00e9", "q\"b\\s", "\udced\udca0\udc80", "trunc\udce4\udcb8"]
+with tarfile.open(os.path.join(out, "a.tar"), "w", format=tarfile.USTAR_FORMAT,
+                  encoding="utf-8", errors="surrogateescape") as t:
+    for key, w in zip(keys, wavs):
+        for name, data in ((key + ".txt", b"some words here"),
+                           (key + ".wav", open(os.path.join(sys.argv[2], w), "rb").read())):
+            info = tarfile.TarInfo(name); info.size = len(data); t.addfile(info, io.BytesIO(data))
+open(os.path.join(out, "data.list"), "w").write("a.tar\n")
+PY
+expect_exit 0 "$BIN" measure -q --root "$WORK/t7" -o "$WORK/t7/costs.tsv" "$WORK/t7/data.list"
+expect_exit 0 "$BIN" plan -q -k 1 --mode batch --min-length 0 --root "$WORK/t7" -o "$WORK/t7/p" "$WORK/t7/costs.tsv"
+python3 - "$WORK/t7" <<'PY' || fail "batches.jsonl with non-UTF-8 keys: $(cat "$WORK/t7/p/rank-00000.batches.jsonl")"
+import json, os, sys, tarfile
+d = sys.argv[1]
+with tarfile.open(os.path.join(d, "a.tar")) as t:   # tarfile's own decoding: surrogateescape
+    want = sorted({m.name.rsplit(".", 1)[0] for m in t.getmembers()})
+with open(os.path.join(d, "p", "rank-00000.batches.jsonl"), encoding="utf-8") as f:  # strict
+    got = sorted(k for line in f for k in json.loads(line)["keys"])
+assert got == want, (got, want)
+for k in got:
+    k.encode("utf-8", "surrogateescape")   # every key turns back into its bytes
+PY
+
 exit $((failures > 0))
