@@ -209,4 +209,54 @@ for k in got:
     k.encode("utf-8", "surrogateescape")   # every key turns back into its bytes
 PY
 
+# ---- 8. SIGINT/SIGTERM during reshard removes OUTDIR.tmp.*; a later run removes
+#      the temporary folders killed runs left (ours only: the marker, a dead pid)
+#      EQUISHARD_TEST_PAUSE_MS (test-only) sleeps after each file made in the
+#      temporary folder, so the run is interrupted mid-way, every time.
+mkdir -p "$WORK/t8"
+reshard8() { "$BIN" plan -q -k 2 --mode reshard --min-length 0 -o "$WORK/t8/r" shards/shards.list; }
+expect_exit 0 reshard8
+old8=$(cat "$WORK/t8/r/plan.json")
+tmp8() { compgen -G "$WORK/t8/r.tmp.*"; }
+interrupt8() { # signal expected-exit
+    set -m # a background job of a script otherwise starts with SIGINT ignored
+    EQUISHARD_TEST_PAUSE_MS=300 "$BIN" plan -q -k 2 --mode reshard --min-length 0 \
+        -o "$WORK/t8/r" shards/shards.list >"$WORK/out" 2>"$WORK/err" &
+    local pid=$! got
+    set +m
+    for _ in $(seq 200); do compgen -G "$WORK/t8/r.tmp.*/shards_*" >/dev/null && break; sleep 0.05; done
+    compgen -G "$WORK/t8/r.tmp.*/shards_*" >/dev/null || fail "$1: the reshard wrote no shard to interrupt"
+    kill -s "$1" $pid
+    wait $pid; got=$?
+    [[ $got == "$2" ]] || fail "$1 during reshard: exit $got, expected $2 ($(cat "$WORK/err"))"
+}
+for sig in INT:130 TERM:143; do
+    interrupt8 "${sig%:*}" "${sig#*:}"
+    tmp8 >/dev/null && fail "SIG${sig%:*} during reshard left $(tmp8)"
+    grep -q 'interrupted; temporary outputs removed' "$WORK/err" || fail "SIG${sig%:*}: $(cat "$WORK/err")"
+    [[ $(cat "$WORK/t8/r/plan.json") == "$old8" ]] || fail "SIG${sig%:*}: the previous OUTDIR changed"
+done
+interrupt8 KILL 137 # no handler runs: the folder stays, with the marker
+left8=$(tmp8)
+[[ -f $left8/.equishard-tmp ]] || fail "SIGKILL: no marker in the temporary folder: $left8"
+mkdir "$WORK/t8/r.tmp.notour" && : >"$WORK/t8/r.tmp.notour/x"   # no marker: not ours
+mkdir "$WORK/t8/r.tmp.live01" && printf 'equishard temporary folder\npid %s\nhost %s\n' $$ "$(hostname)" \
+    >"$WORK/t8/r.tmp.live01/.equishard-tmp"                         # a running process's
+expect_exit 0 reshard8
+grep -q "removed $left8, left by an interrupted run (pid [0-9]*)" "$WORK/err" || fail "stale folder: $(cat "$WORK/err")"
+[[ -e $left8 ]] && fail "the stale temporary folder $left8 is still there"
+[[ -e $WORK/t8/r.tmp.notour/x && -e $WORK/t8/r.tmp.live01 ]] || fail "removed a temporary folder not ours to remove"
+[[ -e $WORK/t8/r/.equishard-tmp ]] && fail "the marker went into OUTDIR"
+grep -c removed "$WORK/err" | grep -qx 1 || fail "removed more than the stale folder: $(cat "$WORK/err")"
+rm -rf "$WORK/t8/r.tmp.notour" "$WORK/t8/r.tmp.live01"
+# measure -o FILE: SIGINT removes FILE.tmp.*
+set -m
+EQUISHARD_TEST_PAUSE_MS=3000 "$BIN" measure -q -o "$WORK/t8/costs.tsv" shards/shards.list 2>/dev/null &
+pid8=$!
+set +m
+for _ in $(seq 200); do compgen -G "$WORK/t8/costs.tsv.tmp.*" >/dev/null && break; sleep 0.05; done
+compgen -G "$WORK/t8/costs.tsv.tmp.*" >/dev/null || fail "measure -o wrote no temporary file to interrupt"
+kill -INT $pid8; wait $pid8
+compgen -G "$WORK/t8/costs.tsv*" >/dev/null && fail "SIGINT during measure -o left $(compgen -G "$WORK/t8/costs.tsv*")"
+
 exit $((failures > 0))
