@@ -259,4 +259,33 @@ compgen -G "$WORK/t8/costs.tsv.tmp.*" >/dev/null || fail "measure -o wrote no te
 kill -INT $pid8; wait $pid8
 compgen -G "$WORK/t8/costs.tsv*" >/dev/null && fail "SIGINT during measure -o left $(compgen -G "$WORK/t8/costs.tsv*")"
 
+# ---- 9. a small .pt that decodes to a huge pickle: refused with one line, exit 2
+#      (a deflated run of MEMOIZE grew the memo past 8 GB; a deflated run of
+#      numbers would fill memory with values): made here with zipfile and opcodes
+mkdir -p "$WORK/t9"
+python3 - "$WORK/t9" <<'PY' || fail "making the .pt bombs"
+import os, sys, zipfile
+def bomb(name, head, unit, tail, total):
+    with zipfile.ZipFile(os.path.join(sys.argv[1], name), "w", zipfile.ZIP_DEFLATED) as z:
+        with z.open("archive/data.pkl", "w", force_zip64=True) as f:
+            f.write(head)
+            chunk = unit * ((1 << 20) // len(unit))
+            for _ in range(total // len(chunk)):
+                f.write(chunk)
+            f.write(tail)
+bomb("memoize.pt", b"\x80\x02}", b"\x94", b".", 400 << 20)
+bomb("numbers.pt", b"\x80\x02}X\x01\x00\x00\x00a]", b"(" + b"K\x00" * 1000 + b"e", b"s.", 200 << 20)
+PY
+[[ $(stat -c %s "$WORK/t9/memoize.pt") -lt 500000 ]] || fail "the MEMOIZE bomb is not small: $(stat -c %s "$WORK/t9/memoize.pt")"
+# a plain build runs under a 2 GiB address-space limit, so running out of memory
+# is exit 3 at once (an ASan build reserves terabytes of shadow memory: no limit)
+limit=$(ldd "$BIN" | grep -q libasan || echo "ulimit -v 2097152;")
+for case in "memoize:byte 4: more memo entries than objects (1)" \
+            "numbers:byte [0-9]*: decompresses to more than 64 times the [0-9]*-byte file"; do
+    pt=${case%%:*}
+    expect_exit 2 bash -c "$limit"' exec "$@"' _ "$BIN" validate -q --utt-emb "$WORK/t9/$pt.pt" kaldi
+    [[ $(wc -l <"$WORK/err") == 1 ]] || fail "$pt.pt: not one line: $(head -c 600 "$WORK/err")"
+    grep -q "$pt.pt: archive/data.pkl: ${case#*:}" "$WORK/err" || fail "$pt.pt bomb: $(head -c 600 "$WORK/err")"
+done
+
 exit $((failures > 0))
