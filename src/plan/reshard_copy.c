@@ -30,6 +30,7 @@
 #include "readers/member_group.h"
 #include "readers/reader.h"
 #include "readers/shard_file.h"
+#include "readers/tar_link.h"
 
 #define COPY_BUFFER (256u << 10)
 
@@ -112,12 +113,12 @@ static const char *archive_message(struct archive *a)
     return msg ? msg : "libarchive reported no reason";
 }
 
-/* Copies the pending member of `in` to the targets of items [a, b) in the pass. */
-static int copy_member(es_context *ctx, copy_run *run, struct archive *in,
-                       struct archive_entry *e, const copy_source *s, size_t a, size_t b)
+/* Copies member `name` (size bytes, read from `in`) to the targets of items
+ * [a, b) in the pass, always as a regular member: a hard link's data is its
+ * target's (tar_link.h), which WeNet's stream-mode tarfile could not read. */
+static int copy_member(es_context *ctx, copy_run *run, struct archive *in, const char *name,
+                       uint64_t size, const copy_source *s, size_t a, size_t b)
 {
-    const char *name = reshard_entry_name(e);
-    uint64_t size = archive_entry_size_is_set(e) ? (uint64_t)archive_entry_size(e) : 0;
     archive_entry_clear(run->out);
     archive_entry_copy_pathname(run->out, name);
     archive_entry_set_size(run->out, (la_int64_t)size);
@@ -182,12 +183,15 @@ static int stream_members(es_context *ctx, copy_run *run, struct archive *in,
     uint64_t ordinal = UINT64_MAX;
     int started = 0, rc = ES_OK;
     struct archive_entry *e;
+    uint64_t headers = 0;
     int r;
     while (rc == ES_OK && (r = archive_read_next_header(in, &e)) != ARCHIVE_EOF) {
         if (!es_archive_header_ok(r))
             return source_error(ctx, in, s, NULL);
-        if (archive_entry_filetype(e) != AE_IFREG)
-            continue; /* as the tar reader: directories and links are no members */
+        headers++;
+        const char *target = archive_entry_hardlink(e);
+        if (!target && archive_entry_filetype(e) != AE_IFREG)
+            continue; /* as the tar reader: directories and symbolic links are no members */
         const char *name = reshard_entry_name(e);
         if (!name)
             return es_fail(ctx, ES_ERR_FORMAT, "%s: a member without a usable name", s->path);
@@ -206,8 +210,16 @@ static int stream_members(es_context *ctx, copy_run *run, struct archive *in,
         int wanted = 0;
         for (size_t i = a; i < b; i++)
             wanted |= in_pass(run, &run->items[i]);
-        if (rc == ES_OK && wanted)
-            rc = copy_member(ctx, run, in, e, s, a, b);
+        if (rc == ES_OK && wanted && target) {
+            es_tar_link link;
+            rc = es_tar_link_open(ctx, &link, s->path, name, target, headers - 1);
+            if (rc == ES_OK)
+                rc = copy_member(ctx, run, link.a, name, link.size, s, a, b);
+            es_tar_link_close(&link);
+        } else if (rc == ES_OK && wanted) {
+            uint64_t size = archive_entry_size_is_set(e) ? (uint64_t)archive_entry_size(e) : 0;
+            rc = copy_member(ctx, run, in, name, size, s, a, b);
+        }
     }
     if (rc == ES_OK && at < s->end)
         rc = es_fail(ctx, ES_ERR_FORMAT, "%s: ends after %llu utterances, but the cost table has "

@@ -288,4 +288,65 @@ for case in "memoize:byte 4: more memo entries than objects (1)" \
     grep -q "$pt.pt: archive/data.pkl: ${case#*:}" "$WORK/err" || fail "$pt.pt bomb: $(head -c 600 "$WORK/err")"
 done
 
+# ---- 10. hard-link members (u2.txt linking to u1.txt) read as Python's tarfile
+#      reads them; reshard writes them as regular members
+mkdir -p "$WORK/t10"
+python3 - "$WORK/t10" "$PWD/wav/A01" <<'PY' || fail "making the hard-link shards"
+import io, os, sys, tarfile
+out, wavs = sys.argv[1], sorted(os.listdir(sys.argv[2]))
+def add(t, name, data=None, link=None):
+    info = tarfile.TarInfo(name)
+    if link is None:
+        info.size = len(data); t.addfile(info, io.BytesIO(data))
+    else:
+        info.type, info.linkname = tarfile.LNKTYPE, link; t.addfile(info)
+wav = [open(os.path.join(sys.argv[2], w), "rb").read() for w in wavs[:3]]
+with tarfile.open(os.path.join(out, "a.tar"), "w", format=tarfile.USTAR_FORMAT) as t:
+    add(t, "u1.txt", b"the first words"); add(t, "u1.wav", wav[0])
+    add(t, "u2.txt", link="u1.txt"); add(t, "u2.wav", link="./u1.wav")   # normpath'd by tarfile
+    add(t, "u3.txt", b"other words here, longer"); add(t, "u3.wav", wav[1])
+    add(t, "u4.txt", link="u2.txt"); add(t, "u4.wav", wav[2])          # a link to a link
+with tarfile.open(os.path.join(out, "dangling.tar"), "w", format=tarfile.USTAR_FORMAT) as t:
+    add(t, "v1.txt", link="v0.txt"); add(t, "v1.wav", wav[0])
+open(os.path.join(out, "data.list"), "w").write("a.tar\n")
+PY
+expect_exit 0 "$BIN" measure -q --root "$WORK/t10" -o "$WORK/t10/costs.tsv" "$WORK/t10/data.list"
+python3 - "$WORK/t10" <<'PY' || fail "hard links measured unlike tarfile: $(cat "$WORK/t10/costs.tsv")"
+import os, sys, tarfile
+d = sys.argv[1]
+want = {}
+with tarfile.open(os.path.join(d, "a.tar"), "r:*") as t:   # random access: links resolved
+    for m in t:
+        key, suffix = m.name.rsplit(".", 1)
+        data = t.extractfile(m).read()
+        row = want.setdefault(key, {})
+        if suffix == "txt":
+            row["text_len"] = str(len(data.decode().strip()))
+        else:
+            row["audio_bytes"] = str(len(data))
+rows = [l.rstrip("\n").split("\t") for l in open(os.path.join(d, "costs.tsv")) if not l.startswith("#")]
+head, rows = rows[0], rows[1:]
+got = {r[0]: {"text_len": r[head.index("text_len")], "audio_bytes": r[head.index("audio_bytes")]} for r in rows}
+assert got == want, (got, want)
+PY
+expect_exit 0 "$BIN" plan -q -k 1 --mode reshard --min-length 0 --root "$WORK/t10" -o "$WORK/t10/r" "$WORK/t10/costs.tsv"
+[[ -e $WORK/t10/r/filtered.tsv ]] && fail "reshard filtered hard-link members: $(cat "$WORK/t10/r/filtered.tsv")"
+python3 - "$WORK/t10" <<'PY' || fail "reshard's hard-link members"
+import glob, os, sys, tarfile
+d = sys.argv[1]
+with tarfile.open(os.path.join(d, "a.tar"), "r:*") as t:
+    want = {m.name: t.extractfile(m).read() for m in t}
+got = {}
+for path in glob.glob(os.path.join(d, "r", "shards_*.tar")):
+    with tarfile.open(path, "r|*") as t:              # WeNet's stream mode: no links allowed
+        for m in t:
+            assert m.isreg(), (m.name, m.type)
+            got[m.name] = t.extractfile(m).read()
+assert got == want, sorted(set(got) ^ set(want)) or [k for k in got if got[k] != want[k]]
+PY
+printf 'dangling.tar\n' >"$WORK/t10/dangling.list"
+expect_exit 2 "$BIN" measure -q --root "$WORK/t10" "$WORK/t10/dangling.list"
+grep -q 'dangling.tar: member v1.txt: a hard link to v0.txt, which no member before it is named' "$WORK/err" ||
+    fail "dangling hard link: $(cat "$WORK/err")"
+
 exit $((failures > 0))
