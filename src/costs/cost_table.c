@@ -43,7 +43,7 @@ ES_API size_t es_cost_table_skip_count(const es_cost_table *t) { return t ? t->n
 
 ES_API const char *es_cost_table_skip(const es_cost_table *t, size_t i)
 {
-    return t && i < t->n_skips ? t->skips[i] : NULL;
+    return t && i < t->n_skips ? t->skips[i].msg : NULL;
 }
 
 /* Copies s unless it equals `prev` (a string already in the arena): consecutive
@@ -76,16 +76,20 @@ int es_cost_table_append(es_cost_table *t, const es_cost_row *row)
     return ES_OK;
 }
 
-int es_cost_table_add_skip(es_cost_table *t, const char *msg)
+int es_cost_table_add_skip(es_cost_table *t, const char *msg, const char *shard,
+                           const char *key, uint64_t pos)
 {
     void *skips = t->skips;
-    if (es_grow(&skips, &t->cap_skips, t->n_skips + 1, sizeof(char *), 16) != 0)
+    if (es_grow(&skips, &t->cap_skips, t->n_skips + 1, sizeof(es_cost_skip), 16) != 0)
         return ES_ERR_NOMEM;
     t->skips = skips;
-    char *copy = es_arena_strndup(&t->strings, msg, strlen(msg));
-    if (!copy)
+    es_cost_skip k = {es_arena_strndup(&t->strings, msg, strlen(msg)),
+                      es_arena_strndup(&t->strings, shard ? shard : "", shard ? strlen(shard) : 0),
+                      key ? es_arena_strndup(&t->strings, key, strlen(key)) : NULL,
+                      key ? pos : ES_SKIP_SHARD};
+    if (!k.msg || !k.shard || (key && !k.key))
         return ES_ERR_NOMEM;
-    t->skips[t->n_skips++] = copy;
+    t->skips[t->n_skips++] = k;
     return ES_OK;
 }
 
@@ -95,7 +99,7 @@ int es_cost_table_move_into(es_cost_table *dst, es_cost_table *src)
         return ES_ERR_USAGE;
     /* Reserve before moving anything, so failure leaves both tables as they were. */
     void *skips = dst->skips;
-    if (es_grow(&skips, &dst->cap_skips, dst->n_skips + src->n_skips, sizeof(char *), 16) != 0)
+    if (es_grow(&skips, &dst->cap_skips, dst->n_skips + src->n_skips, sizeof(es_cost_skip), 16) != 0)
         return ES_ERR_NOMEM;
     dst->skips = skips;
     if (dst->n == 0 && src->cap > dst->cap) {
@@ -117,7 +121,7 @@ int es_cost_table_move_into(es_cost_table *dst, es_cost_table *src)
         dst->n += src->n;
     }
     if (src->n_skips) {
-        memcpy(dst->skips + dst->n_skips, src->skips, src->n_skips * sizeof(char *));
+        memcpy(dst->skips + dst->n_skips, src->skips, src->n_skips * sizeof(es_cost_skip));
         dst->n_skips += src->n_skips;
     }
     if (src->last_shard)

@@ -12,12 +12,22 @@
 #include "core/strbuf.h"
 #include "equishard/equishard.h"
 
+/* What --on-error skip left out: an utterance (key and pos known) or a whole
+ * shard (key NULL, pos ES_SKIP_SHARD). Strings live in the table's arena. */
+#define ES_SKIP_SHARD UINT64_MAX
+typedef struct es_cost_skip {
+    const char *msg;   /* the problem, one line */
+    const char *shard; /* as the table's `shard` column would name it; "" when unknown */
+    const char *key;   /* NULL for a whole shard */
+    uint64_t pos;
+} es_cost_skip;
+
 struct es_cost_table {
     es_cost_row *rows;
     size_t n, cap;
     es_arena strings;
     const char *last_shard; /* interning: consecutive rows usually share a shard */
-    char **skips;
+    es_cost_skip *skips;
     size_t n_skips, cap_skips;
 };
 
@@ -26,8 +36,9 @@ es_cost_table *es_cost_table_new(void);
 /* Appends a copy of *row (its strings are copied into the table). */
 int es_cost_table_append(es_cost_table *t, const es_cost_row *row);
 
-/* Appends a skip message (copied). */
-int es_cost_table_add_skip(es_cost_table *t, const char *msg);
+/* Appends a skip (strings copied; shard may be NULL, key NULL for a whole shard). */
+int es_cost_table_add_skip(es_cost_table *t, const char *msg, const char *shard,
+                           const char *key, uint64_t pos);
 
 /* Moves all rows and skips of src to the end of dst; src is left empty but valid. */
 int es_cost_table_move_into(es_cost_table *dst, es_cost_table *src);

@@ -160,10 +160,11 @@ static int write_lists(es_context *ctx, es_outdir *d, const es_plan *p)
     return rc;
 }
 
-/* filtered.tsv: the rows the filter dropped (not copied), with the reason. */
+/* filtered.tsv: the rows the filter dropped (not copied), with the reason, and
+ * what --on-error skip left out (unreadable). */
 static int write_filtered(es_context *ctx, es_outdir *d, const es_plan *p)
 {
-    if (p->n_kept == p->table->n)
+    if (p->n_kept == p->table->n && !p->table->n_skips)
         return ES_OK;
     es_strbuf sb = {0};
     es_strbuf_puts(&sb, "key\tshard\tpos\treason\n");
@@ -177,6 +178,7 @@ static int write_filtered(es_context *ctx, es_outdir *d, const es_plan *p)
                          (unsigned long long)row->pos,
                          es_filter_reason_name(es_filter_row(&p->s.model, row)));
     }
+    es_plan_unreadable_rows(&sb, p);
     int rc = es_outdir_write_text(ctx, d, "filtered.tsv", &sb);
     es_strbuf_release(&sb);
     return rc;

@@ -349,4 +349,34 @@ expect_exit 2 "$BIN" measure -q --root "$WORK/t10" "$WORK/t10/dangling.list"
 grep -q 'dangling.tar: member v1.txt: a hard link to v0.txt, which no member before it is named' "$WORK/err" ||
     fail "dangling hard link: $(cat "$WORK/err")"
 
+# ---- 11. --on-error skip: what was left out goes to filtered.tsv (reason
+#      unreadable) and plan.json, in every mode, not only to stderr
+mkdir -p "$WORK/t11"
+python3 - "$WORK/t11" "$PWD/wav/A01" <<'PY' || fail "making the shards with problems"
+import io, os, sys, tarfile
+out, wavs = sys.argv[1], sorted(os.listdir(sys.argv[2]))
+def add(t, name, data):
+    info = tarfile.TarInfo(name); info.size = len(data); t.addfile(info, io.BytesIO(data))
+wav = [open(os.path.join(sys.argv[2], w), "rb").read() for w in wavs[:4]]
+with tarfile.open(os.path.join(out, "a.tar"), "w", format=tarfile.USTAR_FORMAT) as t:
+    add(t, "u1.txt", b"some words"); add(t, "u1.wav", wav[0])
+    add(t, "u2.txt", b"no audio for this one")                 # an unreadable utterance
+    add(t, "u3.txt", b"more words"); add(t, "u3.wav", wav[1])
+with tarfile.open(os.path.join(out, "b.tar"), "w", format=tarfile.USTAR_FORMAT) as t:
+    add(t, "v1.txt", b"words"); add(t, "v1.wav", wav[2])
+open(os.path.join(out, "bad.tar"), "wb").write(b"\x28\xb5\x2f\xfd" + b"\0" * 600)  # no shard at all
+open(os.path.join(out, "data.list"), "w").write("a.tar\nbad.tar\nb.tar\n")
+PY
+for mode in shard batch reshard; do
+    expect_exit 0 "$BIN" plan -q -k 1 --mode $mode --min-length 0 --on-error skip --root "$WORK/t11" \
+        -o "$WORK/t11/$mode" "$WORK/t11/data.list"
+    printf 'u2\ta.tar\t1\tunreadable\n\tbad.tar\t\tunreadable\n' >"$WORK/t11/want"
+    grep -q unreadable "$WORK/t11/$mode/filtered.tsv" 2>/dev/null &&
+        diff <(grep unreadable "$WORK/t11/$mode/filtered.tsv") "$WORK/t11/want" >/dev/null ||
+        fail "$mode: filtered.tsv: $(cat "$WORK/t11/$mode/filtered.tsv" 2>&1)"
+    python3 -c 'import json, sys; m = json.load(open(sys.argv[1]))["metrics"]
+assert m["unreadable"] == {"shards": 1, "utterances": 1}, m.get("unreadable")' "$WORK/t11/$mode/plan.json" ||
+        fail "$mode: plan.json does not count what was left out"
+done
+
 exit $((failures > 0))
