@@ -478,11 +478,12 @@ ES_API size_t es_outdir_remove_stale(const char *outdir,
                                      void *user);
 
 /* Removes the temporary files and folders of every output this process is
- * writing (OUTDIR's temporary folder, an output file's FILE.tmp.XXXXXX).
- * Async-signal-safe: for the application's SIGINT/SIGTERM handler, which must
- * then end the process (the interrupted call would fail on its missing files).
- * The equishard command does this; the library installs no handler. */
-ES_API void es_remove_temporaries(void);
+ * writing (OUTDIR's temporary folder, an output file's FILE.tmp.XXXXXX) and
+ * returns how many there were. Async-signal-safe: for the application's
+ * SIGINT/SIGTERM handler, which must then end the process (the interrupted
+ * call would fail on its missing files). The equishard command does this; the
+ * library installs no handler. */
+ES_API size_t es_remove_temporaries(void);
 
 /* ---- simulate: replay a loader's own split and batching (DESIGN.md §1, §7) ------ */
 

@@ -79,17 +79,20 @@ static void remove_dir_now(const char *path)
     }
 }
 
-ES_API void es_remove_temporaries(void)
+ES_API size_t es_remove_temporaries(void)
 {
     int saved = errno;
+    size_t n = 0;
     for (int i = 0; i < SLOTS; i++) {
         int state = __atomic_load_n(&slots[i].state, __ATOMIC_ACQUIRE);
         if (state == A_FILE)
             unlink(slots[i].path);
         else if (state == A_DIR)
             remove_dir_now(slots[i].path);
+        n += state == A_FILE || state == A_DIR;
     }
     errno = saved;
+    return n;
 }
 
 void es_test_pause(void)

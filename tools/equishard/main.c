@@ -30,13 +30,16 @@ static void usage(FILE *out)
 
 /* Ctrl-C, kill, a Slurm time limit: the temporary outputs go (an OUTDIR.tmp.*
  * of a reshard can be hundreds of MB), then the signal ends the process as it
- * would have (SA_RESETHAND: the default action, delivered on return). */
+ * would have (SA_RESETHAND: the default action, delivered on return). Silent
+ * when there were none: mpirun's SIGTERM to the other ranks after one failed
+ * must leave rank 0's one error line alone. */
 static void on_signal(int sig)
 {
     static const char msg[] = "equishard: interrupted; temporary outputs removed\n";
-    es_remove_temporaries();
-    ssize_t ignored = write(STDERR_FILENO, msg, sizeof msg - 1);
-    (void)ignored;
+    if (es_remove_temporaries() > 0) {
+        ssize_t ignored = write(STDERR_FILENO, msg, sizeof msg - 1);
+        (void)ignored;
+    }
     raise(sig);
 }
 
