@@ -379,4 +379,49 @@ assert m["unreadable"] == {"shards": 1, "utterances": 1}, m.get("unreadable")' "
         fail "$mode: plan.json does not count what was left out"
 done
 
+# ---- 5. reshard refuses inputs that changed after measuring, not only by key:
+#      longer audio, another text, a removed member (tar); audio_data or text of
+#      another size than the table says (parquet: the table edited instead)
+mkdir -p "$WORK/t5"
+make5() { # variant: the shard as measured, or changed after
+    python3 - "$WORK/t5/a.tar" "$PWD/wav/A01" "$1" <<'PY'
+import io, os, sys, tarfile
+path, wavs, variant = sys.argv[1], sorted(os.listdir(sys.argv[2])), sys.argv[3]
+wav = [open(os.path.join(sys.argv[2], w), "rb").read() for w in wavs[:3]]
+members = [("u1.txt", b"some words"), ("u1.wav", wav[0]), ("u2.txt", b"other words"),
+           ("u2.wav", wav[1])]
+if variant == "audio":
+    members[3] = ("u2.wav", wav[2])          # another recording, another size
+elif variant == "text":
+    members[2] = ("u2.txt", b"other words, and more")
+elif variant == "removed":
+    del members[2]                           # u2.txt gone
+with tarfile.open(path, "w", format=tarfile.USTAR_FORMAT) as t:
+    for name, data in members:
+        info = tarfile.TarInfo(name); info.size = len(data); t.addfile(info, io.BytesIO(data))
+PY
+}
+make5 measured || fail "making the shard"
+[[ $(stat -c %s wav/A01/$(ls wav/A01 | sed -n 2p)) != $(stat -c %s wav/A01/$(ls wav/A01 | sed -n 3p)) ]] ||
+    fail "test set-up: the two recordings have one size"
+printf 'a.tar\n' >"$WORK/t5/data.list"
+expect_exit 0 "$BIN" measure -q --root "$WORK/t5" -o "$WORK/t5/costs.tsv" "$WORK/t5/data.list"
+for change in "audio:member u2.wav: [0-9]* bytes, [0-9]* when measured" \
+              "text:member u2.txt: a text of 21 characters, 11 when measured" \
+              "removed:utterance u2 has no text member, it had when measured"; do
+    make5 "${change%%:*}" || fail "changing the shard"
+    expect_exit 2 "$BIN" plan -q -k 1 --mode reshard --min-length 0 --root "$WORK/t5" -o "$WORK/t5/r" "$WORK/t5/costs.tsv"
+    grep -q "a.tar: ${change#*:}: the shard changed since it was measured" "$WORK/err" ||
+        fail "reshard of a changed shard (${change%%:*}): $(cat "$WORK/err")"
+    [[ -e $WORK/t5/r ]] && fail "reshard wrote an OUTDIR from a changed shard (${change%%:*})"
+done
+expect_exit 0 "$BIN" measure -q -o "$WORK/t5/pq.tsv" parquet/data.list
+for col in audio_bytes text_len; do
+    awk -F'\t' -v OFS='\t' -v col=$col 'NR == 2 { for (i = 1; i <= NF; i++) if ($i == col) c = i }
+        NR == 3 { $c = $c + 1 } { print }' "$WORK/t5/pq.tsv" >"$WORK/t5/pq-$col.tsv"
+    expect_exit 2 "$BIN" plan -q -k 1 --mode reshard --min-length 0 -o "$WORK/t5/pq-r" "$WORK/t5/pq-$col.tsv"
+    grep -q "parquet_000000000.tar: row 0 (.*): .* when measured: the file changed since it was measured" "$WORK/err" ||
+        fail "parquet reshard, $col edited: $(cat "$WORK/err")"
+done
+
 exit $((failures > 0))
