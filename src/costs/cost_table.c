@@ -25,6 +25,7 @@ ES_API void es_cost_table_free(es_cost_table *t)
         return;
     free(t->rows);
     free(t->skips);
+    es_strmap_release(&t->shard_stats);
     es_arena_release(&t->strings);
     free(t);
 }
@@ -93,6 +94,23 @@ int es_cost_table_add_skip(es_cost_table *t, const char *msg, const char *shard,
     return ES_OK;
 }
 
+int es_cost_table_set_shard_stat(es_cost_table *t, const char *shard, const es_shard_stat *st)
+{
+    es_shard_stat *copy = es_arena_alloc(&t->strings, sizeof *copy);
+    if (!copy)
+        return ES_ERR_NOMEM;
+    *copy = *st;
+    return es_strmap_put(&t->shard_stats, shard, strlen(shard), copy) == 0 ? ES_OK : ES_ERR_NOMEM;
+}
+
+const es_shard_stat *es_cost_table_shard_stat(const es_cost_table *t, const char *shard)
+{
+    if (!t->shard_stats.n)
+        return NULL;
+    const es_strmap_slot *slot = es_strmap_get(&t->shard_stats, shard, strlen(shard));
+    return slot ? slot->value : NULL;
+}
+
 int es_cost_table_move_into(es_cost_table *dst, es_cost_table *src)
 {
     if (dst == src)
@@ -126,6 +144,14 @@ int es_cost_table_move_into(es_cost_table *dst, es_cost_table *src)
     }
     if (src->last_shard)
         dst->last_shard = src->last_shard;
+    /* Stats point into src's arena, which moves to dst below. */
+    for (size_t i = 0; i < src->shard_stats.cap; i++) {
+        const es_strmap_slot *slot = &src->shard_stats.slots[i];
+        if (slot->key && es_strmap_put(&dst->shard_stats, slot->key, slot->key_len, slot->value) != 0)
+            return ES_ERR_NOMEM;
+    }
+    es_strmap_release(&src->shard_stats);
+    memset(&src->shard_stats, 0, sizeof src->shard_stats);
     /* The strings stay where they are; only the arena blocks change owner. */
     es_arena_splice(&dst->strings, &src->strings);
 

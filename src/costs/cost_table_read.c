@@ -33,12 +33,13 @@ enum {
     N_COLS = 12,      /* columns of ES_COSTS_HEADER */
 };
 
-static const char *const col_names[N_COLS] = {
+static const char *const col_names[] = {
     "key", "shard", "pos", "sample_rate", "channels", "samples",
     "audio_bytes", "text_len", "speech_tokens", "spk", "flags", "hash",
+    "shard_size", "shard_mtime",
 };
 enum { C_KEY, C_SHARD, C_POS, C_RATE, C_CHANNELS, C_SAMPLES, C_BYTES, C_TEXT,
-       C_TOKENS, C_SPK, C_FLAGS, C_HASH };
+       C_TOKENS, C_SPK, C_FLAGS, C_HASH, C_SHARD_SIZE, C_SHARD_MTIME, N_READ };
 
 /* ---- input: a file or a memory buffer, plain or zstd --------------------------- */
 
@@ -194,6 +195,7 @@ typedef struct parser {
     size_t seen;       /* lines parsed so far */
     size_t ncols;      /* columns of the current header; 0 before the first */
     int want_header;   /* the previous line was the magic line */
+    int stats;         /* the header has shard_size and shard_mtime after hash */
 } parser;
 
 static int line_error(parser *p, int status, const char *problem)
@@ -203,7 +205,7 @@ static int line_error(parser *p, int status, const char *problem)
 
 static int col_error(parser *p, size_t col, const char *problem)
 {
-    if (col < N_COLS)
+    if (col < N_COLS || (p->stats && col < N_READ))
         return es_fail(p->ctx, ES_ERR_FORMAT, "%s: line %zu: column %s: %s", p->name, p->line,
                        col_names[col], problem);
     return es_fail(p->ctx, ES_ERR_FORMAT, "%s: line %zu: column %zu: %s", p->name, p->line,
@@ -307,21 +309,39 @@ static const char *unescape(char *s, size_t n)
 }
 
 /* One data row. `s` is mutable and has a spare byte at s[n] for a terminator. */
+/* shard_size and shard_mtime (SECONDS.NNNNNNNNN) of a row. */
+static int parse_stat(parser *p, char *const *f, const size_t *len, es_shard_stat *st)
+{
+    uint64_t size, sec, nsec;
+    const char *bad = parse_uint(f[C_SHARD_SIZE], len[C_SHARD_SIZE], UINT64_MAX, &size);
+    if (bad)
+        return value_error(p, C_SHARD_SIZE, bad, f[C_SHARD_SIZE], len[C_SHARD_SIZE]);
+    const char *dot = memchr(f[C_SHARD_MTIME], '.', len[C_SHARD_MTIME]);
+    size_t whole = dot ? (size_t)(dot - f[C_SHARD_MTIME]) : 0;
+    if (!dot || len[C_SHARD_MTIME] - whole - 1 != 9 ||
+        parse_uint(f[C_SHARD_MTIME], whole, INT64_MAX, &sec) ||
+        parse_uint(dot + 1, 9, 999999999, &nsec))
+        return value_error(p, C_SHARD_MTIME, "not SECONDS.NNNNNNNNN", f[C_SHARD_MTIME],
+                           len[C_SHARD_MTIME]);
+    *st = (es_shard_stat){size, (int64_t)sec, (uint32_t)nsec};
+    return ES_OK;
+}
+
 static int parse_row(parser *p, char *s, size_t n)
 {
     if (p->ncols == 0)
         return line_error(p, ES_ERR_FORMAT, "expected the column header row");
     /* One pass finds the TABs and any NUL (which would cut a C string short). A
      * byte loop beats a dozen short memchr calls per row. */
-    char *f[N_COLS];
-    size_t len[N_COLS];
+    char *f[N_READ];
+    size_t len[N_READ];
     size_t k = 0, from = 0;
     unsigned nul = 0;
     for (size_t i = 0; i < n; i++) {
         unsigned char c = (unsigned char)s[i];
         nul |= c == '\0';
         if (c == '\t') {
-            if (k < N_COLS) {
+            if (k < N_READ) {
                 f[k] = s + from;
                 len[k] = i - from;
             }
@@ -329,7 +349,7 @@ static int parse_row(parser *p, char *s, size_t n)
             from = i + 1;
         }
     }
-    if (k < N_COLS) {
+    if (k < N_READ) {
         f[k] = s + from;
         len[k] = n - from;
     }
@@ -388,6 +408,14 @@ static int parse_row(parser *p, char *s, size_t n)
     r.audio_bytes = v[C_BYTES];
     r.text_len = (uint32_t)v[C_TEXT];
     r.speech_tokens = (uint32_t)v[C_TOKENS];
+    if (p->stats && !(len[C_SHARD_SIZE] == 1 && f[C_SHARD_SIZE][0] == '-')) {
+        es_shard_stat st;
+        int rc = parse_stat(p, f, len, &st);
+        if (rc != ES_OK)
+            return rc;
+        if (es_cost_table_set_shard_stat(p->t, r.shard, &st) != ES_OK)
+            return es_fail(p->ctx, ES_ERR_NOMEM, "%s: line %zu: out of memory", p->name, p->line);
+    }
     if (es_cost_table_append(p->t, &r) != ES_OK)
         return es_fail(p->ctx, ES_ERR_NOMEM, "%s: line %zu: out of memory", p->name, p->line);
     return ES_OK;
@@ -447,8 +475,11 @@ static int parse_line(parser *p, char *s, size_t n)
         return parse_version(p, s, n);
     size_t cols = header_cols(s, n);
     if (cols) {
+        static const char stats[] = ES_COSTS_HEADER ES_COSTS_STAT_COLUMNS;
         p->ncols = cols;
         p->want_header = 0;
+        p->stats = n >= sizeof stats - 1 && memcmp(s, stats, sizeof stats - 1) == 0 &&
+                   (n == sizeof stats - 1 || s[sizeof stats - 1] == '\t');
         return ES_OK;
     }
     if (p->want_header)

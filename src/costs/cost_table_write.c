@@ -17,6 +17,10 @@
  * - flags: the flag names (es_flag_name) joined by ',' in bit order, "-" for none.
  * - hash: 16 lowercase hex digits when the row has the `hashed` flag, else "-"
  *   (a hash value without the flag is not written).
+ * - A table that knows its shards' files as measure found them adds two columns
+ *   after hash (v1 readers ignore trailing columns): shard_size, the file's size
+ *   in bytes, and shard_mtime, its modification time as SECONDS.NNNNNNNNN; both
+ *   "-" for a row whose shard has none (raw-list and Kaldi items).
  * - A path ending in ".zst" gets one zstd frame (level 3); readers detect zstd by
  *   its magic bytes, not by name.
  *
@@ -27,6 +31,7 @@
 #include "core/atomic_file.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -34,7 +39,7 @@
 
 enum {
     OUT_CHUNK = 1 << 20,   /* formatted bytes collected before each flush */
-    ROW_FIXED = 256,       /* bound on a row's bytes besides its three strings */
+    ROW_FIXED = 384,       /* bound on a row's bytes besides its three strings */
     ZSTD_LEVEL = 3,
 };
 
@@ -47,6 +52,8 @@ typedef struct writer {
     size_t len, cap;
     void *zout;          /* compressor output, then fwrite */
     size_t zout_cap;
+    const char *stat_shard;    /* the shard whose stat `stat` is (rows share the pointer) */
+    const es_shard_stat *stat;
 } writer;
 
 static int io_error(writer *w, const char *what)
@@ -158,7 +165,21 @@ static char *put_str(char *p, const char *s)
 
 static const char *str_or_empty(const char *s) { return s ? s : ""; }
 
-static int put_row(writer *w, const es_cost_row *r)
+/* shard_size and shard_mtime of row r, or "-" twice. */
+static char *put_stat(char *p, const es_shard_stat *st)
+{
+    *p++ = '\t';
+    if (!st) {
+        memcpy(p, "-\t-", 3);
+        return p + 3;
+    }
+    p = put_u64(p, st->size);
+    *p++ = '\t';
+    p = put_u64(p, (uint64_t)st->mtime_s); /* measure records no time before 1970 */
+    return p + sprintf(p, ".%09u", st->mtime_ns % 1000000000u);
+}
+
+static int put_row(writer *w, const es_cost_row *r, const es_cost_table *t)
 {
     const char *key = str_or_empty(r->key), *shard = str_or_empty(r->shard);
     const char *spk = str_or_empty(r->spk);
@@ -194,18 +215,28 @@ static int put_row(writer *w, const es_cost_row *r)
         p = put_hex64(p, r->hash);
     else
         *p++ = '-';
+    if (t->shard_stats.n) {
+        if (!w->stat_shard || r->shard != w->stat_shard) { /* rows of a shard are consecutive */
+            w->stat_shard = r->shard;
+            w->stat = es_cost_table_shard_stat(t, shard);
+        }
+        p = put_stat(p, w->stat);
+    }
     *p++ = '\n';
     w->len = (size_t)(p - w->buf);
     return ES_OK;
 }
 
-static int put_header(writer *w)
+static int put_header(writer *w, int stats)
 {
     static const char head[] = ES_COSTS_MAGIC_LINE "\n" ES_COSTS_HEADER "\n";
-    int rc = reserve(w, sizeof head);
+    static const char head_stats[] = ES_COSTS_MAGIC_LINE "\n" ES_COSTS_HEADER ES_COSTS_STAT_COLUMNS "\n";
+    const char *h = stats ? head_stats : head;
+    size_t n = stats ? sizeof head_stats - 1 : sizeof head - 1;
+    int rc = reserve(w, n + 1);
     if (rc == ES_OK) {
-        memcpy(w->buf + w->len, head, sizeof head - 1);
-        w->len += sizeof head - 1;
+        memcpy(w->buf + w->len, h, n);
+        w->len += n;
     }
     return rc;
 }
@@ -247,9 +278,9 @@ static void writer_release(writer *w)
 
 static int write_all(writer *w, const es_cost_table *t)
 {
-    int rc = put_header(w);
+    int rc = put_header(w, t->shard_stats.n > 0);
     for (size_t i = 0; rc == ES_OK && i < t->n; i++)
-        rc = put_row(w, &t->rows[i]);
+        rc = put_row(w, &t->rows[i], t);
     if (rc == ES_OK)
         rc = flush(w);
     if (rc == ES_OK && w->z)

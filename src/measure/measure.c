@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "measure/measure_job.h"
 
@@ -66,9 +67,27 @@ static void drop_rows(es_cost_table *t)
     t->n = 0;
 }
 
+/* The shard file as it is before it is read, kept with its rows: reshard
+ * refuses a source whose size or mtime moved since (issue 12 #5). */
+static int record_stat(es_measure_job *j, size_t u, es_context *ctx)
+{
+    const es_unit *unit = &j->work.units[u];
+    struct stat st;
+    if (stat(unit->path, &st) != 0 || st.st_mtim.tv_sec < 0)
+        return 0; /* opening it fails next, and says why */
+    es_shard_stat s = {(uint64_t)st.st_size, st.st_mtim.tv_sec, (uint32_t)st.st_mtim.tv_nsec};
+    if (es_cost_table_set_shard_stat(j->results[u].rows, unit->shard, &s) == ES_OK)
+        return 0;
+    es_fail(ctx, ES_ERR_NOMEM, "%s: out of memory", unit->path);
+    es_unit_fail(&j->results[u], ES_ERR_NOMEM, es_errmsg(ctx));
+    return 1;
+}
+
 static void measure_shard(es_measure_job *j, size_t u, es_context *ctx)
 {
     const es_unit *unit = &j->work.units[u];
+    if (record_stat(j, u, ctx))
+        return;
     uint8_t head[ES_SNIFF_BYTES];
     long n = es_sniff_file(ctx, unit->path, head);
     const es_reader_ops *ops = n < 0 ? NULL : es_reader_for(head, (size_t)n);

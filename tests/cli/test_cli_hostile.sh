@@ -380,7 +380,8 @@ assert m["unreadable"] == {"shards": 1, "utterances": 1}, m.get("unreadable")' "
 done
 
 # ---- 5. reshard refuses inputs that changed after measuring, not only by key:
-#      longer audio, another text, a removed member (tar); audio_data or text of
+#      a shard file whose size or mtime moved (recorded by measure); longer
+#      audio, another text, a removed member (tar); audio_data or text of
 #      another size than the table says (parquet: the table edited instead)
 mkdir -p "$WORK/t5"
 make5() { # variant: the shard as measured, or changed after
@@ -406,11 +407,28 @@ make5 measured || fail "making the shard"
     fail "test set-up: the two recordings have one size"
 printf 'a.tar\n' >"$WORK/t5/data.list"
 expect_exit 0 "$BIN" measure -q --root "$WORK/t5" -o "$WORK/t5/costs.tsv" "$WORK/t5/data.list"
+# the shard file itself: its size and mtime are in the table
+head -2 "$WORK/t5/costs.tsv" | tail -1 | grep -q 'hash	shard_size	shard_mtime$' ||
+    fail "no shard_size/shard_mtime columns: $(head -2 "$WORK/t5/costs.tsv")"
+cp -p "$WORK/t5/a.tar" "$WORK/t5/a.tar.orig"
+touch -d '2001-02-03 04:05:06' "$WORK/t5/a.tar"                 # the same bytes, another time
+expect_exit 2 "$BIN" plan -q -k 1 --mode reshard --min-length 0 --root "$WORK/t5" -o "$WORK/t5/r" "$WORK/t5/costs.tsv"
+grep -q "a.tar: modified at 981173106.000000000, [0-9]*.[0-9]* when measured: the shard changed since it was measured" "$WORK/err" ||
+    fail "reshard of a touched shard: $(cat "$WORK/err")"
+cp -p "$WORK/t5/a.tar.orig" "$WORK/t5/a.tar" && head -c 1024 /dev/zero >>"$WORK/t5/a.tar"   # a longer file
+expect_exit 2 "$BIN" plan -q -k 1 --mode reshard --min-length 0 --root "$WORK/t5" -o "$WORK/t5/r" "$WORK/t5/costs.tsv"
+grep -q "a.tar: [0-9]* bytes, [0-9]* when measured: the shard changed" "$WORK/err" ||
+    fail "reshard of a longer shard: $(cat "$WORK/err")"
+cp -p "$WORK/t5/a.tar.orig" "$WORK/t5/a.tar"
+expect_exit 0 "$BIN" plan -q -k 1 --mode reshard --min-length 0 --root "$WORK/t5" -o "$WORK/t5/r" "$WORK/t5/costs.tsv"
+rm -rf "$WORK/t5/r"
+# the content, against a table without those columns (as v1 tables before them)
+cut -f1-12 "$WORK/t5/costs.tsv" >"$WORK/t5/costs-v1.tsv"
 for change in "audio:member u2.wav: [0-9]* bytes, [0-9]* when measured" \
               "text:member u2.txt: a text of 21 characters, 11 when measured" \
               "removed:utterance u2 has no text member, it had when measured"; do
     make5 "${change%%:*}" || fail "changing the shard"
-    expect_exit 2 "$BIN" plan -q -k 1 --mode reshard --min-length 0 --root "$WORK/t5" -o "$WORK/t5/r" "$WORK/t5/costs.tsv"
+    expect_exit 2 "$BIN" plan -q -k 1 --mode reshard --min-length 0 --root "$WORK/t5" -o "$WORK/t5/r" "$WORK/t5/costs-v1.tsv"
     grep -q "a.tar: ${change#*:}: the shard changed since it was measured" "$WORK/err" ||
         fail "reshard of a changed shard (${change%%:*}): $(cat "$WORK/err")"
     [[ -e $WORK/t5/r ]] && fail "reshard wrote an OUTDIR from a changed shard (${change%%:*})"
