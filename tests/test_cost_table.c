@@ -269,7 +269,7 @@ START_TEST(test_append_and_row)
     ck_assert_str_eq(out.spk, "");
 
     ck_assert_uint_eq(es_cost_table_skip_count(t), 0);
-    ck_assert_int_eq(es_cost_table_add_skip(t, "a.tar: x.wav: truncated"), ES_OK);
+    ck_assert_int_eq(es_cost_table_add_skip(t, "a.tar: x.wav: truncated", "a.tar", "x", 0), ES_OK);
     ck_assert_uint_eq(es_cost_table_skip_count(t), 1);
     ck_assert_str_eq(es_cost_table_skip(t, 0), "a.tar: x.wav: truncated");
     ck_assert_ptr_null(es_cost_table_skip(t, 1));
@@ -291,7 +291,7 @@ static es_cost_table *numbered_table(const char *prefix, int n, int skips)
     }
     for (int i = 0; i < skips; i++) {
         snprintf(msg, sizeof msg, "%s.tar: m%d: bad", prefix, i);
-        ck_assert_int_eq(es_cost_table_add_skip(t, msg), ES_OK);
+        ck_assert_int_eq(es_cost_table_add_skip(t, msg, "s.tar", NULL, 0), ES_OK);
     }
     return t;
 }

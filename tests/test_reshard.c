@@ -587,6 +587,14 @@ START_TEST(changed_sources_fail_and_keep_outdir)
     snprintf(saved, sizeof saved, "%s/saved.tar", dir);
     copy_file(shard1, saved);
 
+    /* the same bytes written again: measure recorded its size and mtime (#5) */
+    copy_file(saved, shard1);
+    ck_assert_int_eq(reshard(ctx, t, &s, out, 0, NULL), ES_ERR_FORMAT);
+    ck_assert_msg(strstr(es_errmsg(ctx), "shards_000000001.tar: modified at"), "%s", es_errmsg(ctx));
+    ck_assert(same_file(plan, keep_plan));
+    /* what follows checks the content, as for a table written before the stats */
+    es_strmap_release(&t->shard_stats);
+
     /* vanished */
     unlink(shard1);
     ck_assert_int_eq(reshard(ctx, t, &s, out, 0, NULL), ES_ERR_IO);

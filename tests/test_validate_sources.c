@@ -343,6 +343,9 @@ START_TEST(test_pickle_opcodes_refused)
         {B("\x80\x02}(X\x01\x00\x00\x00" "a]X\x01\x00\x00\x00" "a]u."), ES_ERR_FORMAT, "'a' appears twice"},
         {B("\x80\x02}h\x05."), ES_ERR_FORMAT, "memo index not defined"},
         {B("\x80\x02}q\x07."), ES_ERR_UNSUPPORTED, "memo index out of sequence"},
+        /* issue 12 #9: a run of MEMOIZE (each a new memo entry for one object) */
+        {B("\x80\x02}\x94\x94\x94."), ES_ERR_FORMAT, "more memo entries than objects (1)"},
+        {B("\x80\x02}q\x00q\x01."), ES_ERR_FORMAT, "more memo entries than objects"},
         {B("\x80\x02}(X\x05\x00\x00\x00" "ab"), ES_ERR_FORMAT, "truncated"},
         {B("\x80\x02}(X\x01\x00\x00\x00" "a]G\x3f\xf0"), ES_ERR_FORMAT, "truncated"},
         {B("\x80\x02}u."), ES_ERR_FORMAT, "SETITEMS without a MARK"},

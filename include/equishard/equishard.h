@@ -574,6 +574,25 @@ ES_API int es_plan_reshard_info_get(const es_plan *p, es_plan_reshard_info *out)
 ES_API int es_plan_write(es_context *ctx, const es_plan *p, const char *outdir,
                          const char *const *inputs, size_t n_inputs);
 
+/* Temporary folders that interrupted runs left beside OUTDIR: "OUTDIR.tmp.XXXXXX"
+ * (beside the folder a symlinked OUTDIR points to) holding equishard's marker
+ * file, made on this host by a process that is no longer running, are removed;
+ * report (may be NULL) is called with each one's path and the pid that made
+ * it. Returns how many were removed. Folders without the marker, and those of
+ * a running process or of another host, are left alone. es_plan_write does the
+ * same, silently, before it writes. */
+ES_API size_t es_outdir_remove_stale(const char *outdir,
+                                     void (*report)(void *user, const char *path, long pid),
+                                     void *user);
+
+/* Removes the temporary files and folders of every output this process is
+ * writing (OUTDIR's temporary folder, an output file's FILE.tmp.XXXXXX) and
+ * returns how many there were. Async-signal-safe: for the application's
+ * SIGINT/SIGTERM handler, which must then end the process (the interrupted
+ * call would fail on its missing files). The equishard command does this; the
+ * library installs no handler. */
+ES_API size_t es_remove_temporaries(void);
+
 /* ---- simulate: replay a loader's own split and batching (DESIGN.md §1, §7) ------ */
 
 /* The training loaders whose partition es_simulate replays. */

@@ -8,6 +8,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/temporaries.h"
+
 mode_t es_current_umask(void)
 {
     /* umask(2) can only be read by setting it, which races with files other
@@ -29,6 +31,8 @@ mode_t es_current_umask(void)
 
 static void release(es_atomic_file *f)
 {
+    es_temporary_drop(f->slot);
+    f->slot = -1;
     free(f->final_path);
     free(f->target_path);
     free(f->temp_path);
@@ -55,6 +59,7 @@ static int open_through(es_context *ctx, es_atomic_file *f, const char *path)
 int es_atomic_open(es_context *ctx, es_atomic_file *f, const char *path)
 {
     memset(f, 0, sizeof *f);
+    f->slot = -1;
     f->final_path = strdup(path);
     if (!f->final_path)
         return es_fail(ctx, ES_ERR_NOMEM, "%s: out of memory", path);
@@ -93,6 +98,7 @@ int es_atomic_open(es_context *ctx, es_atomic_file *f, const char *path)
         release(f);
         return es_fail(ctx, ES_ERR_IO, "%s: cannot create: %s", path, strerror(e));
     }
+    f->slot = es_temporary_add(f->temp_path, 0);
     /* mkstemp creates 0600; outputs are ordinary files, so honour the umask. */
     fchmod(fd, 0666 & ~es_current_umask());
     f->fp = fdopen(fd, "wb");
@@ -103,6 +109,7 @@ int es_atomic_open(es_context *ctx, es_atomic_file *f, const char *path)
         release(f);
         return es_fail(ctx, ES_ERR_IO, "%s: cannot open: %s", path, strerror(e));
     }
+    es_test_pause();
     return ES_OK;
 }
 

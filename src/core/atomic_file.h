@@ -23,6 +23,7 @@ typedef struct es_atomic_file {
     char *final_path;  /* as given, for messages */
     char *target_path; /* what is renamed over (the link's target for a symlink) */
     char *temp_path;   /* NULL when written through (stdout, a device, a FIFO) */
+    int slot;          /* es_temporary_add's (removed on SIGINT/SIGTERM), or -1 */
 } es_atomic_file;
 
 /* Creates "<target>.tmp.XXXXXX" beside the target (mode 0666 & ~umask), or opens

@@ -11,6 +11,12 @@
  * bytes count one each, as errors='replace' would. */
 size_t es_utf8_length(const char *s, size_t n);
 
+/* Length of the well-formed UTF-8 sequence at s[0..n) (1 to 4), or 0 when the
+ * bytes there are not one: a stray continuation byte, a truncated sequence, an
+ * overlong form, a surrogate (U+D800-DFFF) or a code point over U+10FFFF —
+ * what Python's strict UTF-8 decoder refuses. */
+size_t es_utf8_sequence(const unsigned char *s, size_t n);
+
 /* Trims Python-str.strip() whitespace (ASCII space, \t \n \v \f \r, and the
  * separators \x1c-\x1f) from both ends; returns the new length, *s advanced. */
 size_t es_strip(const char **s, size_t n);

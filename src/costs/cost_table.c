@@ -25,6 +25,7 @@ ES_API void es_cost_table_free(es_cost_table *t)
         return;
     free(t->rows);
     free(t->skips);
+    es_strmap_release(&t->shard_stats);
     es_arena_release(&t->strings);
     free(t);
 }
@@ -43,7 +44,7 @@ ES_API size_t es_cost_table_skip_count(const es_cost_table *t) { return t ? t->n
 
 ES_API const char *es_cost_table_skip(const es_cost_table *t, size_t i)
 {
-    return t && i < t->n_skips ? t->skips[i] : NULL;
+    return t && i < t->n_skips ? t->skips[i].msg : NULL;
 }
 
 /* Copies s unless it equals `prev` (a string already in the arena): consecutive
@@ -76,17 +77,38 @@ int es_cost_table_append(es_cost_table *t, const es_cost_row *row)
     return ES_OK;
 }
 
-int es_cost_table_add_skip(es_cost_table *t, const char *msg)
+int es_cost_table_add_skip(es_cost_table *t, const char *msg, const char *shard,
+                           const char *key, uint64_t pos)
 {
     void *skips = t->skips;
-    if (es_grow(&skips, &t->cap_skips, t->n_skips + 1, sizeof(char *), 16) != 0)
+    if (es_grow(&skips, &t->cap_skips, t->n_skips + 1, sizeof(es_cost_skip), 16) != 0)
         return ES_ERR_NOMEM;
     t->skips = skips;
-    char *copy = es_arena_strndup(&t->strings, msg, strlen(msg));
+    es_cost_skip k = {es_arena_strndup(&t->strings, msg, strlen(msg)),
+                      es_arena_strndup(&t->strings, shard ? shard : "", shard ? strlen(shard) : 0),
+                      key ? es_arena_strndup(&t->strings, key, strlen(key)) : NULL,
+                      key ? pos : ES_SKIP_SHARD};
+    if (!k.msg || !k.shard || (key && !k.key))
+        return ES_ERR_NOMEM;
+    t->skips[t->n_skips++] = k;
+    return ES_OK;
+}
+
+int es_cost_table_set_shard_stat(es_cost_table *t, const char *shard, const es_shard_stat *st)
+{
+    es_shard_stat *copy = es_arena_alloc(&t->strings, sizeof *copy);
     if (!copy)
         return ES_ERR_NOMEM;
-    t->skips[t->n_skips++] = copy;
-    return ES_OK;
+    *copy = *st;
+    return es_strmap_put(&t->shard_stats, shard, strlen(shard), copy) == 0 ? ES_OK : ES_ERR_NOMEM;
+}
+
+const es_shard_stat *es_cost_table_shard_stat(const es_cost_table *t, const char *shard)
+{
+    if (!t->shard_stats.n)
+        return NULL;
+    const es_strmap_slot *slot = es_strmap_get(&t->shard_stats, shard, strlen(shard));
+    return slot ? slot->value : NULL;
 }
 
 int es_cost_table_move_into(es_cost_table *dst, es_cost_table *src)
@@ -95,7 +117,7 @@ int es_cost_table_move_into(es_cost_table *dst, es_cost_table *src)
         return ES_ERR_USAGE;
     /* Reserve before moving anything, so failure leaves both tables as they were. */
     void *skips = dst->skips;
-    if (es_grow(&skips, &dst->cap_skips, dst->n_skips + src->n_skips, sizeof(char *), 16) != 0)
+    if (es_grow(&skips, &dst->cap_skips, dst->n_skips + src->n_skips, sizeof(es_cost_skip), 16) != 0)
         return ES_ERR_NOMEM;
     dst->skips = skips;
     if (dst->n == 0 && src->cap > dst->cap) {
@@ -117,11 +139,19 @@ int es_cost_table_move_into(es_cost_table *dst, es_cost_table *src)
         dst->n += src->n;
     }
     if (src->n_skips) {
-        memcpy(dst->skips + dst->n_skips, src->skips, src->n_skips * sizeof(char *));
+        memcpy(dst->skips + dst->n_skips, src->skips, src->n_skips * sizeof(es_cost_skip));
         dst->n_skips += src->n_skips;
     }
     if (src->last_shard)
         dst->last_shard = src->last_shard;
+    /* Stats point into src's arena, which moves to dst below. */
+    for (size_t i = 0; i < src->shard_stats.cap; i++) {
+        const es_strmap_slot *slot = &src->shard_stats.slots[i];
+        if (slot->key && es_strmap_put(&dst->shard_stats, slot->key, slot->key_len, slot->value) != 0)
+            return ES_ERR_NOMEM;
+    }
+    es_strmap_release(&src->shard_stats);
+    memset(&src->shard_stats, 0, sizeof src->shard_stats);
     /* The strings stay where they are; only the arena blocks change owner. */
     es_arena_splice(&dst->strings, &src->strings);
 

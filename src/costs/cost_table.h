@@ -10,15 +10,35 @@
 
 #include "core/context.h"
 #include "core/strbuf.h"
+#include "core/strmap.h"
 #include "equishard/equishard.h"
+
+/* What --on-error skip left out: an utterance (key and pos known) or a whole
+ * shard (key NULL, pos ES_SKIP_SHARD). Strings live in the table's arena. */
+#define ES_SKIP_SHARD UINT64_MAX
+typedef struct es_cost_skip {
+    const char *msg;   /* the problem, one line */
+    const char *shard; /* as the table's `shard` column would name it; "" when unknown */
+    const char *key;   /* NULL for a whole shard */
+    uint64_t pos;
+} es_cost_skip;
+
+/* A shard file as measure found it (issue 12 #5): reshard refuses a source
+ * whose size or modification time moved since. */
+typedef struct es_shard_stat {
+    uint64_t size;
+    int64_t mtime_s;
+    uint32_t mtime_ns;
+} es_shard_stat;
 
 struct es_cost_table {
     es_cost_row *rows;
     size_t n, cap;
     es_arena strings;
     const char *last_shard; /* interning: consecutive rows usually share a shard */
-    char **skips;
+    es_cost_skip *skips;
     size_t n_skips, cap_skips;
+    es_strmap shard_stats;  /* shard (as rows name it) → es_shard_stat in `strings` */
 };
 
 es_cost_table *es_cost_table_new(void);
@@ -26,8 +46,14 @@ es_cost_table *es_cost_table_new(void);
 /* Appends a copy of *row (its strings are copied into the table). */
 int es_cost_table_append(es_cost_table *t, const es_cost_row *row);
 
-/* Appends a skip message (copied). */
-int es_cost_table_add_skip(es_cost_table *t, const char *msg);
+/* Appends a skip (strings copied; shard may be NULL, key NULL for a whole shard). */
+int es_cost_table_add_skip(es_cost_table *t, const char *msg, const char *shard,
+                           const char *key, uint64_t pos);
+
+/* Records (or replaces) the stat of shard; ES_OK or ES_ERR_NOMEM. */
+int es_cost_table_set_shard_stat(es_cost_table *t, const char *shard, const es_shard_stat *st);
+/* The recorded stat of shard, or NULL (items, tables from before it was kept). */
+const es_shard_stat *es_cost_table_shard_stat(const es_cost_table *t, const char *shard);
 
 /* Moves all rows and skips of src to the end of dst; src is left empty but valid. */
 int es_cost_table_move_into(es_cost_table *dst, es_cost_table *src);
@@ -54,5 +80,8 @@ int es_cost_table_write_stream(es_context *ctx, const es_cost_table *t, FILE *fp
 #define ES_COSTS_HEADER                                                             \
     "key\tshard\tpos\tsample_rate\tchannels\tsamples\taudio_bytes\ttext_len\t"     \
     "speech_tokens\tspk\tflags\thash"
+/* Trailing columns (v1 readers ignore them) a table with shard stats carries:
+ * the shard file's size and mtime ("SECONDS.NNNNNNNNN"), "-" for an item. */
+#define ES_COSTS_STAT_COLUMNS "\tshard_size\tshard_mtime"
 
 #endif

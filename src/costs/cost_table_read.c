@@ -7,8 +7,9 @@
  *   which must again be followed by the header row, and repeated header rows.
  * - Extra trailing columns in the header row (a later v1 writer may add columns
  *   after `hash`): rows must then have that many fields, and the extra ones are
- *   ignored. The first 12 header names must be exactly ES_COSTS_HEADER's. A 13th
- *   named text_tokens is read ("-" = unknown, 0); without it every row's is unknown.
+ *   ignored. The first 12 header names must be exactly ES_COSTS_HEADER's;
+ *   shard_size and shard_mtime may follow (issue 12 #5), then text_tokens
+ *   (issue 11: "-" = unknown, 0); without it every row's is unknown.
  * - CRLF line ends, a last line without '\n', upper-case hex in `hash`, flag names
  *   in any order, leading zeros in integers.
  * Everything else is an error naming the line and, for a bad value, the column:
@@ -34,12 +35,15 @@ enum {
     N_COLS = 12,      /* columns of ES_COSTS_HEADER */
 };
 
-static const char *const col_names[N_COLS] = {
+static const char *const col_names[] = {
     "key", "shard", "pos", "sample_rate", "channels", "samples",
     "audio_bytes", "text_len", "speech_tokens", "spk", "flags", "hash",
+    "shard_size", "shard_mtime",
 };
 enum { C_KEY, C_SHARD, C_POS, C_RATE, C_CHANNELS, C_SAMPLES, C_BYTES, C_TEXT,
-       C_TOKENS, C_SPK, C_FLAGS, C_HASH };
+       C_TOKENS, C_SPK, C_FLAGS, C_HASH, C_SHARD_SIZE, C_SHARD_MTIME,
+       C_AFTER_STATS, /* text_tokens when shard_size and shard_mtime come first */
+       N_READ };
 
 /* ---- input: a file or a memory buffer, plain or zstd --------------------------- */
 
@@ -194,8 +198,9 @@ typedef struct parser {
     size_t line;       /* number of the line being parsed, from 1 */
     size_t seen;       /* lines parsed so far */
     size_t ncols;      /* columns of the current header; 0 before the first */
-    int tokens;        /* the current header's 13th column is text_tokens */
     int want_header;   /* the previous line was the magic line */
+    int stats;         /* the header has shard_size and shard_mtime after hash */
+    size_t tokens_col; /* the header's text_tokens column (after those, if any); 0 = none */
 } parser;
 
 static int line_error(parser *p, int status, const char *problem)
@@ -205,10 +210,10 @@ static int line_error(parser *p, int status, const char *problem)
 
 static int col_error(parser *p, size_t col, const char *problem)
 {
-    if (col == N_COLS && p->tokens)
+    if (p->tokens_col && col == p->tokens_col)
         return es_fail(p->ctx, ES_ERR_FORMAT, "%s: line %zu: column text_tokens: %s", p->name,
                        p->line, problem);
-    if (col < N_COLS)
+    if (col < N_COLS || (p->stats && col <= C_SHARD_MTIME))
         return es_fail(p->ctx, ES_ERR_FORMAT, "%s: line %zu: column %s: %s", p->name, p->line,
                        col_names[col], problem);
     return es_fail(p->ctx, ES_ERR_FORMAT, "%s: line %zu: column %zu: %s", p->name, p->line,
@@ -312,21 +317,39 @@ static const char *unescape(char *s, size_t n)
 }
 
 /* One data row. `s` is mutable and has a spare byte at s[n] for a terminator. */
+/* shard_size and shard_mtime (SECONDS.NNNNNNNNN) of a row. */
+static int parse_stat(parser *p, char *const *f, const size_t *len, es_shard_stat *st)
+{
+    uint64_t size, sec, nsec;
+    const char *bad = parse_uint(f[C_SHARD_SIZE], len[C_SHARD_SIZE], UINT64_MAX, &size);
+    if (bad)
+        return value_error(p, C_SHARD_SIZE, bad, f[C_SHARD_SIZE], len[C_SHARD_SIZE]);
+    const char *dot = memchr(f[C_SHARD_MTIME], '.', len[C_SHARD_MTIME]);
+    size_t whole = dot ? (size_t)(dot - f[C_SHARD_MTIME]) : 0;
+    if (!dot || len[C_SHARD_MTIME] - whole - 1 != 9 ||
+        parse_uint(f[C_SHARD_MTIME], whole, INT64_MAX, &sec) ||
+        parse_uint(dot + 1, 9, 999999999, &nsec))
+        return value_error(p, C_SHARD_MTIME, "not SECONDS.NNNNNNNNN", f[C_SHARD_MTIME],
+                           len[C_SHARD_MTIME]);
+    *st = (es_shard_stat){size, (int64_t)sec, (uint32_t)nsec};
+    return ES_OK;
+}
+
 static int parse_row(parser *p, char *s, size_t n)
 {
     if (p->ncols == 0)
         return line_error(p, ES_ERR_FORMAT, "expected the column header row");
     /* One pass finds the TABs and any NUL (which would cut a C string short). A
      * byte loop beats a dozen short memchr calls per row. */
-    char *f[N_COLS + 1];
-    size_t len[N_COLS + 1];
+    char *f[N_READ];
+    size_t len[N_READ];
     size_t k = 0, from = 0;
     unsigned nul = 0;
     for (size_t i = 0; i < n; i++) {
         unsigned char c = (unsigned char)s[i];
         nul |= c == '\0';
         if (c == '\t') {
-            if (k < N_COLS + 1) {
+            if (k < N_READ) {
                 f[k] = s + from;
                 len[k] = i - from;
             }
@@ -334,7 +357,7 @@ static int parse_row(parser *p, char *s, size_t n)
             from = i + 1;
         }
     }
-    if (k < N_COLS + 1) {
+    if (k < N_READ) {
         f[k] = s + from;
         len[k] = n - from;
     }
@@ -393,11 +416,20 @@ static int parse_row(parser *p, char *s, size_t n)
     r.audio_bytes = v[C_BYTES];
     r.text_len = (uint32_t)v[C_TEXT];
     r.speech_tokens = (uint32_t)v[C_TOKENS];
+    if (p->stats && !(len[C_SHARD_SIZE] == 1 && f[C_SHARD_SIZE][0] == '-')) {
+        es_shard_stat st;
+        int rc = parse_stat(p, f, len, &st);
+        if (rc != ES_OK)
+            return rc;
+        if (es_cost_table_set_shard_stat(p->t, r.shard, &st) != ES_OK)
+            return es_fail(p->ctx, ES_ERR_NOMEM, "%s: line %zu: out of memory", p->name, p->line);
+    }
     r.text_tokens = 0; /* unknown */
-    if (p->tokens && !(len[N_COLS] == 1 && f[N_COLS][0] == '-')) {
+    size_t tc = p->tokens_col;
+    if (tc && !(len[tc] == 1 && f[tc][0] == '-')) {
         uint64_t tt;
-        if ((bad = parse_uint(f[N_COLS], len[N_COLS], UINT32_MAX, &tt)) != NULL)
-            return value_error(p, N_COLS, bad, f[N_COLS], len[N_COLS]);
+        if ((bad = parse_uint(f[tc], len[tc], UINT32_MAX, &tt)) != NULL)
+            return value_error(p, tc, bad, f[tc], len[tc]);
         r.text_tokens = (uint32_t)tt;
     }
     if (es_cost_table_append(p->t, &r) != ES_OK)
@@ -459,11 +491,19 @@ static int parse_line(parser *p, char *s, size_t n)
         return parse_version(p, s, n);
     size_t cols = header_cols(s, n);
     if (cols) {
-        static const char tt[] = ES_COSTS_HEADER "\ttext_tokens";
-        size_t k = sizeof tt - 1;
-        p->tokens = n >= k && memcmp(s, tt, k) == 0 && (n == k || s[k] == '\t');
+        static const char stats[] = ES_COSTS_HEADER ES_COSTS_STAT_COLUMNS;
+        static const char tokens[] = "\ttext_tokens";
         p->ncols = cols;
         p->want_header = 0;
+        p->stats = n >= sizeof stats - 1 && memcmp(s, stats, sizeof stats - 1) == 0 &&
+                   (n == sizeof stats - 1 || s[sizeof stats - 1] == '\t');
+        /* text_tokens follows the fixed columns, or shard_size and shard_mtime */
+        size_t at = p->stats ? sizeof stats - 1 : sizeof ES_COSTS_HEADER - 1;
+        size_t k = sizeof tokens - 1;
+        p->tokens_col = n >= at + k && memcmp(s + at, tokens, k) == 0 &&
+                                (n == at + k || s[at + k] == '\t')
+                            ? (p->stats ? C_AFTER_STATS : C_SHARD_SIZE)
+                            : 0;
         return ES_OK;
     }
     if (p->want_header)

@@ -17,7 +17,11 @@
  * - flags: the flag names (es_flag_name) joined by ',' in bit order, "-" for none.
  * - hash: 16 lowercase hex digits when the row has the `hashed` flag, else "-"
  *   (a hash value without the flag is not written).
- * - text_tokens (issue 11): a 13th column, written only when some row has a
+ * - A table that knows its shards' files as measure found them adds two columns
+ *   after hash (v1 readers ignore trailing columns): shard_size, the file's size
+ *   in bytes, and shard_mtime, its modification time as SECONDS.NNNNNNNNN; both
+ *   "-" for a row whose shard has none (raw-list and Kaldi items).
+ * - text_tokens (issue 11): the last column, written only when some row has a
  *   token count (text_tokens > 0: measured with a tokenizer), so tables
  *   measured without one stay as they were; "-" where unknown (0 with a
  *   non-empty transcript), else decimal (0 for an empty transcript).
@@ -31,6 +35,7 @@
 #include "core/atomic_file.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -38,7 +43,7 @@
 
 enum {
     OUT_CHUNK = 1 << 20,   /* formatted bytes collected before each flush */
-    ROW_FIXED = 256,       /* bound on a row's bytes besides its three strings */
+    ROW_FIXED = 384,       /* bound on a row's bytes besides its three strings */
     ZSTD_LEVEL = 3,
 };
 
@@ -51,6 +56,8 @@ typedef struct writer {
     size_t len, cap;
     void *zout;          /* compressor output, then fwrite */
     size_t zout_cap;
+    const char *stat_shard;    /* the shard whose stat `stat` is (rows share the pointer) */
+    const es_shard_stat *stat;
 } writer;
 
 static int io_error(writer *w, const char *what)
@@ -162,7 +169,21 @@ static char *put_str(char *p, const char *s)
 
 static const char *str_or_empty(const char *s) { return s ? s : ""; }
 
-static int put_row(writer *w, const es_cost_row *r, int tokens)
+/* shard_size and shard_mtime of row r, or "-" twice. */
+static char *put_stat(char *p, const es_shard_stat *st)
+{
+    *p++ = '\t';
+    if (!st) {
+        memcpy(p, "-\t-", 3);
+        return p + 3;
+    }
+    p = put_u64(p, st->size);
+    *p++ = '\t';
+    p = put_u64(p, (uint64_t)st->mtime_s); /* measure records no time before 1970 */
+    return p + sprintf(p, ".%09u", st->mtime_ns % 1000000000u);
+}
+
+static int put_row(writer *w, const es_cost_row *r, const es_cost_table *t, int tokens)
 {
     const char *key = str_or_empty(r->key), *shard = str_or_empty(r->shard);
     const char *spk = str_or_empty(r->spk);
@@ -198,6 +219,13 @@ static int put_row(writer *w, const es_cost_row *r, int tokens)
         p = put_hex64(p, r->hash);
     else
         *p++ = '-';
+    if (t->shard_stats.n) {
+        if (!w->stat_shard || r->shard != w->stat_shard) { /* rows of a shard are consecutive */
+            w->stat_shard = r->shard;
+            w->stat = es_cost_table_shard_stat(t, shard);
+        }
+        p = put_stat(p, w->stat);
+    }
     if (tokens) {
         *p++ = '\t';
         if (r->text_tokens == 0 && r->text_len > 0)
@@ -210,16 +238,24 @@ static int put_row(writer *w, const es_cost_row *r, int tokens)
     return ES_OK;
 }
 
-static int put_header(writer *w, int tokens)
+static int put_header(writer *w, int stats, int tokens)
 {
-    static const char plain[] = ES_COSTS_MAGIC_LINE "\n" ES_COSTS_HEADER "\n";
-    static const char with[] = ES_COSTS_MAGIC_LINE "\n" ES_COSTS_HEADER "\ttext_tokens\n";
-    const char *head = tokens ? with : plain;
-    size_t len = tokens ? sizeof with : sizeof plain;
-    int rc = reserve(w, len);
+    static const char head[] = ES_COSTS_MAGIC_LINE "\n" ES_COSTS_HEADER;
+    static const char stat_cols[] = ES_COSTS_STAT_COLUMNS;
+    static const char token_col[] = "\ttext_tokens";
+    int rc = reserve(w, sizeof head + sizeof stat_cols + sizeof token_col + 1);
     if (rc == ES_OK) {
-        memcpy(w->buf + w->len, head, len - 1);
-        w->len += len - 1;
+        memcpy(w->buf + w->len, head, sizeof head - 1);
+        w->len += sizeof head - 1;
+        if (stats) {
+            memcpy(w->buf + w->len, stat_cols, sizeof stat_cols - 1);
+            w->len += sizeof stat_cols - 1;
+        }
+        if (tokens) {
+            memcpy(w->buf + w->len, token_col, sizeof token_col - 1);
+            w->len += sizeof token_col - 1;
+        }
+        w->buf[w->len++] = '\n';
     }
     return rc;
 }
@@ -264,9 +300,9 @@ static int write_all(writer *w, const es_cost_table *t)
     int tokens = 0;
     for (size_t i = 0; i < t->n && !tokens; i++)
         tokens = t->rows[i].text_tokens > 0;
-    int rc = put_header(w, tokens);
+    int rc = put_header(w, t->shard_stats.n > 0, tokens);
     for (size_t i = 0; rc == ES_OK && i < t->n; i++)
-        rc = put_row(w, &t->rows[i], tokens);
+        rc = put_row(w, &t->rows[i], t, tokens);
     if (rc == ES_OK)
         rc = flush(w);
     if (rc == ES_OK && w->z)

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "measure/measure_job.h"
 #include "text/tokenizer.h"
@@ -28,13 +29,18 @@ int es_unit_fail(es_unit_result *res, int status, const char *msg)
     return status;
 }
 
-/* Records a problem for unit u: a skip in SKIP mode, the unit's error in FAIL
+/* Records a problem for unit u: a skip in SKIP mode (of the utterance `row`
+ * names, or of the whole shard when row is NULL), the unit's error in FAIL
  * mode. Returns nonzero when the unit must stop. */
-static int problem(es_measure_job *j, size_t u, es_context *ctx, int status)
+static int problem(es_measure_job *j, size_t u, es_context *ctx, int status,
+                   const es_cost_row *row)
 {
     es_unit_result *res = &j->results[u];
     if (j->s.on_error == ES_ON_ERROR_SKIP) {
-        if (es_cost_table_add_skip(res->rows, es_errmsg(ctx)) != ES_OK) {
+        const char *shard = row && row->shard ? row->shard : j->work.units[u].shard;
+        const char *key = row ? (row->key ? row->key : "") : NULL;
+        if (es_cost_table_add_skip(res->rows, es_errmsg(ctx), shard, key,
+                                   row ? row->pos : ES_SKIP_SHARD) != ES_OK) {
             es_unit_fail(res, ES_ERR_NOMEM, "out of memory");
             return 1;
         }
@@ -67,10 +73,28 @@ static void drop_rows(es_cost_table *t)
     t->n = 0;
 }
 
+/* The shard file as it is before it is read, kept with its rows: reshard
+ * refuses a source whose size or mtime moved since (issue 12 #5). */
+static int record_stat(es_measure_job *j, size_t u, es_context *ctx)
+{
+    const es_unit *unit = &j->work.units[u];
+    struct stat st;
+    if (stat(unit->path, &st) != 0 || st.st_mtim.tv_sec < 0)
+        return 0; /* opening it fails next, and says why */
+    es_shard_stat s = {(uint64_t)st.st_size, st.st_mtim.tv_sec, (uint32_t)st.st_mtim.tv_nsec};
+    if (es_cost_table_set_shard_stat(j->results[u].rows, unit->shard, &s) == ES_OK)
+        return 0;
+    es_fail(ctx, ES_ERR_NOMEM, "%s: out of memory", unit->path);
+    es_unit_fail(&j->results[u], ES_ERR_NOMEM, es_errmsg(ctx));
+    return 1;
+}
+
 static void measure_shard(es_measure_job *j, size_t u, const es_reader_opts *opts,
                           es_context *ctx)
 {
     const es_unit *unit = &j->work.units[u];
+    if (record_stat(j, u, ctx))
+        return;
     uint8_t head[ES_SNIFF_BYTES];
     long n = es_sniff_file(ctx, unit->path, head);
     const es_reader_ops *ops = n < 0 ? NULL : es_reader_for(head, (size_t)n);
@@ -79,15 +103,18 @@ static void measure_shard(es_measure_job *j, size_t u, const es_reader_opts *opt
                 "not a shard equishard can read (tar, tar.gz, tar.zst, parquet)");
     es_shard_reader *reader = NULL;
     if (!ops || ops->open(ctx, unit->path, unit->shard, opts, &reader) != ES_OK) {
-        problem(j, u, ctx, n < 0 ? ES_ERR_IO : ES_ERR_FORMAT);
+        problem(j, u, ctx, n < 0 ? ES_ERR_IO : ES_ERR_FORMAT, NULL);
         return;
     }
     es_cost_row row;
     int rc;
-    while ((rc = ops->next(ctx, reader, &row)) != ES_NEXT_END) {
+    for (;;) {
+        memset(&row, 0, sizeof row); /* a bad utterance's key and pos, when the reader knows them */
+        if ((rc = ops->next(ctx, reader, &row)) == ES_NEXT_END)
+            break;
         if (rc == ES_NEXT_RECORD && append(j, u, &row, ctx))
             break;
-        if (rc == ES_NEXT_BAD && problem(j, u, ctx, ES_ERR_FORMAT))
+        if (rc == ES_NEXT_BAD && problem(j, u, ctx, ES_ERR_FORMAT, &row))
             break;
         if (rc < 0) {
             drop_rows(j->results[u].rows);
@@ -95,7 +122,7 @@ static void measure_shard(es_measure_job *j, size_t u, const es_reader_opts *opt
             snprintf(msg, sizeof msg, "%s (shard left out)", es_errmsg(ctx));
             if (j->s.on_error == ES_ON_ERROR_SKIP)
                 es_fail(ctx, rc, "%s", msg);
-            problem(j, u, ctx, rc);
+            problem(j, u, ctx, rc, NULL);
             break;
         }
     }
@@ -109,7 +136,8 @@ static void measure_items(es_measure_job *j, size_t u, const es_reader_opts *opt
     for (size_t i = unit->begin; i < unit->end; i++) {
         es_cost_row row;
         int rc = es_manifest_measure(ctx, unit->m, i, j->s.root, opts, &row);
-        if (rc == ES_NEXT_RECORD ? append(j, u, &row, ctx) : problem(j, u, ctx, ES_ERR_FORMAT))
+        if (rc == ES_NEXT_RECORD ? append(j, u, &row, ctx)
+                                 : problem(j, u, ctx, ES_ERR_FORMAT, &row))
             return;
     }
 }

@@ -12,7 +12,8 @@
  *     u64 unit                      its index in the job
  *     u64 status                    ES_OK or the failure, as a two's-complement int64
  *     string error                  the failure's message; empty when ES_OK
- *     u64 skips, string × skips     what --on-error skip left out, in shard order
+ *     u64 skips, then per skip      what --on-error skip left out, in shard order:
+ *       string message, string shard, u64 has_key, string key, u64 pos
  *     string rows                   the unit's rows as a cost table file
  *                                   (es_cost_table_write's TSV, plain), in shard order
  *
@@ -123,8 +124,14 @@ static int put_record(es_context *ctx, es_strbuf *b, size_t u, const es_unit_res
     put_str(b, err, strlen(err));
     size_t skips = res->rows ? res->rows->n_skips : 0;
     put_u64(b, skips);
-    for (size_t i = 0; i < skips; i++)
-        put_str(b, res->rows->skips[i], strlen(res->rows->skips[i]));
+    for (size_t i = 0; i < skips; i++) {
+        const es_cost_skip *k = &res->rows->skips[i];
+        put_str(b, k->msg, strlen(k->msg));
+        put_str(b, k->shard, strlen(k->shard));
+        put_u64(b, k->key ? 1 : 0);
+        put_str(b, k->key ? k->key : "", k->key ? strlen(k->key) : 0);
+        put_u64(b, k->pos);
+    }
     if (res->status != ES_OK || !res->rows) /* a failed unit's rows are never merged */
         return put_rows(ctx, b, &(es_cost_table){0});
     return put_rows(ctx, b, res->rows);
@@ -216,13 +223,20 @@ static int get_record(es_context *ctx, es_measure_job *j, cursor *c)
     if (!(res->rows = es_cost_table_new()))
         return es_fail(ctx, ES_ERR_NOMEM, "out of memory");
     for (uint64_t i = 0; i < skips; i++) {
-        const char *s;
-        size_t n;
-        if (get_str(c, &s, &n) || memchr(s, '\0', n))
+        const char *s, *sh, *k;
+        size_t n, sh_n, k_n;
+        uint64_t has_key, pos;
+        if (get_str(c, &s, &n) || memchr(s, '\0', n) || get_str(c, &sh, &sh_n) ||
+            memchr(sh, '\0', sh_n) || get_u64(c, &has_key) || get_str(c, &k, &k_n) ||
+            memchr(k, '\0', k_n) || get_u64(c, &pos))
             return corrupt(ctx, "truncated");
-        char *msg = strndup(s, n);
-        int rc = msg ? es_cost_table_add_skip(res->rows, msg) : ES_ERR_NOMEM;
+        char *msg = strndup(s, n), *shard = strndup(sh, sh_n), *key = strndup(k, k_n);
+        int rc = msg && shard && key ? es_cost_table_add_skip(res->rows, msg, shard,
+                                                              has_key ? key : NULL, pos)
+                                     : ES_ERR_NOMEM;
         free(msg);
+        free(shard);
+        free(key);
         if (rc != ES_OK)
             return es_fail(ctx, ES_ERR_NOMEM, "out of memory");
     }

@@ -10,20 +10,30 @@
 
 #include "config.h"
 #include "core/strbuf.h"
+#include "core/utf8.h"
 #include "plan/plan_reshard.h"
 
 void es_json_string(es_strbuf *sb, const char *s)
 {
+    const unsigned char *c = (const unsigned char *)s;
+    size_t n = strlen(s);
     es_strbuf_putc(sb, '"');
-    for (const unsigned char *c = (const unsigned char *)s; *c; c++) {
-        if (*c == '"' || *c == '\\') {
+    while (n > 0) {
+        size_t len = es_utf8_sequence(c, n);
+        if (len == 0) {
+            /* not UTF-8: the byte as Python's surrogateescape decodes it */
+            es_strbuf_printf(sb, "\\u%04x", 0xDC00u + *c);
+            len = 1;
+        } else if (*c == '"' || *c == '\\') {
             es_strbuf_putc(sb, '\\');
             es_strbuf_putc(sb, (char)*c);
         } else if (*c < 0x20) {
             es_strbuf_printf(sb, "\\u%04x", *c);
         } else {
-            es_strbuf_putc(sb, (char)*c);
+            es_strbuf_append(sb, (const char *)c, len);
         }
+        c += len;
+        n -= len;
     }
     es_strbuf_putc(sb, '"');
 }
@@ -149,12 +159,17 @@ static json_t *metrics(const es_plan *p)
     json_t *rem = json_pack("{s:s, s:I, s:I}", "policy", remainder_name(p->s.remainder),
                             "batches", (json_int_t)m->remainder_batches, "utterances",
                             (json_int_t)m->remainder_utterances);
-    return json_pack("{s:f, s:f, s:f, s:I, s:f, s:f, s:I, s:o, s:I, s:I, s:s, s:o}",
+    /* what --on-error skip left out of the table (filtered.tsv: unreadable) */
+    json_int_t bad_shards = 0, bad_utts = 0;
+    for (size_t i = 0; i < p->table->n_skips; i++)
+        *(p->table->skips[i].key ? &bad_utts : &bad_shards) += 1;
+    json_t *unreadable = json_pack("{s:I, s:I}", "shards", bad_shards, "utterances", bad_utts);
+    return json_pack("{s:f, s:f, s:f, s:I, s:f, s:f, s:I, s:o, s:o, s:I, s:I, s:s, s:o}",
                      "imbalance", m->imbalance, "lower_bound", m->lower_bound,
                      "lower_bound_gap", m->lower_bound_gap, "batch_spread",
                      (json_int_t)m->batch_spread, "step_straggler", m->step_straggler,
                      "retention", m->retention, "kept", (json_int_t)m->kept, "filtered",
-                     filtered, "total_batches", (json_int_t)m->total_batches, "steps",
+                     filtered, "unreadable", unreadable, "total_batches", (json_int_t)m->total_batches, "steps",
                      (json_int_t)m->steps, "method", m->method ? m->method : "", "remainder",
                      rem);
 }

@@ -11,7 +11,11 @@
 int es_plan_json_write(es_context *ctx, const es_plan *p, FILE *fp,
                        const char *const *inputs, size_t n_inputs);
 
-/* Appends s to sb as a JSON string literal (quotes included). */
+/* Appends s to sb as a JSON string literal (quotes included). A byte that is
+ * not part of well-formed UTF-8 is written as \udcXX (XX the byte): the
+ * lone surrogate Python's json.loads reads and .encode("utf-8",
+ * "surrogateescape") turns back into that byte, which is how Python's
+ * tarfile and os already decode such names. */
 void es_json_string(es_strbuf *sb, const char *s);
 
 #endif

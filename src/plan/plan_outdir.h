@@ -1,8 +1,12 @@
 /* Writing a directory of outputs atomically: files go into a temporary folder
  * beside OUTDIR, which replaces OUTDIR only when everything is written
  * (renameat2 RENAME_EXCHANGE when OUTDIR exists, so readers see the old or the
- * new folder, never a mix). An interrupted run leaves the old OUTDIR intact and
- * at most a stray "OUTDIR.tmp.*" folder. Output folders hold plain files only.
+ * new folder, never a mix). An interrupted run leaves the old OUTDIR intact.
+ * The temporary folder is registered for es_remove_temporaries (a SIGINT or
+ * SIGTERM handler removes it) and carries a marker file naming this process
+ * and host until it is renamed, so that a run killed outright (SIGKILL, a node
+ * lost) leaves a folder the next run to that OUTDIR recognises as ours and
+ * removes (es_outdir_remove_stale). Output folders hold plain files only.
  * The folder and its files are made with 0777/0666 & ~umask. */
 #ifndef ES_PLAN_OUTDIR_H
 #define ES_PLAN_OUTDIR_H
@@ -15,6 +19,7 @@ typedef struct es_outdir {
     char *final_path;  /* OUTDIR as given: messages and data.list name it */
     char *target_path; /* the folder replaced: a symlink's target, else final_path */
     char *temp_path;
+    int slot;          /* es_temporary_add's, -1 when not registered */
 } es_outdir;
 
 int es_outdir_begin(es_context *ctx, es_outdir *d, const char *path);

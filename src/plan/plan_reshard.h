@@ -14,6 +14,7 @@
 #ifndef ES_PLAN_RESHARD_H
 #define ES_PLAN_RESHARD_H
 
+#include "core/strbuf.h"
 #include "plan/plan_internal.h"
 #include "plan/plan_outdir.h"
 
@@ -57,5 +58,10 @@ void es_reshard_json(const es_plan *p, struct json_t *parameters, struct json_t 
 /* File name of new shard i under the settled format and compression
  * ("shards_000000007.tar.zst", "parquet_000000007.tar"). */
 void es_reshard_shard_name(const es_plan *p, uint32_t i, char *buf, size_t len);
+
+/* filtered.tsv's rows for what --on-error skip left out of the plan's table,
+ * reason `unreadable`: an utterance with its key and pos, a whole shard with
+ * both empty. Every plan mode writes them (plan_write.c). */
+void es_plan_unreadable_rows(es_strbuf *sb, const es_plan *p);
 
 #endif

@@ -62,6 +62,32 @@ static int write_list(es_context *ctx, es_outdir *d, const es_plan *p, uint32_t 
     return rc;
 }
 
+void es_plan_unreadable_rows(es_strbuf *sb, const es_plan *p)
+{
+    for (size_t i = 0; i < p->table->n_skips; i++) {
+        const es_cost_skip *k = &p->table->skips[i];
+        if (k->key)
+            es_strbuf_printf(sb, "%s\t%s\t%llu\tunreadable\n", k->key, k->shard,
+                             (unsigned long long)k->pos);
+        else
+            es_strbuf_printf(sb, "\t%s\t\tunreadable\n", k->shard);
+    }
+}
+
+/* Shard and batch modes: filtered.tsv only when --on-error skip left something
+ * out (the loader applies the filter itself there; reshard lists its drops). */
+static int write_unreadable(es_context *ctx, es_outdir *d, const es_plan *p)
+{
+    if (!p->table->n_skips)
+        return ES_OK;
+    es_strbuf sb = {0};
+    es_strbuf_puts(&sb, "key\tshard\tpos\treason\n");
+    es_plan_unreadable_rows(&sb, p);
+    int rc = es_outdir_write_text(ctx, d, "filtered.tsv", &sb);
+    es_strbuf_release(&sb);
+    return rc;
+}
+
 static int write_shard_mode(es_context *ctx, es_outdir *d, const es_plan *p)
 {
     es_strbuf sb = {0};
@@ -151,6 +177,8 @@ ES_API int es_plan_write(es_context *ctx, const es_plan *p, const char *outdir,
     rc = p->s.mode == ES_PLAN_BATCH     ? write_batch_mode(ctx, &d, p)
          : p->s.mode == ES_PLAN_RESHARD ? es_reshard_write(ctx, &d, p)
                                         : write_shard_mode(ctx, &d, p);
+    if (rc == ES_OK && p->s.mode != ES_PLAN_RESHARD)
+        rc = write_unreadable(ctx, &d, p);
     FILE *fp = rc == ES_OK ? es_outdir_create(ctx, &d, "plan.json") : NULL;
     if (rc == ES_OK && !fp)
         rc = ES_ERR_IO;

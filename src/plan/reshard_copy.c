@@ -30,8 +30,11 @@
 #include "readers/member_group.h"
 #include "readers/reader.h"
 #include "readers/shard_file.h"
+#include "readers/tar_link.h"
 
 #define COPY_BUFFER (256u << 10)
+/* Text kept for check_measured: the tar reader refuses transcripts past 1 MiB. */
+#define TEXT_LIMIT ((1u << 20) + 1)
 
 typedef struct copy_target {
     struct archive *a;
@@ -50,6 +53,7 @@ typedef struct copy_run {
     XXH3_state_t *hash;
     struct archive_entry *out; /* header of the member being copied */
     es_strbuf key;
+    es_strbuf text;            /* a text member as it is copied, for its length */
 } copy_run;
 
 static int open_targets(es_context *ctx, copy_run *run)
@@ -112,12 +116,12 @@ static const char *archive_message(struct archive *a)
     return msg ? msg : "libarchive reported no reason";
 }
 
-/* Copies the pending member of `in` to the targets of items [a, b) in the pass. */
-static int copy_member(es_context *ctx, copy_run *run, struct archive *in,
-                       struct archive_entry *e, const copy_source *s, size_t a, size_t b)
+/* Copies member `name` (size bytes, read from `in`) to the targets of items
+ * [a, b) in the pass, always as a regular member: a hard link's data is its
+ * target's (tar_link.h), which WeNet's stream-mode tarfile could not read. */
+static int copy_member(es_context *ctx, copy_run *run, struct archive *in, const char *name,
+                       uint64_t size, int keep_text, const copy_source *s, size_t a, size_t b)
 {
-    const char *name = reshard_entry_name(e);
-    uint64_t size = archive_entry_size_is_set(e) ? (uint64_t)archive_entry_size(e) : 0;
     archive_entry_clear(run->out);
     archive_entry_copy_pathname(run->out, name);
     archive_entry_set_size(run->out, (la_int64_t)size);
@@ -133,9 +137,12 @@ static int copy_member(es_context *ctx, copy_run *run, struct archive *in,
     XXH3_64bits_reset(run->hash);
     uint64_t got = 0;
     la_ssize_t n;
+    run->text.len = 0;
     while ((n = archive_read_data(in, run->buf, COPY_BUFFER)) > 0) {
         XXH3_64bits_update(run->hash, run->buf, (size_t)n);
         got += (uint64_t)n;
+        if (keep_text && run->text.len < TEXT_LIMIT)
+            es_strbuf_append(&run->text, run->buf, (size_t)n);
         for (size_t i = a; i < b; i++) {
             copy_target *tg = &run->targets[run->items[i].target];
             if (in_pass(run, &run->items[i]) && archive_write_data(tg->a, run->buf, (size_t)n) != n)
@@ -153,6 +160,30 @@ static int copy_member(es_context *ctx, copy_run *run, struct archive *in,
     for (size_t i = a; i < b; i++)
         if (in_pass(run, &run->items[i]))
             reshard_digest_add(&run->targets[run->items[i].target].digest, name, size, hash);
+    return ES_OK;
+}
+
+/* The member just copied against what was measured (issue 12 #5): an audio
+ * object of another size, or a transcript of another length, means the shard
+ * changed since, and the balance would be computed on wrong numbers. */
+static int check_measured(es_context *ctx, const copy_run *run, const copy_source *s,
+                          const char *name, es_member_kind kind, uint64_t size, size_t a)
+{
+    const es_cost_row *row = &run->p->table->rows[run->items[a].row];
+    if (kind == ES_MEMBER_AUDIO && (row->flags & (ES_FLAG_AUDIO | ES_FLAG_UNSUPPORTED)) &&
+        size != row->audio_bytes)
+        return es_fail(ctx, ES_ERR_FORMAT, "%s: member %s: %llu bytes, %llu when measured: the "
+                       "shard changed since it was measured (measure it again)", s->path, name,
+                       (unsigned long long)size, (unsigned long long)row->audio_bytes);
+    if (kind == ES_MEMBER_TEXT && (row->flags & ES_FLAG_TEXT)) {
+        if (run->text.oom)
+            return es_fail(ctx, ES_ERR_NOMEM, "out of memory");
+        size_t len = es_text_length(run->text.buf ? run->text.buf : "", run->text.len);
+        if (len != row->text_len)
+            return es_fail(ctx, ES_ERR_FORMAT, "%s: member %s: a text of %zu characters, %u when "
+                           "measured: the shard changed since it was measured (measure it again)",
+                           s->path, name, len, row->text_len);
+    }
     return ES_OK;
 }
 
@@ -175,19 +206,38 @@ static int start_utterance(es_context *ctx, copy_run *run, const copy_source *s,
     return ES_OK;
 }
 
+/* The utterance that just ended (items from a) had every member the table
+ * measured: a transcript or audio member removed since is an error too. */
+static int check_complete(es_context *ctx, const copy_run *run, const copy_source *s, size_t a,
+                          int seen_audio, int seen_text)
+{
+    const es_cost_row *row = &run->p->table->rows[run->items[a].row];
+    int want_audio = (row->flags & (ES_FLAG_AUDIO | ES_FLAG_UNSUPPORTED)) != 0;
+    int want_text = (row->flags & ES_FLAG_TEXT) != 0;
+    if ((want_audio && !seen_audio) || (want_text && !seen_text))
+        return es_fail(ctx, ES_ERR_FORMAT, "%s: utterance %s has no %s member, it had when "
+                       "measured: the shard changed since it was measured (measure it again)",
+                       s->path, row->key, want_audio && !seen_audio ? "audio" : "text");
+    return ES_OK;
+}
+
 static int stream_members(es_context *ctx, copy_run *run, struct archive *in,
                           const copy_source *s)
 {
+    int seen_audio = 0, seen_text = 0, was_wanted = 0;
     size_t at = s->begin, a = at, b = at;
     uint64_t ordinal = UINT64_MAX;
     int started = 0, rc = ES_OK;
     struct archive_entry *e;
+    uint64_t headers = 0;
     int r;
     while (rc == ES_OK && (r = archive_read_next_header(in, &e)) != ARCHIVE_EOF) {
         if (!es_archive_header_ok(r))
             return source_error(ctx, in, s, NULL);
-        if (archive_entry_filetype(e) != AE_IFREG)
-            continue; /* as the tar reader: directories and links are no members */
+        headers++;
+        const char *target = archive_entry_hardlink(e);
+        if (!target && archive_entry_filetype(e) != AE_IFREG)
+            continue; /* as the tar reader: directories and symbolic links are no members */
         const char *name = reshard_entry_name(e);
         if (!name)
             return es_fail(ctx, ES_ERR_FORMAT, "%s: a member without a usable name", s->path);
@@ -195,6 +245,9 @@ static int stream_members(es_context *ctx, copy_run *run, struct archive *in,
         const char *suffix;
         es_member_split(name, &key_len, &suffix);
         if (!started || key_len != run->key.len || memcmp(name, run->key.buf, key_len) != 0) {
+            if (rc == ES_OK && was_wanted)
+                rc = check_complete(ctx, run, s, a, seen_audio, seen_text);
+            seen_audio = seen_text = 0;
             started = 1;
             ordinal++;
             run->key.len = 0;
@@ -206,9 +259,26 @@ static int stream_members(es_context *ctx, copy_run *run, struct archive *in,
         int wanted = 0;
         for (size_t i = a; i < b; i++)
             wanted |= in_pass(run, &run->items[i]);
+        es_member_kind kind = es_member_kind_of(suffix);
+        uint64_t size = archive_entry_size_is_set(e) ? (uint64_t)archive_entry_size(e) : 0;
+        if (rc == ES_OK && wanted && target) {
+            es_tar_link link;
+            rc = es_tar_link_open(ctx, &link, s->path, name, target, headers - 1);
+            size = link.size;
+            if (rc == ES_OK)
+                rc = copy_member(ctx, run, link.a, name, size, kind == ES_MEMBER_TEXT, s, a, b);
+            es_tar_link_close(&link);
+        } else if (rc == ES_OK && wanted) {
+            rc = copy_member(ctx, run, in, name, size, kind == ES_MEMBER_TEXT, s, a, b);
+        }
         if (rc == ES_OK && wanted)
-            rc = copy_member(ctx, run, in, e, s, a, b);
+            rc = check_measured(ctx, run, s, name, kind, size, a);
+        was_wanted = wanted;
+        seen_audio |= kind == ES_MEMBER_AUDIO;
+        seen_text |= kind == ES_MEMBER_TEXT;
     }
+    if (rc == ES_OK && was_wanted)
+        rc = check_complete(ctx, run, s, a, seen_audio, seen_text);
     if (rc == ES_OK && at < s->end)
         rc = es_fail(ctx, ES_ERR_FORMAT, "%s: ends after %llu utterances, but the cost table has "
                      "utterance %llu (%s) in it: the shard changed since it was measured",
@@ -281,6 +351,7 @@ static void run_release(copy_run *run)
     if (run->out)
         archive_entry_free(run->out);
     es_strbuf_release(&run->key);
+    es_strbuf_release(&run->text);
 }
 
 int reshard_copy_tar(es_context *ctx, reshard_job *job)

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/resource.h>
 
 #include "core/strbuf.h"
@@ -85,8 +86,29 @@ static int collect(es_context *ctx, reshard_job *job)
     return ES_OK;
 }
 
-/* Every source must still be there, and all of one format, before anything is
- * written: that format is the output's. */
+/* A source whose size or modification time moved since measure recorded them
+ * (a table from before they were recorded has none) changed since it was
+ * measured: its rows' costs, and so the balance, may be wrong (issue 12 #5). */
+static int check_stat(es_context *ctx, const es_cost_table *t, const copy_source *s)
+{
+    const es_shard_stat *was = es_cost_table_shard_stat(t, s->shard);
+    struct stat st;
+    if (!was || stat(s->path, &st) != 0)
+        return ES_OK;
+    if ((uint64_t)st.st_size != was->size)
+        return es_fail(ctx, ES_ERR_FORMAT, "%s: %llu bytes, %llu when measured: the shard "
+                       "changed since it was measured (measure it again)", s->path,
+                       (unsigned long long)st.st_size, (unsigned long long)was->size);
+    if (st.st_mtim.tv_sec != was->mtime_s || (uint32_t)st.st_mtim.tv_nsec != was->mtime_ns)
+        return es_fail(ctx, ES_ERR_FORMAT, "%s: modified at %lld.%09ld, %lld.%09u when measured: "
+                       "the shard changed since it was measured (measure it again, or restore "
+                       "its time if only that moved)", s->path, (long long)st.st_mtim.tv_sec,
+                       (long)st.st_mtim.tv_nsec, (long long)was->mtime_s, was->mtime_ns);
+    return ES_OK;
+}
+
+/* Every source must still be there, unchanged, and all of one format, before
+ * anything is written: that format is the output's. */
 static int check_sources(es_context *ctx, reshard_job *job)
 {
     const es_reader_ops *first = NULL;
@@ -102,6 +124,9 @@ static int check_sources(es_context *ctx, reshard_job *job)
         fclose(fp);
         if (bad)
             return es_fail(ctx, ES_ERR_IO, "%s: source shard cannot be read", s->path);
+        int rc = check_stat(ctx, job->p->table, s);
+        if (rc != ES_OK)
+            return rc;
         const es_reader_ops *ops = es_reader_for(head, n);
         if (ops != &es_reader_tar && ops != &es_reader_parquet)
             return es_fail(ctx, ES_ERR_UNSUPPORTED, "%s: neither a tar shard nor a CosyVoice "
@@ -160,10 +185,11 @@ static int write_lists(es_context *ctx, es_outdir *d, const es_plan *p)
     return rc;
 }
 
-/* filtered.tsv: the rows the filter dropped (not copied), with the reason. */
+/* filtered.tsv: the rows the filter dropped (not copied), with the reason, and
+ * what --on-error skip left out (unreadable). */
 static int write_filtered(es_context *ctx, es_outdir *d, const es_plan *p)
 {
-    if (p->n_kept == p->table->n)
+    if (p->n_kept == p->table->n && !p->table->n_skips)
         return ES_OK;
     es_strbuf sb = {0};
     es_strbuf_puts(&sb, "key\tshard\tpos\treason\n");
@@ -177,6 +203,7 @@ static int write_filtered(es_context *ctx, es_outdir *d, const es_plan *p)
                          (unsigned long long)row->pos,
                          es_filter_reason_name(es_filter_row(&p->s.model, row)));
     }
+    es_plan_unreadable_rows(&sb, p);
     int rc = es_outdir_write_text(ctx, d, "filtered.tsv", &sb);
     es_strbuf_release(&sb);
     return rc;

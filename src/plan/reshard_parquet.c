@@ -33,6 +33,7 @@
 
 #include "core/grow.h"
 #include "core/strbuf.h"
+#include "core/utf8.h"
 #include "costs/cost_table.h"
 #include "plan/reshard_job.h"
 #include "readers/parquet/pq_column.h"
@@ -55,6 +56,7 @@ typedef struct pq_run {
     const char *schema_from;  /* that first source */
     uint32_t L;               /* leaves */
     uint32_t utt_leaf;
+    uint32_t audio_leaf, text_leaf; /* UINT32_MAX when absent (checked against the table) */
     pq_target *targets;       /* N */
     uint64_t *digest;         /* N × L hash chains */
     uint32_t t0, t1;          /* the pass: spools [t0, t1) are open */
@@ -168,18 +170,48 @@ static int read_leaf_row(es_context *ctx, pq_run *run, const es_pq_file *f, uint
     return seg->oom ? es_fail(ctx, ES_ERR_NOMEM, "out of memory") : ES_OK;
 }
 
+/* The row's value of flat leaf l from its segment; 0 when null. */
+static int row_value(const pq_run *run, const es_pq_file *f, uint32_t l, const char **v,
+                     uint32_t *len)
+{
+    const es_strbuf *seg = &run->seg[l];
+    const uint8_t *at = (const uint8_t *)seg->buf;
+    pq_entry e;
+    *v = "";
+    *len = 0;
+    if (!seg_next(&at, at + seg->len, f->leaves[l].max_def, &e) || !e.ptr)
+        return 0;
+    *v = (const char *)e.ptr;
+    *len = e.len;
+    return 1;
+}
+
 /* The row's key from its utt segment ("" when null). */
 static void row_key(const pq_run *run, const es_pq_file *f, const char **key, uint32_t *len)
 {
-    const es_strbuf *seg = &run->seg[run->utt_leaf];
-    const uint8_t *at = (const uint8_t *)seg->buf;
-    pq_entry e;
-    *key = "";
-    *len = 0;
-    if (seg_next(&at, at + seg->len, f->leaves[run->utt_leaf].max_def, &e) && e.ptr) {
-        *key = (const char *)e.ptr;
-        *len = e.len;
-    }
+    row_value(run, f, run->utt_leaf, key, len);
+}
+
+/* The row against what was measured (issue 12 #5): audio_data of another size
+ * or a text of another length means the file changed since. */
+static int check_measured(es_context *ctx, const pq_run *run, const es_pq_file *f,
+                          uint64_t ordinal, const es_cost_row *row)
+{
+    const char *v;
+    uint32_t len;
+    if (run->audio_leaf != UINT32_MAX && (row->flags & (ES_FLAG_AUDIO | ES_FLAG_UNSUPPORTED)) &&
+        row_value(run, f, run->audio_leaf, &v, &len) && len != row->audio_bytes)
+        return es_fail(ctx, ES_ERR_FORMAT, "%s: row %llu (%s): audio_data of %u bytes, %llu when "
+                       "measured: the file changed since it was measured (measure it again)",
+                       f->path, (unsigned long long)ordinal, row->key, len,
+                       (unsigned long long)row->audio_bytes);
+    if (run->text_leaf != UINT32_MAX && (row->flags & ES_FLAG_TEXT) &&
+        row_value(run, f, run->text_leaf, &v, &len) && es_utf8_length(v, len) != row->text_len)
+        return es_fail(ctx, ES_ERR_FORMAT, "%s: row %llu (%s): a text of %zu characters, %u when "
+                       "measured: the file changed since it was measured (measure it again)",
+                       f->path, (unsigned long long)ordinal, row->key, es_utf8_length(v, len),
+                       row->text_len);
+    return ES_OK;
 }
 
 static int in_pass(const pq_run *run, const copy_item *it)
@@ -200,6 +232,11 @@ static int spool_row(es_context *ctx, pq_run *run, const es_pq_file *f, uint64_t
             return es_fail(ctx, ES_ERR_FORMAT, "%s: row %llu is %.*s, the cost table says %s: "
                            "the file changed since it was measured", f->path,
                            (unsigned long long)ordinal, (int)key_len, key, want);
+    }
+    if (a < b) {
+        int rc = check_measured(ctx, run, f, ordinal, &run->p->table->rows[run->job->items[a].row]);
+        if (rc != ES_OK)
+            return rc;
     }
     for (size_t i = a; i < b; i++) {
         const copy_item *it = &run->job->items[i];
@@ -242,6 +279,9 @@ static int check_schema(es_context *ctx, pq_run *run, const es_pq_file *f)
         run->schema_from = f->path;
         run->L = f->n_leaves;
         run->utt_leaf = utt->index;
+        const pq_leaf *audio = es_pq_file_column(f, "audio_data"), *text = es_pq_file_column(f, "text");
+        run->audio_leaf = audio && audio->max_rep == 0 ? audio->index : UINT32_MAX;
+        run->text_leaf = text && text->max_rep == 0 ? text->index : UINT32_MAX;
         run->cols = calloc(run->L ? run->L : 1, sizeof *run->cols);
         run->look = calloc(run->L ? run->L : 1, sizeof *run->look);
         run->has_look = calloc(run->L ? run->L : 1, 1);

@@ -17,6 +17,7 @@
 #include "readers/member_group.h"
 #include "readers/reader.h"
 #include "readers/shard_file.h"
+#include "readers/tar_link.h"
 
 /* A text or speaker member larger than this is not a transcript. */
 #define MAX_TEXT_MEMBER (1u << 20)
@@ -24,6 +25,9 @@
 struct es_shard_reader {
     struct archive *a;
     es_shard_file file;
+    struct archive *src; /* the pending member's data: a, or a hard link's target */
+    es_tar_link link;
+    uint64_t headers;    /* headers read so far */
     const char *path, *shard;
     es_reader_opts opts;
     int pending;      /* a header was read whose member is not yet consumed */
@@ -89,7 +93,7 @@ static int tar_open(es_context *ctx, const char *path, const char *shard,
 
 static int shard_error(es_context *ctx, es_shard_reader *r)
 {
-    const char *msg = archive_error_string(r->a);
+    const char *msg = archive_error_string(r->src ? r->src : r->a);
     if (r->pending || r->name.len)
         return es_fail(ctx, ES_ERR_FORMAT, "%s: member %s: %s", r->path, r->name.buf,
                        msg ? msg : "read error");
@@ -102,6 +106,8 @@ static int read_header(es_context *ctx, es_shard_reader *r)
 {
     for (;;) {
         struct archive_entry *e;
+        es_tar_link_close(&r->link);
+        r->src = r->a;
         int rc = archive_read_next_header(r->a, &e);
         if (rc == ARCHIVE_EOF)
             return 0;
@@ -111,14 +117,23 @@ static int read_header(es_context *ctx, es_shard_reader *r)
                                : es_fail(ctx, ES_ERR_FORMAT, "%s: damaged tar header", r->path);
         if (!es_archive_header_ok(rc))
             return shard_error(ctx, r);
-        if (archive_entry_filetype(e) != AE_IFREG)
-            continue; /* directories, links: the loaders skip them too */
+        r->headers++;
+        const char *target = archive_entry_hardlink(e);
+        if (!target && archive_entry_filetype(e) != AE_IFREG)
+            continue; /* directories, symbolic links: no members of an utterance */
         const char *name = archive_entry_pathname(e);
         r->name.len = 0;
         es_strbuf_puts(&r->name, name ? name : "");
         if (r->name.oom)
             return es_fail(ctx, ES_ERR_NOMEM, "%s: out of memory", r->path);
         r->size = archive_entry_size_is_set(e) ? (uint64_t)archive_entry_size(e) : 0;
+        if (target) { /* read as tarfile reads it: the target's data (tar_link.h) */
+            rc = es_tar_link_open(ctx, &r->link, r->path, r->name.buf, target, r->headers - 1);
+            if (rc != ES_OK)
+                return rc;
+            r->src = r->link.a;
+            r->size = r->link.size;
+        }
         r->pending = 1;
         return 1;
     }
@@ -148,7 +163,7 @@ static int read_small(es_context *ctx, es_shard_reader *r, es_strbuf *sb)
     }
     char buf[8192];
     la_ssize_t got;
-    while ((got = archive_read_data(r->a, buf, sizeof buf)) > 0)
+    while ((got = archive_read_data(r->src, buf, sizeof buf)) > 0)
         es_strbuf_append(sb, buf, (size_t)got);
     if (got < 0)
         return shard_error(ctx, r);
@@ -164,7 +179,7 @@ static int consume_audio(es_context *ctx, es_shard_reader *r, es_cost_row *row,
         mark_bad(r, "member %s: %s", r->name.buf, "second audio member for one key");
         return ES_OK;
     }
-    es_byte_stream s = {member_read, NULL, r->a, r->size, 0};
+    es_byte_stream s = {member_read, NULL, r->src, r->size, 0};
     int strict = strcmp(suffix, "wav") == 0 || strcmp(suffix, "flac") == 0;
     char err[256];
     int rc = es_audio_object_measure(&s, &r->opts, strict, row, err, sizeof err);
@@ -272,6 +287,7 @@ static void tar_close(es_shard_reader *r)
 {
     if (!r)
         return;
+    es_tar_link_close(&r->link);
     archive_read_free(r->a);
     es_strbuf_release(&r->name);
     es_strbuf_release(&r->key);

@@ -17,6 +17,7 @@
 #include "core/strbuf.h"
 #include "readers/member_group.h"
 #include "readers/shard_file.h"
+#include "readers/tar_link.h"
 #include "rows/row_reader.h"
 
 /* A member larger than this is not one utterance's audio or text. */
@@ -29,6 +30,8 @@ struct rows_tar {
     int pending;        /* the header of `name` was read, its data not yet */
     int at_end;
     es_strbuf name;     /* the pending member: the first of utterance next_ord */
+    es_strbuf target;   /* the pending member is a hard link to this (len > 0) */
+    uint64_t headers;   /* headers read in this pass */
     uint64_t next_ord;
     int64_t count;      /* utterances in the shard; -1 until a pass reached the end */
     es_strbuf key;
@@ -55,6 +58,7 @@ void rows_tar_free(rows_tar *t)
     if (t->a)
         archive_read_free(t->a);
     es_strbuf_release(&t->name);
+    es_strbuf_release(&t->target);
     es_strbuf_release(&t->key);
     free(t->buf);
     free(t->members);
@@ -78,6 +82,7 @@ static int restart(es_context *ctx, rows_tar *t)
     t->pending = t->at_end = 0;
     t->next_ord = 0;
     t->name.len = 0;
+    t->headers = 0;
     t->a = archive_read_new();
     if (!t->a)
         return es_fail(ctx, ES_ERR_NOMEM, "%s: out of memory", t->path);
@@ -103,12 +108,16 @@ static int read_header(es_context *ctx, rows_tar *t)
             return 0;
         if (rc < ARCHIVE_WARN)
             return tar_error(ctx, t);
-        if (archive_entry_filetype(e) != AE_IFREG)
-            continue; /* directories, links: not members of an utterance */
+        t->headers++;
+        const char *target = archive_entry_hardlink(e);
+        if (!target && archive_entry_filetype(e) != AE_IFREG)
+            continue; /* directories, symbolic links: not members of an utterance */
         const char *name = archive_entry_pathname(e);
-        t->name.len = 0;
+        t->name.len = t->target.len = 0;
         es_strbuf_puts(&t->name, name ? name : "");
-        if (t->name.oom)
+        if (target) /* a hard link: read as tarfile reads it (tar_link.h) */
+            es_strbuf_puts(&t->target, target);
+        if (t->name.oom || t->target.oom)
             return es_fail(ctx, ES_ERR_NOMEM, "%s: out of memory", t->path);
         t->pending = 1;
         return 1;
@@ -125,22 +134,38 @@ static int wanted_suffix(const rows_request *req, const char *suffix)
     return 0;
 }
 
-/* Reads the pending member's data into t->buf; *len its size. */
-static int read_data(es_context *ctx, rows_tar *t, size_t *len)
+/* Reads a's data into t->buf; *len its size. */
+static int read_from(es_context *ctx, rows_tar *t, struct archive *a, size_t *len)
 {
     *len = 0;
     for (;;) {
         if (es_grow((void **)&t->buf, &t->buf_cap, *len + 65536, 1, 65536))
             return es_fail(ctx, ES_ERR_NOMEM, "%s: member %s: out of memory", t->path, t->name.buf);
-        la_ssize_t got = archive_read_data(t->a, t->buf + *len, t->buf_cap - *len);
-        if (got < 0)
-            return tar_error(ctx, t);
+        la_ssize_t got = archive_read_data(a, t->buf + *len, t->buf_cap - *len);
+        if (got < 0) {
+            const char *msg = archive_error_string(a);
+            return es_fail(ctx, ES_ERR_FORMAT, "%s: member %s: %s", t->path, t->name.buf,
+                           msg ? msg : "read error");
+        }
         if (got == 0)
             return ES_OK;
         *len += (size_t)got;
         if (*len > MAX_MEMBER)
             return es_fail(ctx, ES_ERR_FORMAT, "%s: member %s: larger than 1 GiB", t->path, t->name.buf);
     }
+}
+
+/* The pending member's data into t->buf (a hard link's: its target's). */
+static int read_data(es_context *ctx, rows_tar *t, size_t *len)
+{
+    if (!t->target.len)
+        return read_from(ctx, t, t->a, len);
+    es_tar_link link;
+    int rc = es_tar_link_open(ctx, &link, t->path, t->name.buf, t->target.buf, t->headers - 1);
+    if (rc == ES_OK)
+        rc = read_from(ctx, t, link.a, len);
+    es_tar_link_close(&link);
+    return rc;
 }
 
 /* Adds the pending member (data and suffix) to the wanted utterance. */

@@ -271,7 +271,7 @@ static int check(vs *v)
     if (rc == ES_OK)
         duplicate_audio(v);
     for (size_t i = 0; rc == ES_OK && v->table && i < v->table->n_skips; i++)
-        es_vresult_add(v->r, ES_CHECK_UNREADABLE, ES_KIND_DATA, v->table->skips[i], ES_NO_ROW, 0, NULL,
+        es_vresult_add(v->r, ES_CHECK_UNREADABLE, ES_KIND_DATA, v->table->skips[i].msg, ES_NO_ROW, 0, NULL,
                        ES_NO_ROW, i);
     free(ids);
     mat_free(&um);

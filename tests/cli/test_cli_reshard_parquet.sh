@@ -46,7 +46,7 @@ import sys
 def rows(p):
     lines = [l.split("\t") for l in open(p).read().splitlines() if not l.startswith("#")]
     head, body = lines[0], lines[1:]
-    keep = [i for i, h in enumerate(head) if h not in ("shard", "pos")]
+    keep = [i for i, h in enumerate(head) if h not in ("shard", "pos", "shard_size", "shard_mtime")]
     return {r[0]: [r[i] for i in keep] for r in body}
 a, b = rows(sys.argv[1]), rows(sys.argv[2])
 assert len(a) == 60 and a == b, (len(a), len(b))

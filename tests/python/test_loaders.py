@@ -135,6 +135,41 @@ class LoadersTest(unittest.TestCase):
         self.assertNotEqual(set(e0), set(e1))  # epoch 1 trains other batch compositions
         self.assertEqual(keysets(1), keysets(1))  # the same on every rank, every call
 
+    def test_non_utf8_keys_round_trip_through_batches_jsonl(self):
+        """A key that is not UTF-8 (issue 12 #7) is written to batches.jsonl as
+        \\udcXX escapes: the file stays UTF-8 JSON, the loaders read the key as
+        tarfile decodes the member name (surrogateescape), match it against the
+        row the library reads, and a re-planned epoch gives the same strings."""
+        import io
+        import tarfile
+        d = os.path.join(self.tmp, "non-utf8")
+        os.mkdir(d)
+        keys = ["caf\udce9", "ok-\u00e9", "\udced\udca0\udc80", "plain"]
+        wavs = sorted(os.listdir(os.path.join(CORPUS, "wav", "A01")))
+        with tarfile.open(os.path.join(d, "a.tar"), "w", format=tarfile.USTAR_FORMAT,
+                          encoding="utf-8", errors="surrogateescape") as t:
+            for key, w in zip(keys, wavs):
+                with open(os.path.join(CORPUS, "wav", "A01", w), "rb") as f:
+                    wav = f.read()
+                for name, data in ((key + ".txt", b"some words"), (key + ".wav", wav)):
+                    info = tarfile.TarInfo(name)
+                    info.size = len(data)
+                    t.addfile(info, io.BytesIO(data))
+        with open(os.path.join(d, "data.list"), "w") as f:
+            f.write(os.path.join(d, "a.tar") + "\n")
+        out = os.path.join(d, "plan")
+        subprocess.run([CLI, "measure", "-q", "-o", os.path.join(d, "costs.tsv"), os.path.join(d, "data.list")],
+                       check=True)
+        subprocess.run([CLI, "plan", "-q", "--mode", "batch", "--world-size", "1", "--workers", "1",
+                        "--min-length", "0", "-o", out, os.path.join(d, "costs.tsv")],
+                       check=True, stdout=subprocess.DEVNULL)
+        plan = loaders.PlanDir(out)
+        self.assertEqual(sorted(k for b in plan.batches(0) for k in b["keys"]), sorted(keys))
+        self.assertEqual(sorted(k for b in plan.epoch_batches(0, 0, 1) for k in b["keys"]), sorted(keys))
+        from equishard.loaders import cosyvoice
+        got = [x.get("utt", x.get("key")) for x in cosyvoice.PlannedUtterances(plan)]
+        self.assertEqual(sorted(got), sorted(keys))  # each row matched its planned key
+
     def test_wenet_shard_list_yields_file_name_and_line(self):
         for plan in (self.shard, self.raw):
             for rank in range(2):

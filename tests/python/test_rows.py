@@ -165,8 +165,9 @@ class ParquetTest(unittest.TestCase):
 
 
 def tar_groups(path):
-    """WeNet's tar_file_and_group, with tarfile: regular members grouped by the
-    name before its last '.', consecutive; suffix -> raw bytes."""
+    """WeNet's tar_file_and_group, with tarfile: regular members (and hard links,
+    which random-access tarfile reads as their targets) grouped by the name
+    before its last '.', consecutive; suffix -> raw bytes."""
     if path.endswith(".zst"):  # tarfile reads no zstd before Python 3.14
         data = subprocess.run(["zstd", "-dc", path], check=True, capture_output=True).stdout
         tf = tarfile.open(fileobj=io.BytesIO(data))
@@ -175,7 +176,7 @@ def tar_groups(path):
     groups, prev = [], None
     with tf:
         for m in tf:
-            if not m.isreg():
+            if not (m.isreg() or m.islnk()):
                 continue
             dot = m.name.rfind(".")
             key, suffix = (m.name[:dot], m.name[dot + 1:]) if dot >= 0 else (m.name, "")
@@ -215,6 +216,32 @@ class TarTest(unittest.TestCase):
                 want = [(row.pos, row.key) for row in t]
             got = equishard.read_rows(path, [p for p, _ in want], columns=[])
             self.assertEqual([row["key"] for row in got], [k for _, k in want], path)
+
+    def test_hard_links_read_as_tarfile(self):
+        """Issue 12 #10: u2.txt a hard link to u1.txt (and a link to a link)."""
+        import shutil
+        import tempfile
+        d = tempfile.mkdtemp(prefix="es-rows-links-")
+        try:
+            path = os.path.join(d, "links.tar")
+            with tarfile.open(path, "w", format=tarfile.USTAR_FORMAT) as t:
+                def add(name, data=None, link=None):
+                    info = tarfile.TarInfo(name)
+                    if link:
+                        info.type, info.linkname = tarfile.LNKTYPE, link
+                        t.addfile(info)
+                    else:
+                        info.size = len(data)
+                        t.addfile(info, io.BytesIO(data))
+                add("u1.txt", b"words"), add("u1.wav", b"RIFF-not-really")
+                add("u2.txt", link="u1.txt"), add("u2.wav", link="./u1.wav")
+                add("u3.txt", link="u2.txt"), add("u3.wav", b"other")
+            want = tar_groups(path)
+            self.assertEqual([g["txt"] for g in want], [b"words"] * 3)
+            with equishard.RowReader(path) as r:
+                self.assertEqual(r.read([2, 0, 1]), [want[2], want[0], want[1]])
+        finally:
+            shutil.rmtree(d)
 
     def test_out_of_range(self):
         path = os.path.join(ROOT, "data-samples", "shards", "shards_000000002.tar")

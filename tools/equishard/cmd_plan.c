@@ -215,6 +215,13 @@ static void print_summary(const es_plan *p, const es_plan_settings *s, const cha
 /* Reshard keeps one file open per new shard it writes; with more shards than
  * the soft limit allows it writes them in passes. Raise the soft limit to the
  * hard one first (harmless for the other modes). */
+/* A temporary folder an interrupted run left beside OUTDIR, now removed. */
+static void report_stale(void *user, const char *path, long pid)
+{
+    (void)user;
+    fprintf(stderr, "equishard: removed %s, left by an interrupted run (pid %ld)\n", path, pid);
+}
+
 static void raise_open_file_limit(void)
 {
     struct rlimit rl;
@@ -243,8 +250,10 @@ int cmd_plan(int argc, char **argv)
     a.plan.tokenizer = a.measure.tokenizer;
     if (rc == ES_OK)
         rc = es_plan_build(ctx, &a.plan, table, &plan);
-    if (rc == ES_OK)
+    if (rc == ES_OK) {
+        es_outdir_remove_stale(a.outdir, report_stale, NULL);
         rc = es_plan_write(ctx, plan, a.outdir, inputs, n_inputs);
+    }
     int exit_code = rc == ES_OK ? EXIT_OK : cli_fail(es_errmsg(ctx), rc);
     if (rc == ES_OK) {
         print_summary(plan, &a.plan, a.outdir);

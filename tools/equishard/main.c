@@ -1,6 +1,8 @@
 /* equishard: even multi-GPU training data. Dispatches to one subcommand. */
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 
@@ -27,8 +29,39 @@ static void usage(FILE *out)
     fprintf(out, "\n`equishard COMMAND --help` describes a command.\n");
 }
 
+/* Ctrl-C, kill, a Slurm time limit: the temporary outputs go (an OUTDIR.tmp.*
+ * of a reshard can be hundreds of MB), then the signal ends the process as it
+ * would have (SA_RESETHAND: the default action, delivered on return). Silent
+ * when there were none: mpirun's SIGTERM to the other ranks after one failed
+ * must leave rank 0's one error line alone. */
+static void on_signal(int sig)
+{
+    static const char msg[] = "equishard: interrupted; temporary outputs removed\n";
+    if (es_remove_temporaries() > 0) {
+        ssize_t ignored = write(STDERR_FILENO, msg, sizeof msg - 1);
+        (void)ignored;
+    }
+    raise(sig);
+}
+
+static void handle_signals(void)
+{
+    struct sigaction sa = {0};
+    sa.sa_handler = on_signal;
+    sa.sa_flags = SA_RESETHAND;
+    sigemptyset(&sa.sa_mask);
+    const int sigs[] = {SIGINT, SIGTERM, SIGHUP};
+    for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) {
+        struct sigaction old;
+        /* a signal ignored by whoever started us (nohup) stays ignored */
+        if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler != SIG_IGN)
+            sigaction(sigs[i], &sa, NULL);
+    }
+}
+
 int main(int argc, char **argv)
 {
+    handle_signals();
     if (argc < 2) {
         usage(stderr);
         return EXIT_BAD_INPUT;

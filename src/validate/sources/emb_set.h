@@ -69,8 +69,11 @@ int es_emb_set_add_absent(es_emb_set *s, const char *key);
 int es_torch_load(es_context *ctx, const char *path, es_emb_set *out);
 int es_torch_load_memory(es_context *ctx, const char *name, const void *data, size_t len,
                          es_emb_set *out);
-/* The unpickler: a pickled dict of str → list of numbers from a byte stream. */
-int es_unpickle_dict(es_context *ctx, const char *name, es_byte_stream *in, es_emb_set *out);
+/* The unpickler: a pickled dict of str → list of numbers from a byte stream.
+ * file_size: when the stream decompresses a zip member, the size of the file it
+ * is in (the pickle may decode to at most 64 times that, + 64 MiB); else 0. */
+int es_unpickle_dict(es_context *ctx, const char *name, es_byte_stream *in, uint64_t file_size,
+                     es_emb_set *out);
 
 /* .npy: the header and the matrix, converted to float. */
 typedef struct es_npy_info {

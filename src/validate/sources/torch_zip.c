@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "core/file_stream.h"
 #include "validate/sources/emb_set.h"
@@ -36,7 +37,9 @@ static const char *archive_msg(struct archive *a, char *buf, size_t cap, const c
     return es_printable(buf, cap, m ? m : fallback, SIZE_MAX);
 }
 
-static int from_archive(es_context *ctx, const char *name, struct archive *a, es_emb_set *out)
+/* file_size: the file's size, for the unpickler's cap on a compressed member. */
+static int from_archive(es_context *ctx, const char *name, struct archive *a, uint64_t file_size,
+                        es_emb_set *out)
 {
     char msg[256];
     struct archive_entry *e;
@@ -48,7 +51,8 @@ static int from_archive(es_context *ctx, const char *name, struct archive *a, es
         char where[4096];
         snprintf(where, sizeof where, "%s: %s", name, member);
         es_byte_stream s = {archive_source, NULL, a, (uint64_t)archive_entry_size(e), 0};
-        int rc = es_unpickle_dict(ctx, where, &s, out);
+        /* a stored member is smaller than the file: only a compressed one meets the cap */
+        int rc = es_unpickle_dict(ctx, where, &s, file_size, out);
         if (rc == ES_ERR_IO)
             return es_fail(ctx, ES_ERR_FORMAT, "%s: %s", where,
                            archive_msg(a, msg, sizeof msg, "corrupt or truncated archive"));
@@ -90,7 +94,7 @@ int es_torch_load_memory(es_context *ctx, const char *name, const void *data, si
         es_byte_stream s;
         es_mem_stream m;
         es_byte_stream_from_memory(&s, &m, data, len);
-        return es_unpickle_dict(ctx, name, &s, out);
+        return es_unpickle_dict(ctx, name, &s, 0, out);
     }
     struct archive *a = NULL;
     if ((rc = open_archive(ctx, name, &a)) != ES_OK)
@@ -100,7 +104,7 @@ int es_torch_load_memory(es_context *ctx, const char *name, const void *data, si
         rc = es_fail(ctx, ES_ERR_FORMAT, "%s: not a zip archive: %s", name,
                      archive_msg(a, msg, sizeof msg, "unreadable"));
     else
-        rc = from_archive(ctx, name, a, out);
+        rc = from_archive(ctx, name, a, len, out);
     archive_read_free(a);
     return rc;
 }
@@ -122,7 +126,7 @@ int es_torch_load(es_context *ctx, const char *path, es_emb_set *out)
         int e = es_file_stream_open(&s, &f, path);
         if (e)
             return es_fail(ctx, ES_ERR_IO, "%s: cannot open: %s", path, es_file_stream_strerror(e));
-        rc = es_unpickle_dict(ctx, path, &s, out);
+        rc = es_unpickle_dict(ctx, path, &s, 0, out);
         es_file_stream_close(&f);
         return rc;
     }
@@ -130,10 +134,11 @@ int es_torch_load(es_context *ctx, const char *path, es_emb_set *out)
     if ((rc = open_archive(ctx, path, &a)) != ES_OK)
         return rc;
     char msg[256];
+    struct stat st;
     if (archive_read_open_filename(a, path, 1 << 16) != ARCHIVE_OK)
         rc = es_fail(ctx, ES_ERR_IO, "%s: cannot open: %s", path, archive_msg(a, msg, sizeof msg, "unreadable"));
     else
-        rc = from_archive(ctx, path, a, out);
+        rc = from_archive(ctx, path, a, stat(path, &st) == 0 ? (uint64_t)st.st_size : 0, out);
     archive_read_free(a);
     return rc;
 }

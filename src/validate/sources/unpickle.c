@@ -15,7 +15,16 @@
  * Lists are stored flat in the set's value array: a list may grow only while it
  * is the newest list (true for every pickler's output), so each list's values
  * are contiguous. Memory grows with the values actually read, never with a
- * length a header claims. */
+ * length a header claims.
+ *
+ * What a file can honestly hold bounds the rest (issue 12 #9: a 389 KB .pt,
+ * a deflated run of MEMOIZE, grew the memo past 8 GB): a pickler memoizes each
+ * object (string, list, dict) at most once, so the memo never has more entries
+ * than objects were made; the stack and the marks hold at most MAX_STACK
+ * entries (picklers batch APPENDS and SETITEMS 1000 at a time); and a pickle
+ * read out of a compressed zip member may decode to at most COMPRESSED_RATIO
+ * times the file's size (plus COMPRESSED_FLOOR): torch.save stores data.pkl
+ * uncompressed, and embeddings or tokens do not compress 64-fold. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,6 +35,8 @@
 #include "validate/sources/emb_set.h"
 
 enum { MAX_STACK = 1 << 20, MAX_STRING = 1 << 20, BUF = 1 << 16 };
+#define COMPRESSED_RATIO 64
+#define COMPRESSED_FLOOR (64ull << 20)
 
 typedef enum vtype { V_STR, V_NUM, V_LIST, V_DICT } vtype;
 
@@ -60,6 +71,8 @@ typedef struct up {
     plist *lists;
     size_t n_lists, cap_lists;
     int have_dict;
+    uint64_t n_objects; /* strings, lists and the dict made so far */
+    uint64_t file_size; /* read out of a zip member: the file's size; else 0 */
     es_strbuf str;     /* the string being read */
 } up;
 
@@ -91,6 +104,11 @@ static int need(up *u, size_t n)
         if (u->out->max_bytes && u->offset + u->len >= u->out->max_bytes)
             return fail(u, ES_ERR_UNSUPPORTED, "larger than the %llu-byte limit",
                         (unsigned long long)u->out->max_bytes);
+        if (u->file_size && u->offset + u->len >= COMPRESSED_RATIO * u->file_size + COMPRESSED_FLOOR)
+            return fail(u, ES_ERR_UNSUPPORTED, "decompresses to more than %d times the %llu-byte "
+                        "file (+%llu MiB): refused as a decompression bomb (torch.save does not "
+                        "compress data.pkl)", COMPRESSED_RATIO, (unsigned long long)u->file_size,
+                        COMPRESSED_FLOOR >> 20);
         ssize_t got = u->in->read(u->in->opaque, u->buf + u->len, BUF - u->len);
         if (got < 0)
             return es_fail(u->ctx, ES_ERR_IO, "%s: read error", u->name);
@@ -166,6 +184,7 @@ static int new_list(up *u)
         u->lists = p;
     }
     u->lists[u->n_lists] = (plist){u->out->n_vals, 0};
+    u->n_objects++;
     value v = {V_LIST, 0, 0, NULL, u->n_lists++};
     return push(u, v);
 }
@@ -242,6 +261,7 @@ static int string(up *u, uint64_t n)
     if (!s)
         return nomem(u);
     value v = {V_STR, 0, 0, s, 0};
+    u->n_objects++;
     return push(u, v);
 }
 
@@ -292,6 +312,9 @@ static int put(up *u, uint64_t id)
     if (id > u->n_memo) /* picklers number memo entries 0, 1, 2, … */
         return fail(u, ES_ERR_UNSUPPORTED, "memo index out of sequence");
     if (id == u->n_memo) {
+        if (u->n_memo >= u->n_objects)
+            return fail(u, ES_ERR_FORMAT, "more memo entries than objects (%llu): a pickler "
+                        "memoizes each object once", (unsigned long long)u->n_objects);
         if (u->n_memo == u->cap_memo) {
             void *p = u->memo;
             if (es_grow(&p, &u->cap_memo, u->cap_memo + 1, sizeof *u->memo, 1024))
@@ -450,6 +473,7 @@ static int step(up *u, int *stop)
         if (u->have_dict)
             return fail(u, ES_ERR_UNSUPPORTED, "a second dict: only one flat dict is read");
         u->have_dict = 1;
+        u->n_objects++;
         return push(u, (value){V_DICT, 0, 0, NULL, 0});
     case ']':
         return new_list(u);
@@ -506,7 +530,8 @@ static int step(up *u, int *stop)
     }
 }
 
-int es_unpickle_dict(es_context *ctx, const char *name, es_byte_stream *in, es_emb_set *out)
+int es_unpickle_dict(es_context *ctx, const char *name, es_byte_stream *in, uint64_t file_size,
+                     es_emb_set *out)
 {
     up *u = calloc(1, sizeof *u);
     if (!u)
@@ -514,6 +539,7 @@ int es_unpickle_dict(es_context *ctx, const char *name, es_byte_stream *in, es_e
     u->ctx = ctx;
     u->name = name;
     u->in = in;
+    u->file_size = file_size;
     u->out = out;
     int rc = ES_OK, stop = 0;
     while (rc == ES_OK && !stop)

@@ -1,0 +1,22 @@
+/* The temporary outputs this process is writing (an OUTDIR's temporary folder,
+ * an -o FILE's FILE.tmp.XXXXXX), so that es_remove_temporaries can remove them
+ * from a SIGINT/SIGTERM handler (issue 12 #8). A fixed table of paths: the
+ * handler allocates nothing and never sees a half-written entry. */
+#ifndef ES_TEMPORARIES_H
+#define ES_TEMPORARIES_H
+
+/* Registers path (a file, or a folder of plain files when is_dir). Returns its
+ * slot for es_temporary_drop, or -1 when the table is full or the path too
+ * long: that one is then not removed on a signal. */
+int es_temporary_add(const char *path, int is_dir);
+
+/* Forgets slot (-1: nothing); call it once the path is renamed or removed. */
+void es_temporary_drop(int slot);
+
+/* Test-only (tests/cli/test_cli_hostile.sh §8): with EQUISHARD_TEST_PAUSE_MS=N
+ * in the environment, sleeps N ms (at most 10 s). Called once a temporary
+ * output exists and after each file created in a temporary folder, so that a
+ * test can interrupt a run mid-way. Not an interface: it may go at any time. */
+void es_test_pause(void);
+
+#endif
