@@ -65,7 +65,7 @@ printf '{"txt": "x"}\n' >"$WORK/nojson.jsonl"
 expect_exit 2 "$BIN" tokenize -t "$TOK/qwen2" --jsonl "$WORK/nojson.jsonl"
 grep -q 'nojson.jsonl: line 1: no "text" string' "$WORK/err" || fail "jsonl without text: $(cat "$WORK/err")"
 
-# 5. measure --tokenizer: a text_tokens column after hash, equal to truth.jsonl's
+# 5. measure --tokenizer: a text_tokens column last, equal to truth.jsonl's
 #    n for every corpus A transcript in each input format; without --tokenizer
 #    the table is as before (12 columns); tables with the column read back
 CORPUS=$ES_FIXTURES/corpus_a
@@ -81,8 +81,9 @@ for l in open(sys.argv[1], encoding='utf-8'):
         if s.startswith('corpus_a/'):
             n[s.split('#')[1].split('.')[0]] = r['n']
 rows = [l.rstrip('\n').split('\t') for l in open(sys.argv[2], encoding='utf-8')][1:]
-assert rows[0][12] == 'text_tokens', rows[0]
-bad = [r[0] for r in rows[1:] if int(r[12]) != n[r[0]]]
+col = rows[0].index('text_tokens')  # the last column: after shard_size/shard_mtime for shards
+assert col == len(rows[0]) - 1 and col in (12, 14), rows[0]
+bad = [r[0] for r in rows[1:] if int(r[col]) != n[r[0]]]
 print(f"{sys.argv[3]}: {len(rows) - 1 - len(bad)}/{len(rows) - 1} text_tokens equal truth")
 assert not bad and len(rows) == 61, bad[:5]
 PY
