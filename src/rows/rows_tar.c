@@ -106,7 +106,13 @@ static int read_header(es_context *ctx, rows_tar *t)
         int rc = archive_read_next_header(t->a, &e);
         if (rc == ARCHIVE_EOF)
             return 0;
-        if (rc < ARCHIVE_WARN)
+        /* ARCHIVE_RETRY: a damaged header libarchive would step over, losing
+         * members; a corrupt shard, as reader_tar.c says (shard_file.h). */
+        if (rc == ARCHIVE_RETRY)
+            return t->name.len ? es_fail(ctx, ES_ERR_FORMAT, "%s: damaged tar header after member %s",
+                                         t->path, t->name.buf)
+                               : es_fail(ctx, ES_ERR_FORMAT, "%s: damaged tar header", t->path);
+        if (!es_archive_header_ok(rc))
             return tar_error(ctx, t);
         t->headers++;
         const char *target = archive_entry_hardlink(e);
