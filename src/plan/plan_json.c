@@ -87,10 +87,14 @@ static int hash_dir_into(XXH3_state_t *st, const char *path)
     return rc;
 }
 
-static json_t *input_digests(es_context *ctx, const char *const *inputs, size_t n, int *rc)
+/* The "inputs" array as JSON text at indent 2 (JSON_INDENT(2)'s layout),
+ * written with es_json_string: jansson refuses a string that is not UTF-8,
+ * and an input path need not be one (issue 12: such a path was dropped). */
+static int input_digests(es_context *ctx, const char *const *inputs, size_t n, es_strbuf *out)
 {
-    json_t *arr = json_array();
-    for (size_t i = 0; i < n && *rc == ES_OK; i++) {
+    int rc = ES_OK;
+    es_strbuf_puts(out, n ? "[" : "[]");
+    for (size_t i = 0; i < n && rc == ES_OK; i++) {
         XXH3_state_t *st = XXH3_createState();
         struct stat s;
         int e = !st ? ENOMEM : stat(inputs[i], &s) != 0 ? errno : 0;
@@ -99,16 +103,36 @@ static json_t *input_digests(es_context *ctx, const char *const *inputs, size_t 
             e = S_ISDIR(s.st_mode) ? hash_dir_into(st, inputs[i]) : hash_file_into(st, inputs[i]);
         }
         if (e) {
-            *rc = es_fail(ctx, ES_ERR_IO, "%s: cannot read for its digest: %s", inputs[i],
-                          strerror(e));
+            rc = es_fail(ctx, ES_ERR_IO, "%s: cannot read for its digest: %s", inputs[i],
+                         strerror(e));
         } else {
-            char hex[17];
-            snprintf(hex, sizeof hex, "%016llx", (unsigned long long)XXH3_64bits_digest(st));
-            json_array_append_new(arr, json_pack("{s:s, s:s}", "path", inputs[i], "xxh3", hex));
+            es_strbuf_puts(out, i ? ",\n    {\n      \"path\": " : "\n    {\n      \"path\": ");
+            es_json_string(out, inputs[i]);
+            es_strbuf_printf(out, ",\n      \"xxh3\": \"%016llx\"\n    }",
+                             (unsigned long long)XXH3_64bits_digest(st));
         }
         XXH3_freeState(st);
     }
-    return arr;
+    if (n)
+        es_strbuf_puts(out, "\n  ]");
+    if (rc == ES_OK && out->oom)
+        rc = es_fail(ctx, ES_ERR_NOMEM, "plan.json: out of memory");
+    return rc;
+}
+
+/* Replaces, in the dumped text, `needle` (a key whose value jansson wrote as
+ * null, found by its line break and indent, which no string value can hold)
+ * by the key and `value` (JSON text). Returns 0, or -1 when it is missing. */
+static int splice_value(es_strbuf *out, const char *text, const char *needle, const char *value)
+{
+    const char *at = strstr(text, needle);
+    if (!at)
+        return -1;
+    size_t keep = strlen(needle) - strlen("null");
+    es_strbuf_append(out, text, (size_t)(at - text) + keep);
+    es_strbuf_puts(out, value);
+    es_strbuf_puts(out, at + strlen(needle));
+    return 0;
 }
 
 /* The settings' names; es_plan_build rejected values without one. */
@@ -182,7 +206,8 @@ static json_t *text_tokens(const es_plan *p)
     if (p->s.tokenizer && es_tokenizer_get_info(p->s.tokenizer, &info) == ES_OK) {
         char digest[32];
         snprintf(digest, sizeof digest, "xxh3-64:%016llx", (unsigned long long)info.digest);
-        tok = json_pack("{s:s, s:s, s:I, s:s, s:s}", "path", info.path, "files", info.files,
+        /* the path is written by es_plan_json_write (es_json_string): it need not be UTF-8 */
+        tok = json_pack("{s:n, s:s, s:I, s:s, s:s}", "path", "files", info.files,
                         "vocab_size", (json_int_t)info.vocab_size, "specials", info.specials,
                         "digest", digest);
     }
@@ -216,22 +241,41 @@ static json_t *ranks(const es_plan *p)
 int es_plan_json_write(es_context *ctx, const es_plan *p, FILE *fp, const char *const *inputs,
                        size_t n_inputs)
 {
-    int rc = ES_OK;
-    json_t *digests = input_digests(ctx, inputs, n_inputs, &rc);
+    es_strbuf digests = {0};
+    int rc = input_digests(ctx, inputs, n_inputs, &digests);
     if (rc != ES_OK) {
-        json_decref(digests);
+        es_strbuf_release(&digests);
         return rc;
     }
-    json_t *root = json_pack("{s:s, s:i, s:o, s:o, s:o, s:o, s:o}", "equishard", ES_VERSION,
-                             "format", 1, "inputs", digests, "parameters", parameters(&p->s),
+    es_tokenizer_info info;
+    int has_tok = p->s.tokenizer && es_tokenizer_get_info(p->s.tokenizer, &info) == ES_OK;
+    /* "inputs" and the tokenizer's "path" are null here and spliced in below */
+    json_t *root = json_pack("{s:s, s:i, s:n, s:o, s:o, s:o, s:o}", "equishard", ES_VERSION,
+                             "format", 1, "inputs", "parameters", parameters(&p->s),
                              "metrics", metrics(p), "text_tokens", text_tokens(p), "ranks",
                              ranks(p));
-    if (!root)
+    if (!root) {
+        es_strbuf_release(&digests);
         return es_fail(ctx, ES_ERR_NOMEM, "plan.json: out of memory");
+    }
     if (p->reshard)
         es_reshard_json(p, json_object_get(root, "parameters"), json_object_get(root, "metrics"));
-    int bad = json_dumpf(root, fp, JSON_INDENT(2) | JSON_REAL_PRECISION(12)) != 0 ||
-              fputc('\n', fp) == EOF;
+    char *text = json_dumps(root, JSON_INDENT(2) | JSON_REAL_PRECISION(12));
     json_decref(root);
-    return bad ? es_fail(ctx, ES_ERR_IO, "plan.json: write failed") : ES_OK;
+    es_strbuf tok_path = {0}, step = {0}, done = {0};
+    if (has_tok)
+        es_json_string(&tok_path, info.path);
+    int missing = !text || splice_value(&step, text, "\n  \"inputs\": null", digests.buf) != 0 ||
+                  (has_tok && splice_value(&done, step.buf, "\n      \"path\": null", tok_path.buf) != 0);
+    free(text);
+    const es_strbuf *final = has_tok ? &done : &step;
+    if (missing || digests.oom || tok_path.oom || step.oom || done.oom)
+        rc = es_fail(ctx, ES_ERR_NOMEM, "plan.json: out of memory");
+    else if (fwrite(final->buf, 1, final->len, fp) != final->len || fputc('\n', fp) == EOF)
+        rc = es_fail(ctx, ES_ERR_IO, "plan.json: write failed");
+    es_strbuf_release(&digests);
+    es_strbuf_release(&tok_path);
+    es_strbuf_release(&step);
+    es_strbuf_release(&done);
+    return rc;
 }

@@ -442,4 +442,26 @@ for col in audio_bytes text_len; do
         fail "parquet reshard, $col edited: $(cat "$WORK/err")"
 done
 
+# ---- 15. input and tokenizer paths that are not UTF-8: plan.json says them ----
+# as batches.jsonl does (\udcXX, Python's surrogateescape), never dropped, never
+# "out of memory".
+mkdir -p "$WORK/t15"
+list15="$WORK/t15/$(printf 'l\xe9st\xff.list')"
+cp shards/shards.list "$list15"
+tok15=
+for d in "$ES_SOURCE_ROOT/../shared/fixtures/tokenizers/qwen2" "$ES_SOURCE_ROOT/shared/fixtures/tokenizers/qwen2"; do
+    [[ -d $d ]] && { tok15="$WORK/t15/$(printf 't\xe9k')"; ln -s "$d" "$tok15"; break; }
+done
+expect_exit 0 "$BIN" plan -q -k 2 ${tok15:+--tokenizer "$tok15"} -o "$WORK/t15/p" "$list15"
+python3 - "$WORK/t15/p/plan.json" "$list15" "$tok15" <<'PY' || fail "plan.json paths not UTF-8: $(head -12 "$WORK/t15/p/plan.json")"
+import json, os, sys
+text = open(sys.argv[1], "rb").read().decode("utf-8")     # UTF-8 throughout
+p = json.loads(text)
+want = os.fsencode(sys.argv[2])
+assert [i["path"].encode("utf-8", "surrogateescape") for i in p["inputs"]] == [want], p["inputs"]
+assert "\\udce9" in text and "\\udcff" in text, text[:300]
+if sys.argv[3]:
+    assert p["text_tokens"]["tokenizer"]["path"].encode("utf-8", "surrogateescape") == os.fsencode(sys.argv[3])
+PY
+
 exit $((failures > 0))
