@@ -116,11 +116,18 @@ fuzz() {
         [[ -d $seeds ]] || seeds=tests/fuzz/corpus/${name%%_*} # parquet_write: parquet's
         local work
         work=$(mktemp -d)
+        local extra=()
+        if [[ $name == audio_probe ]]; then # real-world recordings too (see tools/fuzz.sh)
+            mkdir -p "$work/real"
+            find tests/fixtures/real -type f \( -name '*.wav' -o -name '*.flac' \) -size -64k \
+                -exec cp -t "$work/real" {} +
+            extra=("$work/real")
+        fi
         echo "fuzzing $name for ${seconds}s"
         # undefined behaviour is a finding too, not a line in the log
         UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
         "$exe" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
-            -artifact_prefix="$work/" "$work" "$seeds" 2>"$work/log" \
+            -artifact_prefix="$work/" "$work" "$seeds" "${extra[@]}" 2>"$work/log" \
             || { tail -40 "$work/log"; echo "fuzzer $name found a crash: $work"; exit 1; }
         grep -E '^(#[0-9]+ +DONE|Done)' "$work/log" | tail -1 || true
         rm -rf "$work"

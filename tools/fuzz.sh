@@ -28,10 +28,19 @@ for exe in "$dir"/tests/fuzz/fuzz_*; do
     [[ -d $seeds ]] || seeds=tests/fuzz/corpus/${name%%_*}
     work=$(mktemp -d)
     mkdir -p "$work/new" "$work/crash"
+    extra=()
+    if [[ $name == audio_probe ]]; then
+        # real-world recordings (tests/fixtures/real: WeNet, Lhotse, Coqui, SpeechBrain),
+        # the small ones, beside the hand-made seed variants
+        mkdir -p "$work/real"
+        find tests/fixtures/real -type f \( -name '*.wav' -o -name '*.flac' \) -size -64k \
+            -exec cp -t "$work/real" {} +
+        extra=("$work/real")
+    fi
     rc=0
     UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
     "$exe" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
-        -artifact_prefix="$work/crash/" "$work/new" "$seeds" 2>"$work/log" || rc=$?
+        -artifact_prefix="$work/crash/" "$work/new" "$seeds" "${extra[@]}" 2>"$work/log" || rc=$?
     execs=$(awk '/stat::number_of_executed_units/ { print $2 }' "$work/log" | tail -1)
     found=$(find "$work/crash" -type f | wc -l)
     if ((rc != 0 || found > 0)); then
