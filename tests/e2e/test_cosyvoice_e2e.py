@@ -83,7 +83,9 @@ def install(work):
     return py
 
 
-def train(py, work, name, data_list, dataset="cosyvoice", plan=None, equal_steps=False):
+def launch(py, work, name, trainer, args, plan=None, timeout=400, world=WORLD):
+    """Runs `trainer` on `world` ranks as torchrun launches them (with the pip-installed
+    equishard, EQUISHARD_PLAN=plan when given) and returns each rank's results."""
     out = os.path.join(work, "runs", name)
     env = dict(os.environ, EQUISHARD_LIBRARY=LIB, PYTHONPATH="", OMP_NUM_THREADS="1")
     env.pop("EQUISHARD_LIB", None)
@@ -94,25 +96,32 @@ def train(py, work, name, data_list, dataset="cosyvoice", plan=None, equal_steps
     # to a log, teed) parses, and changes nothing for the ranks.
     cmd = [py, "-m", "torch.distributed.run", "--redirects", "2", "--tee", "2",
            "--log_dir", os.path.join(work, "torchrun-logs", name),  # not /tmp/torchelastic_*
-           "--nnodes", "1", "--nproc_per_node", str(WORLD),
+           "--nnodes", "1", "--nproc_per_node", str(world),
            "--master_addr", "127.0.0.1", "--master_port", str(free_port()),
-           os.path.join(HERE, "cosyvoice_trainer.py"), "--recipe", RECIPE, "--data-list", data_list,
-           "--dataset", dataset, "--epochs", str(EPOCHS), "--timeout", str(TIMEOUT),
-           "--num-workers", str(WORKERS), "--out", out] + (["--equal-steps"] if equal_steps else [])
-    run(cmd, env=env, cwd=work, timeout=400)
+           os.path.join(HERE, trainer), *args, "--out", out]
+    run(cmd, env=env, cwd=work, timeout=timeout)
     ranks = []
-    for r in range(WORLD):
+    for r in range(world):
         with open(os.path.join(out, f"rank-{r}.json")) as f:
             ranks.append(json.load(f))
     return ranks
 
 
-def epoch_view(ranks, e, kept):
+def train(py, work, name, data_list, dataset="cosyvoice", plan=None, equal_steps=False):
+    args = ["--recipe", RECIPE, "--data-list", data_list, "--dataset", dataset, "--epochs", str(EPOCHS),
+            "--timeout", str(TIMEOUT), "--num-workers", str(WORKERS)]
+    return launch(py, work, name, "cosyvoice_trainer.py", args + (["--equal-steps"] if equal_steps else []),
+                  plan=plan)
+
+
+def epoch_view(ranks, e, kept, waits=("join_seconds_max",)):
+    """Epoch e over all ranks: steps, join failures, the longest of the `waits`
+    each rank recorded, what was trained, the kept share, the batches."""
     steps = [r["epochs"][e]["steps"] for r in ranks]
     trained = collections.Counter(k for r in ranks for step in r["epochs"][e]["utts"] for k in step)
     return dict(steps=steps,
                 failures=sum(r["epochs"][e]["join_failures"] for r in ranks),
-                wait=max(r["epochs"][e]["join_seconds_max"] for r in ranks),
+                wait=max(r["epochs"][e][w] for r in ranks for w in waits),
                 trained=trained,
                 share=len(set(trained) & kept) / len(kept),
                 batches=[frozenset(step) for r in ranks for step in r["epochs"][e]["utts"]])

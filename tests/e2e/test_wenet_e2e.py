@@ -31,7 +31,6 @@ The measured table is written to build/e2e-wenet.md.
 SKIP (exit 77) without ../shared/third_party/wenet or without torch/torchaudio
 for ES_TORCH_PYTHON (default /usr/bin/python3).
 """
-import collections
 import json
 import os
 import shutil
@@ -39,7 +38,8 @@ import subprocess
 import sys
 import tempfile
 
-from test_cosyvoice_e2e import BUILD, CLI, LIB, SRC, TORCH_PYTHON, free_port, install, run, skip
+from test_cosyvoice_e2e import BUILD, CLI, SRC, TORCH_PYTHON, install, launch, run, skip
+from test_cosyvoice_e2e import epoch_view as shared_epoch_view
 
 RECIPE = os.path.normpath(os.path.join(SRC, "..", "shared", "third_party", "wenet"))
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -61,38 +61,17 @@ PLAN_ARGS = ["--world-size", str(WORLD), "--workers", str(WORKERS), "--frame-rat
 
 
 def train(py, work, corpus, name, join, dataset="wenet", plan=None, equal_steps=False):
-    out = os.path.join(work, "runs", name)
-    env = dict(os.environ, EQUISHARD_LIBRARY=LIB, PYTHONPATH="", OMP_NUM_THREADS="1")
-    env.pop("EQUISHARD_LIB", None)
-    if plan:
-        env["EQUISHARD_PLAN"] = plan
-    # --redirects/--tee 2: see test_cosyvoice_e2e.py (torch 1.13 on Python 3.11)
-    cmd = [py, "-m", "torch.distributed.run", "--redirects", "2", "--tee", "2",
-           "--log_dir", os.path.join(work, "torchrun-logs", name),  # not /tmp/torchelastic_*
-           "--nnodes", "1", "--nproc_per_node", str(WORLD),
-           "--master_addr", "127.0.0.1", "--master_port", str(free_port()),
-           os.path.join(HERE, "wenet_trainer.py"), "--recipe", RECIPE,
-           "--data-list", os.path.join(corpus, "data.list"), "--units", os.path.join(corpus, "units.txt"),
-           "--conf", os.path.join(work, "conf.json"), "--dataset", dataset, "--join", join,
-           "--epochs", str(EPOCHS), "--timeout", str(TIMEOUT), "--num-workers", str(WORKERS),
-           "--out", out] + (["--equal-steps"] if equal_steps else [])
-    run(cmd, env=env, cwd=work, timeout=300)
-    ranks = []
-    for r in range(WORLD):
-        with open(os.path.join(out, f"rank-{r}.json")) as f:
-            ranks.append(json.load(f))
-    return ranks
+    args = ["--recipe", RECIPE, "--data-list", os.path.join(corpus, "data.list"),
+            "--units", os.path.join(corpus, "units.txt"), "--conf", os.path.join(work, "conf.json"),
+            "--dataset", dataset, "--join", join, "--epochs", str(EPOCHS), "--timeout", str(TIMEOUT),
+            "--num-workers", str(WORKERS)]
+    return launch(py, work, name, "wenet_trainer.py", args + (["--equal-steps"] if equal_steps else []),
+                  plan=plan, timeout=300, world=WORLD)
 
 
 def epoch_view(ranks, e, kept):
-    steps = [r["epochs"][e]["steps"] for r in ranks]
-    trained = collections.Counter(k for r in ranks for step in r["epochs"][e]["utts"] for k in step)
-    return dict(steps=steps,
-                failures=sum(r["epochs"][e]["join_failures"] for r in ranks),
-                wait=max(max(r["epochs"][e]["join_seconds_max"], r["epochs"][e]["tail_wait"]) for r in ranks),
-                trained=trained,
-                share=len(set(trained) & kept) / len(kept),
-                batches=[frozenset(step) for r in ranks for step in r["epochs"][e]["utts"]])
+    # the longest wait: in the join, or idle at the epoch's end inside model.join()
+    return shared_epoch_view(ranks, e, kept, waits=("join_seconds_max", "tail_wait"))
 
 
 def main():
