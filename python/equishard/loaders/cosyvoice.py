@@ -27,13 +27,12 @@ torch is needed (CosyVoice's pipeline runs on it); the library is loaded in the
 DataLoader workers on their first batch.
 """
 import functools
-import inspect
-import math
 import os
 
 from . import DataList, PlanDir, PLAN_ENV, _IterableDataset, distributed_info, worker_info
 from .fetch import RowFetcher, fetch_batches
 from .regroup import regroup, tag
+from .stages import check_filter, stage_name, stage_settings
 
 # stages that must not see planned batches: the list opener (replaced by the
 # fetching source) and the reordering buffers (left out)
@@ -61,28 +60,6 @@ class Processor(_IterableDataset):
         return self.f(iter(self.source), *self.args, **self.kw)
 
 
-def stage_name(func):
-    """The processor function's name under functools.partial (hyperpyyaml's !name:)."""
-    while isinstance(func, functools.partial):
-        func = func.func
-    return getattr(func, "__name__", repr(func))
-
-
-def _stage_setting(func, name):
-    """A keyword of a pipeline stage: the yaml's value, else the function's default."""
-    kw = {}
-    while isinstance(func, functools.partial):
-        kw = {**func.keywords, **kw}
-        func = func.func
-    if name in kw:
-        return kw[name]
-    try:
-        p = inspect.signature(func).parameters.get(name)
-    except (TypeError, ValueError):
-        return None
-    return None if p is None or p.default is inspect.Parameter.empty else p.default
-
-
 def check_pipeline(plan, pipeline):
     """Refuses a pipeline whose filter or batch settings are not the plan's: the
     plan would then not be what this loader trains."""
@@ -94,29 +71,20 @@ def check_pipeline(plan, pipeline):
     if names[0] not in _OPENERS:
         raise ValueError(f"{plan.outdir}: a batch plan replaces the pipeline's opener "
                          f"({' or '.join(_OPENERS)}); this pipeline starts with {names[0]}")
-    wanted = {"min_length": params["filter"]["min_length"],
-              "max_length": params["filter"]["max_length"],
-              "token_min_length": params["filter"]["token_min_length"],
-              "token_max_length": params["filter"]["token_max_length"],
-              "min_output_input_ratio": params["filter"]["min_output_input_ratio"],
-              "max_output_input_ratio": params["filter"]["max_output_input_ratio"]}
     for f in pipeline:
         if stage_name(f) == "filter":
-            for k, v in wanted.items():
-                got = _stage_setting(f, k)
-                if got is not None and not math.isclose(float(got), float(v), rel_tol=1e-9):
-                    raise ValueError(f"{plan.outdir}: the recipe's filter has {k}={got}, the plan "
-                                     f"was made with {v} (plan with the recipe's settings)")
+            check_filter(plan, stage_settings(f), "filter")
         if stage_name(f) == "batch":
-            kind = _stage_setting(f, "batch_type") or "static"
+            settings = stage_settings(f)
+            kind = settings.get("batch_type") or "static"
             if kind == "dynamic":
-                got, want = _stage_setting(f, "max_frames_in_batch"), params["max_frames_in_batch"]
+                got, want = settings.get("max_frames_in_batch"), params["max_frames_in_batch"]
                 if params["batch_size"] or got != want:
                     raise ValueError(f"{plan.outdir}: the recipe batches dynamically with "
                                      f"max_frames_in_batch={got}, the plan with "
                                      f"max_frames_in_batch={want}, batch_size={params['batch_size']}")
-            elif _stage_setting(f, "batch_size") != params["batch_size"]:
-                raise ValueError(f"{plan.outdir}: the recipe batches {_stage_setting(f, 'batch_size')} "
+            elif settings.get("batch_size") != params["batch_size"]:
+                raise ValueError(f"{plan.outdir}: the recipe batches {settings.get('batch_size')} "
                                  f"utterances (static), the plan {params['batch_size'] or 'dynamically'}")
 
 

@@ -42,7 +42,6 @@ wenet.dataset.processor (tests). The library is loaded in the DataLoader
 workers on their first batch.
 """
 import functools
-import inspect
 import logging
 import math
 import os
@@ -50,24 +49,12 @@ import os
 from . import PLAN_ENV, PlanDir, ShardList, _IterableDataset, _IterDataPipe, distributed_info, worker_info
 from .fetch import RowFetcher, fetch_batches
 from .regroup import regroup, tag
+from .stages import check_filter, keyword_defaults, stage_name
 
 AUDIO_FORMAT_SETS = {"flac", "mp3", "m4a", "ogg", "opus", "wav", "wma"}  # processor.AUDIO_FORMAT_SETS
-_FILTER_KEYS = ("max_length", "min_length", "token_max_length", "token_min_length",
-                "min_output_input_ratio", "max_output_input_ratio")
-
-
 def _wenet_processor():
     from wenet.dataset import processor
     return processor
-
-
-def _defaults(func):
-    """A processor function's keyword defaults (conf keys left out take them)."""
-    try:
-        params = inspect.signature(func).parameters
-    except (TypeError, ValueError):
-        return {}
-    return {k: p.default for k, p in params.items() if p.default is not inspect.Parameter.empty}
 
 
 def check_conf(plan, conf, processor):
@@ -75,20 +62,15 @@ def check_conf(plan, conf, processor):
     the plan's: the plan would then not be what this loader trains."""
     params = plan.info["parameters"]
     where = plan.outdir
-    filter_conf = {**_defaults(processor.filter), **conf.get("filter_conf", {})}
-    for k in _FILTER_KEYS:
-        got, want = filter_conf.get(k), params["filter"][k]
-        if got is None or not math.isclose(float(got), float(want), rel_tol=1e-9):
-            raise ValueError(f"{where}: the recipe's filter_conf has {k}={got}, the plan was made "
-                             f"with {want} (plan with the recipe's settings: --min-length, "
-                             "--max-length, --token-min-length, ...)")
+    check_filter(plan, {**keyword_defaults(processor.filter), **conf.get("filter_conf", {})},
+                 "filter_conf")
     feats = conf.get("feats_type", "fbank")
     if feats in ("fbank", "mfcc"):
-        shift = {**_defaults(getattr(processor, "compute_" + feats)),
+        shift = {**keyword_defaults(getattr(processor, "compute_" + feats)),
                  **conf.get(feats + "_conf", {})}.get("frame_shift", 10)
         rate = 1000.0 / float(shift)
     else:
-        c = {**_defaults(processor.compute_log_mel_spectrogram),
+        c = {**keyword_defaults(processor.compute_log_mel_spectrogram),
              **conf.get("log_mel_spectrogram_conf", {})}
         rate = conf.get("resample_conf", {}).get("resample_rate", 16000) / float(c.get("hop_length", 160))
     planned_rate = params["cost_model"]["frame_rate"]
@@ -224,12 +206,6 @@ class Pipeline(_IterableDataset):
         for kind, fn in self.stages:
             data = _KINDS[kind](data, fn)
         return data
-
-
-def stage_name(fn):
-    while isinstance(fn, functools.partial):
-        fn = fn.func
-    return getattr(fn, "__name__", repr(fn))
 
 
 def planned_stages(tokenizer, conf, processor):

@@ -1,0 +1,47 @@
+"""What the loader drop-ins read off a recipe's pipeline stages: their names,
+the settings they run with, and whether the filter's are the plan's. Shared by
+equishard.loaders.cosyvoice (stages from the yaml) and equishard.loaders.wenet
+(stages from dataset_conf)."""
+import functools
+import inspect
+import math
+
+FILTER_KEYS = ("max_length", "min_length", "token_max_length", "token_min_length",
+               "min_output_input_ratio", "max_output_input_ratio")
+
+
+def stage_name(func):
+    """The processor function's name under functools.partial (hyperpyyaml's !name:)."""
+    while isinstance(func, functools.partial):
+        func = func.func
+    return getattr(func, "__name__", repr(func))
+
+
+def keyword_defaults(func):
+    """A processor function's keyword defaults (settings left out take them)."""
+    try:
+        params = inspect.signature(func).parameters
+    except (TypeError, ValueError):
+        return {}
+    return {k: p.default for k, p in params.items() if p.default is not inspect.Parameter.empty}
+
+
+def stage_settings(func):
+    """The keywords a stage runs with: its function's defaults, overridden by
+    those functools.partial bound (the outermost partial wins, as in a call)."""
+    bound = {}
+    while isinstance(func, functools.partial):
+        bound = {**func.keywords, **bound}
+        func = func.func
+    return {**keyword_defaults(func), **bound}
+
+
+def check_filter(plan, settings, what):
+    """Refuses filter `settings` (the recipe's `what`) other than those the plan
+    was made with: the plan would then not be what the loader trains."""
+    for k in FILTER_KEYS:
+        got, want = settings.get(k), plan.info["parameters"]["filter"][k]
+        if got is None or not math.isclose(float(got), float(want), rel_tol=1e-9):
+            raise ValueError(f"{plan.outdir}: the recipe's {what} has {k}={got}, the plan was made "
+                             f"with {want} (plan with the recipe's settings: --min-length, "
+                             "--max-length, --token-min-length, ...)")
