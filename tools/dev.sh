@@ -93,10 +93,21 @@ install_build() { # the library system-wide, the Python package into $PYTHON: `i
     if "$PYTHON" -c 'import os, sys, sysconfig; sys.exit(not os.path.exists(os.path.join(sysconfig.get_path("stdlib"), "EXTERNALLY-MANAGED")))'; then
         pip_flags+=(--break-system-packages)
     fi
-    local src; src=$(mktemp -d) # pip builds in the source folder: build a copy
-    cp -r python/. "$src"
-    "$PYTHON" -m pip install "${pip_flags[@]}" "$src" >/dev/null
-    rm -rf "$src"
+    if "$PYTHON" -c 'import setuptools, wheel' 2>/dev/null; then
+        local src; src=$(mktemp -d) # pip builds in the source folder: build a copy
+        cp -r python/. "$src"
+        "$PYTHON" -m pip install "${pip_flags[@]}" "$src" >/dev/null
+        rm -rf "$src"
+    else
+        # no build backend in this interpreter (a pyenv Python without wheel, and no
+        # index to fetch one from): the package is pure Python, so copy it into the
+        # interpreter's site-packages as pip would lay it out
+        local site; site=$("$PYTHON" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+        echo "dev.sh: $PYTHON has no setuptools/wheel to run pip's build: copying the package into $site"
+        rm -rf "$site/equishard"
+        cp -r python/equishard "$site/"
+        find "$site/equishard" -name __pycache__ -prune -exec rm -rf {} +
+    fi
     (cd / && "$PYTHON" -c 'import equishard; print("import equishard:", equishard.__file__, "library", equishard.version())')
 }
 
