@@ -373,7 +373,10 @@ typedef struct es_cost_model {
                                        filters rather than be dropped on a character
                                        count); 1 = text_len (WeNet's character labels);
                                        default -1: settled by the loader like
-                                       require_speech_token. (It fills the padding
+                                       require_speech_token: CosyVoice 0; WeNet 0
+                                       when the table has text_tokens (measured with
+                                       its symbol table: the exact label length),
+                                       else 1. (It fills the padding
                                        after require_speech_token: the reserve keeps
                                        its offset.) */
     uint64_t reserved[8];           /* see "ABI" at the top */
@@ -1097,6 +1100,32 @@ ES_API int es_tokenizer_encode(es_context *ctx, es_tokenizer *t, const char *tex
 /* The number of ids es_tokenizer_encode gives. */
 ES_API int es_tokenizer_count(es_context *ctx, es_tokenizer *t, const char *text, size_t len,
                               size_t *n);
+
+/* WeNet's CharTokenizer (wenet/text/char_tokenizer.py), whose ids are the
+ * `label` WeNet's processor.filter(token_min_length, token_max_length, ratios)
+ * counts. `symbol_table`: units.txt, lines "SYMBOL ID" (read_symbol_table);
+ * `non_lang_syms`: NULL, or a file of symbols {xxx}, <xxx> or [xxx], one a line
+ * (read_non_lang_symbols; giving one, even empty, also upper-cases the text
+ * and splits it at such brackets, as WeNet does); `split_with_space`: nonzero
+ * for tokenizer_conf's split_with_space (words, not characters). Per text:
+ * Python's strip(); parts as WeNet splits them; a listed symbol is one token;
+ * else each character (' ' spelled '▁') or each word of part.split(" ") is
+ * one; a token not in the table gives <unk>'s id when the table has "<unk>",
+ * else nothing. A line that is not "SYMBOL ID" with an integer ID (0 ..
+ * 2^32-2), a symbol not in brackets, or a file that is not UTF-8 is
+ * ES_ERR_FORMAT naming file and line. es_tokenizer_encode then gives the
+ * table's ids; es_tokenizer_get_info: files "units.txt[+NON_LANG_SYMS]"
+ * (the names given), specials "none", vocab_size the distinct ids,
+ * added_tokens the non-linguistic symbols, digest the xxh3-64 of the symbol
+ * table then the non_lang_syms file. On failure *out is NULL. */
+ES_API int es_tokenizer_load_symbols(es_context *ctx, const char *symbol_table,
+                                     const char *non_lang_syms, int split_with_space,
+                                     es_tokenizer **out);
+
+/* The kind of tokenizer t is: "qwen2_bpe" (es_tokenizer_load), "wenet_char"
+ * or "wenet_char_split_with_space" (es_tokenizer_load_symbols); NULL for a
+ * NULL t. Static storage. */
+ES_API const char *es_tokenizer_kind(const es_tokenizer *t);
 
 /* What was loaded. Strings are owned by t. */
 typedef struct es_tokenizer_info {

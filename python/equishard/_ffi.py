@@ -303,6 +303,8 @@ _SIGNATURES = {
                                     POINTER(c_size_t)]),
     "es_tokenizer_count": (c_int, [P, P, c_char_p, c_size_t, POINTER(c_size_t)]),
     "es_tokenizer_get_info": (c_int, [P, POINTER(TokenizerInfo)]),
+    "es_tokenizer_load_symbols": (c_int, [P, c_char_p, c_char_p, c_int, POINTER(c_void_p)]),
+    "es_tokenizer_kind": (c_char_p, [P]),
 }
 
 ALL_WORKERS = 0xFFFFFFFF  # ES_PLAN_ALL_WORKERS

@@ -5,6 +5,11 @@ CosyVoice2Tokenizer / CosyVoice3Tokenizer add).
     tok = equishard.Tokenizer("pretrained_models/CosyVoice2-0.5B/CosyVoice-BlankEN")
     tok.encode("Hello world")   # [9707, 1879], as tokenizer([text])["input_ids"][0]
     tok.count("Hello world")    # 2, what CosyVoice's filter compares with its limits
+
+WeNet's CharTokenizer (its `label`, what --loader wenet's filter counts):
+
+    tok = equishard.Tokenizer(symbol_table="data/dict/units.txt",
+                              non_lang_syms=None, split_with_space=False)
 """
 import ctypes
 from ctypes import byref, c_size_t, c_uint32, c_void_p
@@ -16,16 +21,30 @@ from .core import Error, _Context, _bytes, _str
 class Tokenizer:
     """Loads PATH (a folder with vocab.json + merges.txt [+ tokenizer_config.json],
     or tokenizer.json) with `specials` "cosyvoice2" (default), "cosyvoice3" or
-    "none". One instance is used by one thread at a time; close() (or `with`)
-    frees it. Text that is not valid UTF-8 (bytes) raises Error (ES_ERR_FORMAT)."""
+    "none"; or, given `symbol_table` (WeNet's units.txt) instead of PATH, WeNet's
+    CharTokenizer with its `non_lang_syms` file and `split_with_space`. `kind`
+    says which: "qwen2_bpe", "wenet_char" or "wenet_char_split_with_space".
+    One instance is used by one thread at a time; close() (or `with`) frees it.
+    Text that is not valid UTF-8 (bytes) raises Error (ES_ERR_FORMAT)."""
 
-    def __init__(self, path, specials="cosyvoice2"):
+    def __init__(self, path=None, specials="cosyvoice2", *, symbol_table=None,
+                 non_lang_syms=None, split_with_space=False):
         self._ptr = None
+        if (path is None) == (symbol_table is None):
+            raise TypeError("Tokenizer: give PATH (CosyVoice's Qwen2 tokenizer) or "
+                            "symbol_table= (WeNet's CharTokenizer), one of them")
         ptr = c_void_p()
         with _Context() as ctx:
-            ctx.check(lib().es_tokenizer_load(ctx.ptr, _bytes(str(path)), _bytes(specials),
-                                              byref(ptr)))
+            if path is not None:
+                rc = lib().es_tokenizer_load(ctx.ptr, _bytes(str(path)), _bytes(specials),
+                                             byref(ptr))
+            else:
+                nls = None if non_lang_syms is None else _bytes(str(non_lang_syms))
+                rc = lib().es_tokenizer_load_symbols(ctx.ptr, _bytes(str(symbol_table)), nls,
+                                                     1 if split_with_space else 0, byref(ptr))
+            ctx.check(rc)
         self._ptr = ptr
+        self.kind = _str(lib().es_tokenizer_kind(self._ptr))
         info = TokenizerInfo()
         lib().es_tokenizer_get_info(self._ptr, byref(info))
         self.path, self.files, self.specials = _str(info.path), _str(info.files), _str(info.specials)
@@ -74,6 +93,8 @@ class Tokenizer:
         self.close()
 
     def __repr__(self):
+        if self.kind != "qwen2_bpe":
+            return f"Tokenizer(symbol_table={self.path!r}, kind={self.kind!r}, vocab_size={self.vocab_size})"
         return f"Tokenizer({self.path!r}, specials={self.specials!r}, vocab_size={self.vocab_size})"
 
 

@@ -31,8 +31,13 @@ ES_API void es_cost_model_defaults(es_cost_model *m)
 
 void es_cost_model_settle(es_cost_model *m, const es_cost_table *t, es_loader loader)
 {
-    if (m->token_chars < 0)
+    if (m->token_chars < 0) {
+        /* WeNet: its label's length when measured with --symbol-table, else
+         * characters (CharTokenizer's stand-in) */
         m->token_chars = loader == ES_LOADER_WENET;
+        for (size_t i = 0; m->token_chars && i < t->n; i++)
+            m->token_chars = t->rows[i].text_tokens == 0;
+    }
     if (m->require_speech_token >= 0)
         return;
     m->require_speech_token = 0;

@@ -554,6 +554,7 @@ void tok_model_release(tok_model *m)
     tok_vocab_release(&m->vocab);
     tok_merges_release(&m->merges);
     tok_added_release(&m->added);
+    tok_char_free(m->chr);
     free(m->path);
     free(m->files);
     memset(m, 0, sizeof *m);

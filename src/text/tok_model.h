@@ -7,6 +7,9 @@
  *   tok_pretok.c  Qwen2's Split regex as a scanner over Unicode properties
  *   tok_bpe.c     bytes → ids by merge rank, with a per-word cache
  *
+ * WeNet's CharTokenizer (units.txt) is another model kind: char_tok.c, used
+ * in place of all of the above when m->chr is set.
+ *
  * Loading: tok_load.c (vocab.json + merges.txt + tokenizer_config.json, or
  * tokenizer.json) fills the model through tok_vocab.c's maps.
  *
@@ -68,7 +71,10 @@ typedef struct tok_model {
     char *path;
     char *files;           /* "vocab.json+merges.txt" or "tokenizer.json" */
     const char *specials;  /* "cosyvoice2", "cosyvoice3", "none" */
-    uint64_t digest;       /* xxh3-64 of vocab.json then merges.txt, or of tokenizer.json */
+    uint64_t digest;       /* xxh3-64 of vocab.json then merges.txt, or of tokenizer.json
+                              (char: of the symbol table then the non_lang_syms file) */
+    struct tok_char *chr;  /* WeNet's CharTokenizer instead of the BPE above, or NULL */
+    size_t n_non_lang;     /* chr: the non_lang_syms listed */
 } tok_model;
 
 /* Scratch and cache of one encoding thread. */
@@ -87,6 +93,8 @@ typedef struct tok_state {
     size_t n_ids, cap_ids;
     int32_t *cps;             /* a segment's code points after NFC */
     size_t cap_cps;
+    int32_t *up;              /* char_tok.c: the text upper-cased */
+    size_t cap_up;
     uint8_t *cls;             /* their classes (tok_pretok.c) */
     size_t cap_cls;
     char *piece;              /* one pre-token's UTF-8 */
@@ -145,6 +153,17 @@ int tok_model_from_memory(es_context *ctx, tok_model *m, const char *vocab_json,
                           const char *merges_txt, size_t mlen, const char *config_json,
                           size_t clen);
 void tok_model_release(tok_model *m);
+
+/* char_tok.c: WeNet's CharTokenizer (symbol table, optional non_lang_syms
+ * file, split_with_space); fills m->chr, path, files, digest, vocab_size. */
+typedef struct tok_char tok_char;
+int tok_char_load(es_context *ctx, tok_model *m, const char *symbol_table,
+                  const char *non_lang_syms, int split_with_space);
+int tok_char_encode(es_context *ctx, const tok_char *c, tok_state *st, const char *text, size_t n);
+const char *tok_char_kind(const tok_char *c);
+void tok_char_free(tok_char *c);
+/* Python's str.isspace() for one code point (bidi WS, B, S or category Zs). */
+int tok_py_space(int32_t c);
 
 /* tokenizer.c: the whole pipeline; ids land in st->ids / st->n_ids.
  * ES_ERR_FORMAT for text that is not UTF-8 (message names the byte offset). */

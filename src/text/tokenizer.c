@@ -103,6 +103,8 @@ static int encode_segment(const tok_model *m, tok_state *st, const char *s, size
 
 int tok_encode(es_context *ctx, const tok_model *m, tok_state *st, const char *text, size_t n)
 {
+    if (m->chr)
+        return tok_char_encode(ctx, m->chr, st, text, n);
     const unsigned char *u = (const unsigned char *)text;
     st->n_ids = 0;
     for (size_t i = 0, k; i < n; i += k)
@@ -164,6 +166,33 @@ ES_API int es_tokenizer_load(es_context *ctx, const char *path, const char *spec
     return ES_OK;
 }
 
+ES_API int es_tokenizer_load_symbols(es_context *ctx, const char *symbol_table,
+                                     const char *non_lang_syms, int split_with_space,
+                                     es_tokenizer **out)
+{
+    es_clear_error(ctx);
+    if (!out)
+        return es_fail(ctx, ES_ERR_USAGE, "es_tokenizer_load_symbols: out is NULL");
+    *out = NULL;
+    if (!symbol_table)
+        return es_fail(ctx, ES_ERR_USAGE, "es_tokenizer_load_symbols: symbol_table is NULL");
+    es_tokenizer *t = calloc(1, sizeof *t);
+    if (!t)
+        return es_fail(ctx, ES_ERR_NOMEM, "out of memory");
+    int rc = tok_char_load(ctx, &t->m, symbol_table, non_lang_syms, split_with_space);
+    if (rc != ES_OK) {
+        es_tokenizer_free(t);
+        return rc;
+    }
+    *out = t;
+    return ES_OK;
+}
+
+ES_API const char *es_tokenizer_kind(const es_tokenizer *t)
+{
+    return !t ? NULL : t->m.chr ? tok_char_kind(t->m.chr) : "qwen2_bpe";
+}
+
 ES_API void es_tokenizer_free(es_tokenizer *t)
 {
     if (!t)
@@ -204,7 +233,7 @@ ES_API int es_tokenizer_get_info(const es_tokenizer *t, es_tokenizer_info *out)
     out->files = t->m.files ? t->m.files : "";
     out->specials = t->m.specials;
     out->vocab_size = t->m.vocab_size;
-    out->added_tokens = t->m.added.n;
+    out->added_tokens = t->m.chr ? t->m.n_non_lang : t->m.added.n;
     out->digest = t->m.digest;
     return ES_OK;
 }

@@ -51,7 +51,7 @@ grep -q 'bad.txt: line 2: text: byte 2: not valid UTF-8' "$WORK/err" || fail "st
 
 # 4. refusals: one line, exit 2
 expect_exit 2 "$BIN" tokenize "$WORK/lines.txt"
-grep -q -- '--tokenizer PATH is required' "$WORK/err" || fail "missing --tokenizer: $(cat "$WORK/err")"
+grep -q -- '--tokenizer PATH or --symbol-table FILE is required' "$WORK/err" || fail "missing --tokenizer: $(cat "$WORK/err")"
 mkdir "$WORK/empty"
 expect_exit 2 "$BIN" tokenize -t "$WORK/empty" "$WORK/lines.txt"
 [[ $(wc -l <"$WORK/err") == 1 ]] && grep -q 'empty: not a tokenizer folder' "$WORK/err" || fail "empty folder: $(cat "$WORK/err")"

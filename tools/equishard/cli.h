@@ -57,12 +57,29 @@ int cli_parse_enum_int(es_enum e, const char *arg, int *out);
 typedef struct cli_tokenizer_opts {
     const char *path;      /* NULL: no tokenizer */
     const char *specials;  /* NULL: cosyvoice2 */
+    const char *symbol_table;  /* --symbol-table: WeNet's CharTokenizer instead */
+    const char *non_lang_syms; /* --non-lang-syms */
+    int split_with_space;      /* --split-with-space */
     es_tokenizer *t;       /* loaded */
 } cli_tokenizer_opts;
 extern cli_tokenizer_opts cli_tokenizer;
 
-/* Loads cli_tokenizer.path (once) into s->tokenizer; ES_OK without a path. */
+/* Loads the tokenizer cli_tokenizer names (once: --tokenizer, or
+ * --symbol-table with its options) into s->tokenizer (s may be NULL); ES_OK
+ * without one, ES_ERR_USAGE for both or for WeNet's options without
+ * --symbol-table. */
 int cli_load_tokenizer(es_context *ctx, es_measure_settings *s);
+/* The option table entries of --symbol-table, --non-lang-syms and
+ * --split-with-space, with ids id0, id0 + 1, id0 + 2; and applying one
+ * (1 when id was one of them). */
+#define CLI_SYMBOL_TABLE_OPTIONS(id0)                                                    \
+    {"symbol-table", required_argument, NULL, (id0)},                                  \
+        {"non-lang-syms", required_argument, NULL, (id0) + 1},                         \
+        {"split-with-space", no_argument, NULL, (id0) + 2}
+/* The combination given is one tokenizer; else prints why (naming command)
+ * and returns -1. */
+int cli_tokenizer_check(const char *command);
+int cli_symbol_table_option(int id, int id0, const char *arg);
 
 /* Parses a non-negative int option; returns 0 or -1. */
 int cli_parse_int(const char *s, int *out);

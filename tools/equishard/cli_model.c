@@ -44,6 +44,7 @@ const struct option cli_measure_options[] = {
     {"speech-tokens", required_argument, NULL, OPT_SPEECH_TOKENS},
     {"tokenizer", required_argument, NULL, OPT_TOKENIZER},
     {"specials", required_argument, NULL, OPT_SPECIALS},
+    CLI_SYMBOL_TABLE_OPTIONS(CLI_OPT_SYMBOL_TABLE),
 };
 const size_t cli_measure_option_count = sizeof cli_measure_options / sizeof cli_measure_options[0];
 
@@ -71,7 +72,11 @@ const char cli_measure_usage[] =
     "      --tokenizer PATH          count text tokens with the recipe's tokenizer (e.g.\n"
     "                                CosyVoice2-0.5B/CosyVoice-BlankEN): the token filters\n"
     "                                need them and are not applied without\n"
-    "      --specials SET            cosyvoice2 (default), cosyvoice3 or none\n";
+    "      --specials SET            cosyvoice2 (default), cosyvoice3 or none\n"
+    "      --symbol-table FILE       count text tokens as WeNet's CharTokenizer does\n"
+    "                                (--loader wenet's label): units.txt, \"SYMBOL ID\" lines\n"
+    "      --non-lang-syms FILE      its non_lang_syms file ({xxx}, <xxx>, [xxx] a line)\n"
+    "      --split-with-space        its split_with_space (words, not characters)\n";
 
 int cli_parse_double(const char *s, double *out)
 {
@@ -143,6 +148,9 @@ int cli_measure_option(int id, const char *arg, es_measure_settings *s, int *qui
     case OPT_SPEECH_TOKENS: *speech_tokens = arg; return 1;
     case OPT_TOKENIZER: cli_tokenizer.path = arg; return 1;
     case OPT_SPECIALS: cli_tokenizer.specials = arg; return 1;
+    case CLI_OPT_SYMBOL_TABLE:
+    case CLI_OPT_SYMBOL_TABLE + 1:
+    case CLI_OPT_SYMBOL_TABLE + 2: return cli_symbol_table_option(id, CLI_OPT_SYMBOL_TABLE, arg);
     case OPT_THREADS:
         if (cli_parse_int(arg, &s->threads) || s->threads == 0)
             return bad_value(command, id, arg, "a positive number");

@@ -17,6 +17,8 @@ enum {
     /* measure settings, by id, so commands can map short options (-j, -q) */
     CLI_OPT_THREADS = CLI_MEASURE_FIRST, CLI_OPT_ROOT, CLI_OPT_ON_ERROR, CLI_OPT_HASH,
     CLI_OPT_QUIET, CLI_OPT_SPEECH_TOKENS, CLI_OPT_TOKENIZER, CLI_OPT_SPECIALS,
+    CLI_OPT_SYMBOL_TABLE, /* then --non-lang-syms, --split-with-space */
+    CLI_OPT_SYMBOL_TABLE_END = CLI_OPT_SYMBOL_TABLE + 3,
 };
 
 /* getopt_long entries; copy them into the command's table before its {0}. */

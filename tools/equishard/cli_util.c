@@ -100,17 +100,51 @@ static void free_tokenizer(void)
     cli_tokenizer.t = NULL;
 }
 
+int cli_symbol_table_option(int id, int id0, const char *arg)
+{
+    if (id == id0)
+        cli_tokenizer.symbol_table = arg;
+    else if (id == id0 + 1)
+        cli_tokenizer.non_lang_syms = arg;
+    else if (id == id0 + 2)
+        cli_tokenizer.split_with_space = 1;
+    else
+        return 0;
+    return 1;
+}
+
+int cli_tokenizer_check(const char *command)
+{
+    const cli_tokenizer_opts *o = &cli_tokenizer;
+    const char *why = NULL;
+    if (o->path && o->symbol_table)
+        why = "--tokenizer and --symbol-table name two tokenizers; give the recipe's one";
+    else if (!o->symbol_table && (o->non_lang_syms || o->split_with_space))
+        why = "--non-lang-syms and --split-with-space are options of --symbol-table (WeNet's "
+              "CharTokenizer); give it too";
+    else if (o->symbol_table && o->specials)
+        why = "--specials is an option of --tokenizer (CosyVoice's Qwen2 tokenizer), not of "
+              "--symbol-table";
+    if (why)
+        fprintf(stderr, "equishard %s: %s\n", command, why);
+    return why ? -1 : 0;
+}
+
 int cli_load_tokenizer(es_context *ctx, es_measure_settings *s)
 {
-    if (!cli_tokenizer.path)
+    const cli_tokenizer_opts *o = &cli_tokenizer;
+    if (!o->path && !o->symbol_table)
         return ES_OK;
     if (!cli_tokenizer.t) {
-        int rc = es_tokenizer_load(ctx, cli_tokenizer.path, cli_tokenizer.specials, &cli_tokenizer.t);
+        int rc = o->path ? es_tokenizer_load(ctx, o->path, o->specials, &cli_tokenizer.t)
+                         : es_tokenizer_load_symbols(ctx, o->symbol_table, o->non_lang_syms,
+                                                     o->split_with_space, &cli_tokenizer.t);
         if (rc != ES_OK)
             return rc;
         atexit(free_tokenizer);
     }
-    s->tokenizer = cli_tokenizer.t;
+    if (s)
+        s->tokenizer = cli_tokenizer.t;
     return ES_OK;
 }
 

@@ -32,6 +32,10 @@ static const char usage_text[] =
     "                         (CosyVoice2-0.5B/CosyVoice-BlankEN) or tokenizer.json\n"
     "      --specials SET     cosyvoice2 (default), cosyvoice3 or none: the special tokens\n"
     "                         the recipe's tokenizer class adds\n"
+    "      --symbol-table FILE  count them as WeNet's CharTokenizer does (the label\n"
+    "                         --loader wenet filters on): units.txt, \"SYMBOL ID\" lines\n"
+    "      --non-lang-syms FILE  its non_lang_syms ({xxx}, <xxx> or [xxx], one a line)\n"
+    "      --split-with-space its split_with_space (a token per word, not per character)\n"
     "      --on-error MODE    fail (default): stop at the first problem, exit 2;\n"
     "                         skip: leave bad shards/utterances out and list them\n"
     "      --root DIR         resolve relative paths inside lists (LIST, --utt-emb,\n"
@@ -46,7 +50,7 @@ static const char usage_text[] =
 static int parse_args(int argc, char **argv, measure_args *a)
 {
     enum { OPT_HASH = 256, OPT_ON_ERROR, OPT_ROOT, OPT_UTT_EMB, OPT_SPK_EMB, OPT_UTT_KEYS, OPT_SPK_KEYS,
-           OPT_SPEECH_TOKENS, OPT_TOKENIZER, OPT_SPECIALS };
+           OPT_SPEECH_TOKENS, OPT_TOKENIZER, OPT_SPECIALS, OPT_SYMBOL_TABLE };
     static const struct option opts[] = {
         {"output", required_argument, NULL, 'o'}, {"threads", required_argument, NULL, 'j'},
         {"utt-emb", required_argument, NULL, OPT_UTT_EMB}, {"spk-emb", required_argument, NULL, OPT_SPK_EMB},
@@ -54,6 +58,7 @@ static int parse_args(int argc, char **argv, measure_args *a)
         {"speech-tokens", required_argument, NULL, OPT_SPEECH_TOKENS},
         {"tokenizer", required_argument, NULL, OPT_TOKENIZER},
         {"specials", required_argument, NULL, OPT_SPECIALS},
+        CLI_SYMBOL_TABLE_OPTIONS(OPT_SYMBOL_TABLE),
         {"hash", no_argument, NULL, OPT_HASH},    {"on-error", required_argument, NULL, OPT_ON_ERROR},
         {"root", required_argument, NULL, OPT_ROOT}, {"quiet", no_argument, NULL, 'q'},
         {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0},
@@ -91,9 +96,15 @@ static int parse_args(int argc, char **argv, measure_args *a)
         case OPT_ROOT: a->s.root = optarg; break;
         case 'q': a->quiet = 1; break;
         case 'h': fputs(usage_text, stdout); return 1;
-        default: fputs(usage_text, stderr); return -1;
+        default:
+            if (cli_symbol_table_option(c, OPT_SYMBOL_TABLE, optarg))
+                break;
+            fputs(usage_text, stderr);
+            return -1;
         }
     }
+    if (cli_tokenizer_check("measure"))
+        return -1;
     if (optind >= argc) {
         fprintf(stderr, "equishard measure: no LIST given\n%s", usage_text);
         return -1;

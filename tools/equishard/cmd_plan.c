@@ -167,6 +167,8 @@ static int parse_args(int argc, char **argv, plan_args *a)
     free(opts);
     if (rc)
         return rc;
+    if (cli_tokenizer_check("plan"))
+        return -1;
     if (!a->plan.world_size || !a->outdir || optind >= argc) {
         fprintf(stderr, "equishard plan: --world-size, -o OUTDIR and at least one input are "
                         "required\n%s", usage_text);

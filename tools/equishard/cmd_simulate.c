@@ -222,6 +222,8 @@ static int parse_args(int argc, char **argv, sim_args *a)
     free(opts);
     if (rc)
         return rc;
+    if (cli_tokenizer_check("simulate"))
+        return -1;
     if (!a->have_loader || !a->sim.world_size || optind >= argc) {
         fprintf(stderr, "equishard simulate: --loader, --world-size and at least one input are "
                         "required\n%s", usage_text);

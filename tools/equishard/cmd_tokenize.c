@@ -12,7 +12,7 @@
 #include "cli.h"
 
 static const char usage_text[] =
-    "usage: equishard tokenize --tokenizer PATH [OPTIONS] [FILE...]\n"
+    "usage: equishard tokenize --tokenizer PATH|--symbol-table FILE [OPTIONS] [FILE...]\n"
     "\n"
     "Encodes each line of the files (standard input when none or \"-\") with the\n"
     "recipe's text tokenizer and writes one JSON line per input, in order:\n"
@@ -25,11 +25,14 @@ static const char usage_text[] =
     "                         or a tokenizer.json file\n"
     "      --specials SET     cosyvoice2 (default), cosyvoice3 or none: the special tokens\n"
     "                         the recipe's tokenizer class adds\n"
+    "      --symbol-table FILE  WeNet's CharTokenizer instead (ids of units.txt, \"SYMBOL ID\"\n"
+    "                         lines: the label --loader wenet filters on)\n"
+    "      --non-lang-syms FILE  its non_lang_syms ({xxx}, <xxx> or [xxx], one a line)\n"
+    "      --split-with-space its split_with_space (a token per word)\n"
     "      --jsonl            the inputs are JSON lines whose \"text\" string is encoded\n"
     "  -h, --help             this text\n";
 
 typedef struct tok_args {
-    const char *tokenizer, *specials;
     int jsonl;
 } tok_args;
 
@@ -108,26 +111,34 @@ static int one_file(es_context *ctx, es_tokenizer *t, const tok_args *a, const c
 
 static int parse_args(int argc, char **argv, tok_args *a)
 {
-    enum { OPT_SPECIALS = 256, OPT_JSONL };
+    enum { OPT_SPECIALS = 256, OPT_JSONL, OPT_SYMBOL_TABLE };
     static const struct option opts[] = {
         {"tokenizer", required_argument, NULL, 't'}, {"specials", required_argument, NULL, OPT_SPECIALS},
+        CLI_SYMBOL_TABLE_OPTIONS(OPT_SYMBOL_TABLE),
         {"jsonl", no_argument, NULL, OPT_JSONL},     {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
-    *a = (tok_args){NULL, "cosyvoice2", 0};
+    *a = (tok_args){0};
     int c;
     optind = 1;
     while ((c = getopt_long(argc, argv, "t:h", opts, NULL)) != -1) {
         switch (c) {
-        case 't': a->tokenizer = optarg; break;
-        case OPT_SPECIALS: a->specials = optarg; break;
+        case 't': cli_tokenizer.path = optarg; break;
+        case OPT_SPECIALS: cli_tokenizer.specials = optarg; break;
         case OPT_JSONL: a->jsonl = 1; break;
         case 'h': fputs(usage_text, stdout); return 1;
-        default: fputs(usage_text, stderr); return -1;
+        default:
+            if (cli_symbol_table_option(c, OPT_SYMBOL_TABLE, optarg))
+                break;
+            fputs(usage_text, stderr);
+            return -1;
         }
     }
-    if (!a->tokenizer) {
-        fprintf(stderr, "equishard tokenize: --tokenizer PATH is required\n%s", usage_text);
+    if (cli_tokenizer_check("tokenize"))
+        return -1;
+    if (!cli_tokenizer.path && !cli_tokenizer.symbol_table) {
+        fprintf(stderr, "equishard tokenize: --tokenizer PATH or --symbol-table FILE is required\n%s",
+                usage_text);
         return -1;
     }
     return 0;
@@ -140,10 +151,10 @@ int cmd_tokenize(int argc, char **argv)
     if (rc)
         return rc > 0 ? EXIT_OK : EXIT_BAD_INPUT;
     es_context *ctx = es_context_new();
-    es_tokenizer *t = NULL;
     if (!ctx)
         return cli_fail("out of memory", ES_ERR_NOMEM);
-    rc = es_tokenizer_load(ctx, a.tokenizer, a.specials, &t);
+    rc = cli_load_tokenizer(ctx, NULL);
+    es_tokenizer *t = cli_tokenizer.t;
     if (rc != ES_OK) {
         int code = cli_fail(es_errmsg(ctx), rc);
         es_context_free(ctx);
@@ -158,7 +169,6 @@ int cmd_tokenize(int argc, char **argv)
     }
     if (fflush(stdout) != 0)
         worst = cli_fail("standard output: write error", ES_ERR_IO);
-    es_tokenizer_free(t);
     es_context_free(ctx);
     return worst;
 }

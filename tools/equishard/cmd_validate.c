@@ -38,6 +38,8 @@ static const char usage_text[] =
     "                         filter, e.g. --require-speech-token), 0 without a list\n"
     "      --tokenizer PATH [--specials SET]  count LIST's text tokens with the recipe's\n"
     "                         tokenizer (the filtered check's token filters need them)\n"
+    "      --symbol-table FILE [--non-lang-syms FILE] [--split-with-space]  or with\n"
+    "                         WeNet's CharTokenizer (--loader wenet's label)\n"
     "\n"
     "Checks:\n"
     "      --dim D            expected dimension (default 192; 0 = any)\n"
@@ -129,6 +131,7 @@ enum {
     OPT_NO_HASH, OPT_DIM, OPT_MIN_COSINE, OPT_ZERO_NORM, OPT_NORM_RATIO, OPT_MIN_NORM, OPT_MAX_NORM,
     OPT_SPK_MEAN_TOL, OPT_NO_DUP, OPT_FAIL_ON, OPT_JSON, OPT_SHOW, OPT_DEVICE,
     OPT_LOADER, OPT_WORLD_SIZE, OPT_WORKERS, OPT_MAX_IMBALANCE, OPT_SPEECH_TOKENS, OPT_TOKENIZER, OPT_SPECIALS,
+    OPT_SYMBOL_TABLE, OPT_SYMBOL_TABLE_END = OPT_SYMBOL_TABLE + 3,
 };
 
 static const struct option opts[] = {
@@ -151,6 +154,7 @@ static const struct option opts[] = {
     {"speech-tokens", required_argument, NULL, OPT_SPEECH_TOKENS},
     {"tokenizer", required_argument, NULL, OPT_TOKENIZER},
     {"specials", required_argument, NULL, OPT_SPECIALS},
+    CLI_SYMBOL_TABLE_OPTIONS(OPT_SYMBOL_TABLE),
 };
 static const char short_options[] = "j:qh";
 
@@ -168,6 +172,9 @@ static int option(validate_args *a, int c, const char *arg)
     case OPT_SPEECH_TOKENS: a->speech_tokens = arg; return 0;
     case OPT_TOKENIZER: cli_tokenizer.path = arg; return 0;
     case OPT_SPECIALS: cli_tokenizer.specials = arg; return 0;
+    case OPT_SYMBOL_TABLE:
+    case OPT_SYMBOL_TABLE + 1:
+    case OPT_SYMBOL_TABLE + 2: cli_symbol_table_option(c, OPT_SYMBOL_TABLE, arg); return 0;
     case OPT_ROOT: a->root = a->src.root = arg; return 0;
     case OPT_NO_HASH: a->hash = 0; return 0;
     case OPT_DIM:
@@ -264,6 +271,8 @@ static int parse_args(int argc, char **argv, validate_args *a)
     free(all);
     if (rc)
         return rc;
+    if (cli_tokenizer_check("validate"))
+        return -1;
     if (a->costs && optind < argc)
         return bad("%s", "give LIST or --costs, not both");
     if (!a->src.utt_emb && !a->src.spk_emb && !a->costs && optind >= argc)
