@@ -180,10 +180,12 @@ static void expect_bad(const char *dir, const char *name, const char *text, int 
 START_TEST(test_flag_names)
 {
     static const char *names[] = {"audio", "text", "utt_emb", "spk_emb", "hashed",
-                                  "truncated", "estimated", "unsupported", "segment", "item"};
-    for (unsigned b = 0; b < 10; b++)
+                                  "truncated", "estimated", "unsupported", "segment", "item",
+                                  "bad_text"};
+    for (unsigned b = 0; b < 11; b++)
         ck_assert_str_eq(es_flag_name(b), names[b]);
-    ck_assert_ptr_null(es_flag_name(10));
+    ck_assert_uint_eq(ES_FLAG_BAD_TEXT, 1u << 10);
+    ck_assert_ptr_null(es_flag_name(11));
     ck_assert_ptr_null(es_flag_name(31));
     ck_assert_ptr_null(es_flag_name(1000));
     ck_assert_uint_eq(ES_FLAG_SEGMENT, 1u << 8);

@@ -160,12 +160,16 @@ enum {
     ES_FLAG_ITEM = 1u << 9,        /* the row is a list entry of its own (raw-list line,
                                       Kaldi entry): loaders partition such lists by row,
                                       not by shard */
+    ES_FLAG_BAD_TEXT = 1u << 10,   /* the transcript is not valid UTF-8: the loaders
+                                      drop the utterance (WeNet's txt.decode('utf8')
+                                      raises), so text_len and text_tokens are 0 and
+                                      the filter's reason is "bad_text" */
 };
 
 /* Name of flag bit number `bit` (0 = ES_FLAG_AUDIO, 1 = ES_FLAG_TEXT, …; not the
  * mask value) as the table's `flags` column spells it, or NULL past the last.
  * In bit order: audio, text, utt_emb, spk_emb, hashed, truncated, estimated,
- * unsupported, segment, item. The column holds them joined by ',', or '-' for none. */
+ * unsupported, segment, item, bad_text. The column holds them joined by ',', or '-' for none. */
 ES_API const char *es_flag_name(unsigned bit);
 
 /* One row. Strings are owned by the table the row was read from. */

@@ -13,7 +13,7 @@
  * vocabulary, so the names are part of the file format. */
 static const char *const flag_names[] = {
     "audio", "text", "utt_emb", "spk_emb", "hashed",
-    "truncated", "estimated", "unsupported", "segment", "item",
+    "truncated", "estimated", "unsupported", "segment", "item", "bad_text",
 };
 enum { N_FLAGS = sizeof flag_names / sizeof flag_names[0] };
 

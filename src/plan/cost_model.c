@@ -9,7 +9,7 @@ const char *es_filter_reason_name(es_filter_reason r)
 {
     static const char *const names[ES_DROP_REASONS] = {
         "kept", "no_audio", "too_short", "too_long", "too_few_tokens",
-        "too_many_tokens", "no_speech_token", "ratio_low", "ratio_high",
+        "too_many_tokens", "no_speech_token", "ratio_low", "ratio_high", "bad_text",
     };
     return (unsigned)r < ES_DROP_REASONS ? names[r] : "unknown";
 }
@@ -53,6 +53,8 @@ static double num_frames_100hz(const es_cost_row *row)
 
 es_filter_reason es_filter_row(const es_cost_model *m, const es_cost_row *row)
 {
+    if (row->flags & ES_FLAG_BAD_TEXT)
+        return ES_DROP_BAD_TEXT;
     if (!(row->flags & ES_FLAG_AUDIO) || row->sample_rate == 0 || row->samples == 0)
         return ES_DROP_NO_AUDIO;
     double frames = num_frames_100hz(row);

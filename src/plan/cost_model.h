@@ -25,6 +25,8 @@ typedef enum es_filter_reason {
     ES_DROP_NO_SPEECH_TOKEN, /* speech_tokens == 0 while required */
     ES_DROP_RATIO_LOW,       /* text / num_frames < min_output_input_ratio */
     ES_DROP_RATIO_HIGH,      /* text / num_frames > max_output_input_ratio */
+    ES_DROP_BAD_TEXT,        /* ES_FLAG_BAD_TEXT: the transcript is not UTF-8 (checked
+                                first: the loader drops it while reading) */
     ES_DROP_REASONS
 } es_filter_reason;
 

@@ -103,10 +103,9 @@ int es_manifest_measure(es_context *ctx, const es_manifest *m, size_t i, const c
     row->shard = m->shard;
     row->pos = it->pos;
     row->spk = it->spk;
-    row->text_len = it->text_len;
-    row->flags = ES_FLAG_ITEM | (it->has_text ? ES_FLAG_TEXT : 0);
+    row->flags = ES_FLAG_ITEM;
     if (it->has_text)
-        es_reader_text_tokens(opts, it->text ? it->text : "", it->text_bytes, row);
+        es_reader_text(opts, it->text ? it->text : "", it->text_bytes, row);
     if (it->problem) {
         es_fail(ctx, ES_ERR_FORMAT, "%s: %s %llu (%s): %s", m->file, m->pos_label,
                 (unsigned long long)(it->pos + m->pos_base), it->key, it->problem);

@@ -31,6 +31,11 @@ typedef struct es_reader_opts {
  * is not UTF-8. */
 void es_reader_text_tokens(const es_reader_opts *o, const char *s, size_t n, es_cost_row *row);
 
+/* The transcript s[0..n) as the loader keeps it: sets ES_FLAG_TEXT, and either
+ * text_len (code points) and text_tokens, or, for text that is not valid UTF-8
+ * (the loaders drop such an utterance), ES_FLAG_BAD_TEXT with both 0. */
+void es_reader_text(const es_reader_opts *o, const char *s, size_t n, es_cost_row *row);
+
 typedef struct es_shard_reader es_shard_reader;
 
 /* Results of next(). */

@@ -66,6 +66,15 @@ static const char *fill_item(es_manifest *m, es_manifest_item *it, json_t *obj)
     return NULL;
 }
 
+/* Offset of the first byte that is not valid UTF-8, or n. */
+static size_t utf8_error(const char *s, size_t n)
+{
+    size_t i = 0, k;
+    while (i < n && (k = es_utf8_sequence((const unsigned char *)s + i, n - i)))
+        i += k;
+    return i;
+}
+
 static int parse_line(es_context *ctx, es_manifest *m, const es_line_reader *lr)
 {
     es_manifest_item *it = es_manifest_add(m);
@@ -73,8 +82,18 @@ static int parse_line(es_context *ctx, es_manifest *m, const es_line_reader *lr)
         return es_fail(ctx, ES_ERR_NOMEM, "%s: out of memory", m->file);
     it->pos = lr->lineno - 1;
     json_error_t jerr;
-    json_t *obj = lr->has_nul ? NULL : json_loadb(lr->line, lr->len, 0, &jerr);
-    if (!obj) {
+    size_t bad = utf8_error(lr->line, lr->len);
+    json_t *obj = lr->has_nul || bad < lr->len ? NULL : json_loadb(lr->line, lr->len, 0, &jerr);
+    if (bad < lr->len) {
+        /* not a dropped utterance: WeNet reads the list as text, and the
+         * UnicodeDecodeError ends its data pipeline */
+        char msg[160];
+        int n = snprintf(msg, sizeof msg, "byte %zu: not valid UTF-8 (WeNet's loader fails reading "
+                         "this list with UnicodeDecodeError)", bad);
+        it->problem = es_manifest_strdup(m, msg, (size_t)n < sizeof msg ? (size_t)n : sizeof msg - 1);
+        if (!it->problem)
+            it->problem = "out of memory";
+    } else if (!obj) {
         char msg[256];
         int n = snprintf(msg, sizeof msg, "invalid JSON: %s",
                          lr->has_nul ? "NUL byte in line" : jerr.text);

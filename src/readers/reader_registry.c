@@ -1,4 +1,5 @@
 #include "readers/reader.h"
+#include "core/utf8.h"
 #include "text/tok_model.h"
 
 #include <errno.h>
@@ -62,6 +63,20 @@ long es_sniff_file(es_context *ctx, const char *path, uint8_t *head)
     }
     close(fd);
     return (long)n;
+}
+
+void es_reader_text(const es_reader_opts *o, const char *s, size_t n, es_cost_row *row)
+{
+    row->flags |= ES_FLAG_TEXT;
+    row->text_len = 0;
+    row->text_tokens = 0;
+    for (size_t i = 0, k; i < n; i += k)
+        if (!(k = es_utf8_sequence((const unsigned char *)s + i, n - i))) {
+            row->flags |= ES_FLAG_BAD_TEXT;
+            return;
+        }
+    row->text_len = (uint32_t)es_utf8_length(s, n);
+    es_reader_text_tokens(o, s, n, row);
 }
 
 void es_reader_text_tokens(const es_reader_opts *o, const char *s, size_t n, es_cost_row *row)

@@ -203,9 +203,7 @@ static int consume_member(es_context *ctx, es_shard_reader *r, es_cost_row *row,
         if (rc == ES_OK && !r->text.oom) {
             const char *s = r->text.buf ? r->text.buf : "";
             size_t n = es_strip(&s, r->text.len); /* WeNet strips the transcript */
-            row->text_len = (uint32_t)es_utf8_length(s, n);
-            es_reader_text_tokens(&r->opts, s, n, row);
-            row->flags |= ES_FLAG_TEXT;
+            es_reader_text(&r->opts, s, n, row);
         }
         return rc;
     }

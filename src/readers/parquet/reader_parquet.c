@@ -52,11 +52,12 @@ static int bid_parquet(const uint8_t *h, size_t n)
     return es_pq_magic(h, n) ? 100 : 0;
 }
 
-/* Column i's decoding mode: with a tokenizer the text itself is kept, to count
- * its tokens; else its code points are counted on the fly. */
+/* Column i's decoding mode: the text itself is kept, to check it is UTF-8
+ * (bad_text) and count its tokens. */
 static pq_rows_mode mode_of(const es_shard_reader *r, int i)
 {
-    return i == COL_TEXT && r->opts.tok ? PQ_ROWS_STRINGS : small_columns[i].mode;
+    (void)r;
+    return i == COL_TEXT ? PQ_ROWS_STRINGS : small_columns[i].mode;
 }
 
 static int find_columns(es_context *ctx, es_shard_reader *r)
@@ -161,17 +162,8 @@ static void fill_small(es_shard_reader *r, es_cost_row *row)
     row->shard = r->shard;
     row->pos = r->pos;
     row->spk = r->leaf[COL_SPK] ? string_at(&r->rows[COL_SPK], i) : "";
-    if (r->leaf[COL_TEXT] && r->rows[COL_TEXT].present[i]) {
-        row->flags |= ES_FLAG_TEXT;
-        if (r->opts.tok) {
-            const char *s = string_at(&r->rows[COL_TEXT], i);
-            size_t n = r->rows[COL_TEXT].count[i];
-            row->text_len = (uint32_t)es_utf8_length(s, n);
-            es_reader_text_tokens(&r->opts, s, n, row);
-        } else {
-            row->text_len = r->rows[COL_TEXT].count[i];
-        }
-    }
+    if (r->leaf[COL_TEXT] && r->rows[COL_TEXT].present[i])
+        es_reader_text(&r->opts, string_at(&r->rows[COL_TEXT], i), r->rows[COL_TEXT].count[i], row);
     if (r->leaf[COL_TOKENS] && r->rows[COL_TOKENS].present[i])
         row->speech_tokens = r->rows[COL_TOKENS].count[i];
     if (r->leaf[COL_UTT_EMB] && r->rows[COL_UTT_EMB].present[i] && r->rows[COL_UTT_EMB].count[i])
