@@ -670,6 +670,10 @@ typedef struct es_simulate_input {
 ES_API int es_simulate_input_info(const es_simulate_result *r, es_simulate_input *out);
 /* Rows the filter drops for one reason (1 .. es_filter_reason_count()-1). */
 ES_API uint64_t es_simulate_filtered(const es_simulate_result *r, size_t reason);
+/* The note es_plan_token_note gives, for this replay's filter ("" when every
+ * row had a token count, or the filter counts characters). Owned by r. The
+ * JSON's "text_tokens" says the same, with the table's tokenizer. */
+ES_API const char *es_simulate_token_note(const es_simulate_result *r);
 
 ES_API size_t es_simulate_epoch_count(const es_simulate_result *r);
 
@@ -915,6 +919,10 @@ ES_API int es_validate_data(es_context *ctx, const es_validate_data_settings *s,
                             const es_cost_table *t, es_validate_result *r);
 
 ES_API void es_validate_result_free(es_validate_result *r);
+/* After es_validate_data: the note es_plan_token_note gives, for its filter
+ * ("" when every row had a token count, or before es_validate_data). Owned by
+ * r. The JSON summary's "text_tokens" says the same, with the tokenizer. */
+ES_API const char *es_validate_token_note(const es_validate_result *r);
 
 /* Findings of one check, and of all. */
 ES_API size_t es_validate_count(const es_validate_result *r, int check);

@@ -305,6 +305,8 @@ _SIGNATURES = {
     "es_tokenizer_get_info": (c_int, [P, POINTER(TokenizerInfo)]),
     "es_tokenizer_load_symbols": (c_int, [P, c_char_p, c_char_p, c_int, POINTER(c_void_p)]),
     "es_tokenizer_kind": (c_char_p, [P]),
+    "es_simulate_token_note": (c_char_p, [P]),
+    "es_validate_token_note": (c_char_p, [P]),
 }
 
 ALL_WORKERS = 0xFFFFFFFF  # ES_PLAN_ALL_WORKERS

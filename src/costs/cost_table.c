@@ -27,6 +27,7 @@ ES_API void es_cost_table_free(es_cost_table *t)
     free(t->skips);
     es_strmap_release(&t->shard_stats);
     es_arena_release(&t->strings);
+    free(t->tokenizer);
     free(t);
 }
 
@@ -144,6 +145,10 @@ int es_cost_table_move_into(es_cost_table *dst, es_cost_table *src)
     }
     if (src->last_shard)
         dst->last_shard = src->last_shard;
+    if (!dst->tokenizer) { /* the first table's record; callers compare them first */
+        dst->tokenizer = src->tokenizer;
+        src->tokenizer = NULL;
+    }
     /* Stats point into src's arena, which moves to dst below. */
     for (size_t i = 0; i < src->shard_stats.cap; i++) {
         const es_strmap_slot *slot = &src->shard_stats.slots[i];

@@ -39,6 +39,8 @@ struct es_cost_table {
     es_cost_skip *skips;
     size_t n_skips, cap_skips;
     es_strmap shard_stats;  /* shard (as rows name it) → es_shard_stat in `strings` */
+    char *tokenizer;        /* what text_tokens were counted with: one line of JSON
+                               (text/tok_report.h), the "# tokenizer: " line; or NULL */
 };
 
 es_cost_table *es_cost_table_new(void);
@@ -80,6 +82,9 @@ int es_cost_table_write_stream(es_context *ctx, const es_cost_table *t, FILE *fp
 #define ES_COSTS_HEADER                                                             \
     "key\tshard\tpos\tsample_rate\tchannels\tsamples\taudio_bytes\ttext_len\t"     \
     "speech_tokens\tspk\tflags\thash"
+/* The line between the magic line and the header row that a table measured
+ * with a tokenizer carries, followed by its identity (one line of JSON). */
+#define ES_COSTS_TOKENIZER_LINE "# tokenizer: "
 /* Trailing columns (v1 readers ignore them) a table with shard stats carries:
  * the shard file's size and mtime ("SECONDS.NNNNNNNNN"), "-" for an item. */
 #define ES_COSTS_STAT_COLUMNS "\tshard_size\tshard_mtime"

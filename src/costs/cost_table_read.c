@@ -23,6 +23,7 @@
  * the strings (and the amortised row array growth).
  */
 #include "costs/cost_table.h"
+#include "text/tok_report.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -479,6 +480,25 @@ static int parse_version(parser *p, const char *s, size_t n)
                       "not an equishard cost table (expected " ES_COSTS_MAGIC_LINE ")");
 }
 
+/* "# tokenizer: {...}" (issue 11): what text_tokens were counted with. A table
+ * concatenated from parts (`cat`) must have been measured with one tokenizer. */
+static int parse_tokenizer(parser *p, const char *s, size_t n)
+{
+    size_t k = sizeof ES_COSTS_TOKENIZER_LINE - 1;
+    if (!es_tok_identity_check(s + k, n - k))
+        return line_error(p, ES_ERR_FORMAT, "tokenizer: expected a JSON object with kind, path, "
+                                            "files, vocab_size, specials and digest");
+    if (p->t->tokenizer) {
+        if (strlen(p->t->tokenizer) == n - k && memcmp(p->t->tokenizer, s + k, n - k) == 0)
+            return ES_OK;
+        return line_error(p, ES_ERR_FORMAT, "measured with another tokenizer than the table "
+                                            "before it (its text_tokens would not compare)");
+    }
+    if (!(p->t->tokenizer = strndup(s + k, n - k)))
+        return es_fail(p->ctx, ES_ERR_NOMEM, "%s: out of memory", p->name);
+    return ES_OK;
+}
+
 static int parse_line(parser *p, char *s, size_t n)
 {
     p->seen++;
@@ -489,6 +509,8 @@ static int parse_line(parser *p, char *s, size_t n)
                           "not an equishard cost table (expected " ES_COSTS_MAGIC_LINE ")");
     if (is_version_line(s, n))
         return parse_version(p, s, n);
+    if (p->want_header && has_prefix(s, n, ES_COSTS_TOKENIZER_LINE) && !memchr(s, '\t', n))
+        return parse_tokenizer(p, s, n);
     size_t cols = header_cols(s, n);
     if (cols) {
         static const char stats[] = ES_COSTS_HEADER ES_COSTS_STAT_COLUMNS;

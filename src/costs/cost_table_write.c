@@ -238,13 +238,26 @@ static int put_row(writer *w, const es_cost_row *r, const es_cost_table *t, int 
     return ES_OK;
 }
 
-static int put_header(writer *w, int stats, int tokens)
+static int put_header(writer *w, int stats, int tokens, const char *tokenizer)
 {
-    static const char head[] = ES_COSTS_MAGIC_LINE "\n" ES_COSTS_HEADER;
+    static const char magic[] = ES_COSTS_MAGIC_LINE "\n";
+    static const char head[] = ES_COSTS_HEADER;
     static const char stat_cols[] = ES_COSTS_STAT_COLUMNS;
     static const char token_col[] = "\ttext_tokens";
-    int rc = reserve(w, sizeof head + sizeof stat_cols + sizeof token_col + 1);
+    static const char tok_line[] = ES_COSTS_TOKENIZER_LINE;
+    size_t tok_len = tokens && tokenizer ? strlen(tokenizer) : 0;
+    int rc = reserve(w, sizeof magic + sizeof tok_line + tok_len + sizeof head + sizeof stat_cols +
+                            sizeof token_col + 2);
     if (rc == ES_OK) {
+        memcpy(w->buf + w->len, magic, sizeof magic - 1);
+        w->len += sizeof magic - 1;
+        if (tok_len) { /* between the magic line and the header row (COST_TABLE.md) */
+            memcpy(w->buf + w->len, tok_line, sizeof tok_line - 1);
+            w->len += sizeof tok_line - 1;
+            memcpy(w->buf + w->len, tokenizer, tok_len);
+            w->len += tok_len;
+            w->buf[w->len++] = '\n';
+        }
         memcpy(w->buf + w->len, head, sizeof head - 1);
         w->len += sizeof head - 1;
         if (stats) {
@@ -300,7 +313,7 @@ static int write_all(writer *w, const es_cost_table *t)
     int tokens = 0;
     for (size_t i = 0; i < t->n && !tokens; i++)
         tokens = t->rows[i].text_tokens > 0;
-    int rc = put_header(w, t->shard_stats.n > 0, tokens);
+    int rc = put_header(w, t->shard_stats.n > 0, tokens, t->tokenizer);
     for (size_t i = 0; rc == ES_OK && i < t->n; i++)
         rc = put_row(w, &t->rows[i], t, tokens);
     if (rc == ES_OK)

@@ -3,11 +3,20 @@
  * (one es_measure call, so they share its threads); the parts are joined in
  * argument order, as concatenating their tables would. */
 #include <stdlib.h>
+#include <string.h>
 
 #include "costs/cost_table.h"
 
-static int append_table(es_context *ctx, es_cost_table *all, es_cost_table *part)
+/* `name`: the input the part came from (for the message). Parts counted with
+ * different tokenizers are refused: their text_tokens would not compare. */
+static int append_table(es_context *ctx, es_cost_table *all, es_cost_table *part, const char *name)
 {
+    if (all->tokenizer && part->tokenizer && strcmp(all->tokenizer, part->tokenizer) != 0) {
+        es_cost_table_free(part);
+        return es_fail(ctx, ES_ERR_USAGE, "%s: text_tokens counted with another tokenizer than "
+                       "the inputs before it (# tokenizer: %s); measure all with one", name,
+                       all->tokenizer);
+    }
     int rc = es_cost_table_move_into(all, part);
     es_cost_table_free(part);
     return rc == ES_OK ? ES_OK : es_fail(ctx, ES_ERR_NOMEM, "out of memory");
@@ -21,7 +30,7 @@ static int measure_run(es_context *ctx, const es_measure_settings *s, const char
         return ES_OK;
     es_cost_table *part = NULL;
     int rc = es_measure(ctx, s, inputs + begin, end - begin, &part);
-    return rc == ES_OK ? append_table(ctx, all, part) : rc;
+    return rc == ES_OK ? append_table(ctx, all, part, inputs[begin]) : rc;
 }
 
 ES_API int es_load_inputs(es_context *ctx, const es_measure_settings *s,
@@ -46,7 +55,7 @@ ES_API int es_load_inputs(es_context *ctx, const es_measure_settings *s,
         if (rc == ES_OK)
             rc = es_cost_table_read(ctx, inputs[i], &part);
         if (rc == ES_OK)
-            rc = append_table(ctx, all, part);
+            rc = append_table(ctx, all, part, inputs[i]);
         run = i + 1;
     }
     if (rc == ES_OK)

@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 
 #include "measure/measure_job.h"
+#include "text/tok_report.h"
 #include "text/tokenizer.h"
 
 /* Largest audio object the libsndfile probe may buffer (mp3/ogg members). */
@@ -275,6 +276,9 @@ ES_API int es_measure_job_finish(es_context *ctx, es_measure_job *j, es_cost_tab
         else if (es_cost_table_move_into(table, res->rows) != ES_OK)
             rc = es_fail(ctx, ES_ERR_NOMEM, "out of memory");
     }
+    /* the tokenizer's identity, for the table's "# tokenizer:" line and plan.json */
+    if (rc == ES_OK && j->opts.tok && !(table->tokenizer = es_tok_identity_text(j->opts.tok)))
+        rc = es_fail(ctx, ES_ERR_NOMEM, "out of memory");
     if (rc != ES_OK) {
         es_cost_table_free(table);
         return rc;

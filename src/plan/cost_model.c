@@ -113,6 +113,8 @@ void es_token_gap(const es_cost_model *m, const es_cost_table *t, es_token_gap_c
     chars.token_chars = 1;
     for (size_t i = 0; i < t->n; i++) {
         const es_cost_row *row = &t->rows[i];
+        if (row->flags & ES_FLAG_BAD_TEXT)
+            continue; /* dropped as bad_text whatever the counts */
         if (es_row_has_tokens(row)) {
             g->counted++;
             continue;

@@ -10,6 +10,7 @@
 
 #include "config.h"
 #include "core/strbuf.h"
+#include "text/tok_report.h"
 #include "core/utf8.h"
 #include "plan/plan_reshard.h"
 
@@ -198,26 +199,23 @@ static json_t *metrics(const es_plan *p)
                      rem);
 }
 
-/* How the token filters counted, and with what tokenizer (issue 11). */
+/* How the token filters counted, and with what tokenizer (issue 11): the one
+ * given to plan, else the one the table was measured with (its "# tokenizer:"
+ * line). */
 static json_t *text_tokens(const es_plan *p)
 {
-    json_t *tok = json_null();
+    json_t *tok = NULL;
     es_tokenizer_info info;
     if (p->s.tokenizer && es_tokenizer_get_info(p->s.tokenizer, &info) == ES_OK) {
         char digest[32];
         snprintf(digest, sizeof digest, "xxh3-64:%016llx", (unsigned long long)info.digest);
         /* the path is written by es_plan_json_write (es_json_string): it need not be UTF-8 */
-        tok = json_pack("{s:n, s:s, s:I, s:s, s:s}", "path", "files", info.files,
+        tok = json_pack("{s:s, s:n, s:s, s:I, s:s, s:s}", "kind",
+                        es_tokenizer_kind(p->s.tokenizer), "path", "files", info.files,
                         "vocab_size", (json_int_t)info.vocab_size, "specials", info.specials,
                         "digest", digest);
     }
-    const es_token_gap_counts *g = &p->token_gap;
-    json_t *o = json_pack("{s:o, s:s, s:I, s:I}", "tokenizer", tok, "count",
-                          p->s.model.token_chars > 0 ? "text_len" : "text_tokens", "rows_counted",
-                          (json_int_t)g->counted, "rows_without", (json_int_t)g->unknown);
-    if (g->unknown)
-        json_object_set_new(o, "note", json_string(p->token_note));
-    return o;
+    return es_token_report(&p->s.model, &p->token_gap, p->token_note, tok, p->table->tokenizer);
 }
 
 static json_t *ranks(const es_plan *p)

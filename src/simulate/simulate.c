@@ -475,6 +475,12 @@ ES_API int es_simulate(es_context *ctx, const es_simulate_settings *s, const es_
         return es_fail(ctx, ES_ERR_NOMEM, "simulate: out of memory");
     r->s = *s;
     es_cost_model_settle(&r->s.model, t, s->loader);
+    es_token_gap(&r->s.model, t, &r->token_gap);
+    es_token_gap_note(&r->token_gap, r->token_note, sizeof r->token_note);
+    if (t->tokenizer && !(r->tokenizer = strdup(t->tokenizer))) {
+        es_simulate_result_free(r);
+        return es_fail(ctx, ES_ERR_NOMEM, "simulate: out of memory");
+    }
     /* a shuffle buffer of 0 or 1 draws nothing: every trial would be the same */
     r->trials = s->shuffle_size > 1 ? s->trials : 1;
     sim_list l = {0};
@@ -512,7 +518,13 @@ ES_API void es_simulate_result_free(es_simulate_result *r)
     free(r->names);
     free(r->name_at);
     es_sim_plan_side_release(r);
+    free(r->tokenizer);
     free(r);
+}
+
+ES_API const char *es_simulate_token_note(const es_simulate_result *r)
+{
+    return r ? r->token_note : "";
 }
 
 /* ---- accessors ------------------------------------------------------------------- */

@@ -59,6 +59,9 @@ struct es_simulate_result {
     uint64_t rows, kept, kept_frames;
     double kept_seconds;
     uint64_t filtered[ES_DROP_REASONS];
+    es_token_gap_counts token_gap; /* rows the token filters could not judge */
+    char token_note[320];          /* es_token_gap_note: "" when none */
+    char *tokenizer;               /* the table's "# tokenizer:" record, or NULL */
     size_t n_epochs;
     sim_epoch *epochs;
     sim_plan_side plan[SIM_PLAN_MODES];

@@ -6,6 +6,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "text/tok_report.h"
+
 #include "core/atomic_file.h"
 #include "simulate/simulate_internal.h"
 
@@ -222,6 +224,8 @@ static char *dump(const es_simulate_result *r)
     SET(o, "command", json_string("simulate"));
     SET(o, "parameters", parameters_json(r));
     SET(o, "input", input_json(r));
+    SET(o, "text_tokens", es_token_report(&r->s.model, &r->token_gap, r->token_note, NULL,
+                                          r->tokenizer));
     json_t *epochs = json_array();
     for (size_t e = 0; e < r->n_epochs; e++)
         json_array_append_new(epochs, epoch_json(r, e));

@@ -2,8 +2,10 @@
  * the rows the loader's filter drops, and `imbalance`, the loader's own split
  * of the list replayed by es_simulate. See es_validate_data in the header. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "costs/cost_table.h"
 #include "plan/cost_model.h"
 #include "validate/validate_result.h"
 
@@ -106,6 +108,11 @@ int es_validate_data(es_context *ctx, const es_validate_data_settings *s, const 
         return es_fail(ctx, ES_ERR_USAGE, "validate: max imbalance must be >= 0");
     r->data = *s;
     es_cost_model_settle(&r->data.model, t, s->loader);
+    es_token_gap(&r->data.model, t, &r->token_gap);
+    es_token_gap_note(&r->token_gap, r->token_note, sizeof r->token_note);
+    free(r->tokenizer);
+    if (!(r->tokenizer = t->tokenizer ? strdup(t->tokenizer) : NULL) && t->tokenizer)
+        return es_fail(ctx, ES_ERR_NOMEM, "validate: out of memory");
     r->data_checked = 1;
     memset(r->filtered, 0, sizeof r->filtered);
     int rc = check_filtered(&r->data, t, r);

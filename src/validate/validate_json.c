@@ -7,6 +7,7 @@
 #include "config.h"
 #include "core/atomic_file.h"
 #include "plan/cost_model.h"
+#include "text/tok_report.h"
 #include "validate/validate_result.h"
 
 /* A finite number, or the string "inf"/"-inf"/"nan" (JSON has no such numbers). */
@@ -37,6 +38,10 @@ static int data_json(const es_validate_result *r, json_t *summary)
         bad |= json_object_set_new(f, es_filter_reason_name((es_filter_reason)k),
                                    json_integer((json_int_t)r->filtered[k]));
     bad |= json_object_set_new(summary, "filtered", f);
+    if (!bad)
+        bad |= json_object_set_new(summary, "text_tokens",
+                                   es_token_report(&r->data.model, &r->token_gap, r->token_note,
+                                                   NULL, r->tokenizer));
     if (!bad && r->imbalance_checked)
         bad |= json_object_set_new(summary, "loader",
             json_pack("{s:s, s:I, s:I, s:o, s:o, s:o}", "loader", es_loader_name(r->data.loader),

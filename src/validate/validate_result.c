@@ -74,8 +74,14 @@ void es_validate_result_free(es_validate_result *r)
     if (!r)
         return;
     free(r->items);
+    free(r->tokenizer);
     es_arena_release(&r->strings);
     free(r);
+}
+
+const char *es_validate_token_note(const es_validate_result *r)
+{
+    return r ? r->token_note : "";
 }
 
 size_t es_validate_count(const es_validate_result *r, int check)

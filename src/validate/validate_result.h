@@ -11,6 +11,7 @@
 
 #include "core/context.h"
 #include "core/strbuf.h"
+#include "plan/cost_model.h"
 #include "validate/vjob.h"
 
 typedef struct es_vfinding {
@@ -30,6 +31,9 @@ struct es_validate_result {
     int data_checked;              /* es_validate_data ran: the JSON has its summary */
     es_validate_data_settings data;
     uint64_t filtered[16];         /* per es_filter_reason (index 0 unused) */
+    es_token_gap_counts token_gap; /* rows the token filters could not judge */
+    char token_note[320];          /* es_token_gap_note: "" when none */
+    char *tokenizer;               /* the table's "# tokenizer:" record, or NULL */
     int imbalance_checked;         /* data.world_size > 0 */
     double imbalance, retention;   /* epoch 0 of the replay */
     int oom;

@@ -80,7 +80,12 @@ for l in open(sys.argv[1], encoding='utf-8'):
     for s in r.get('src', []):
         if s.startswith('corpus_a/'):
             n[s.split('#')[1].split('.')[0]] = r['n']
-rows = [l.rstrip('\n').split('\t') for l in open(sys.argv[2], encoding='utf-8')][1:]
+lines = open(sys.argv[2], encoding='utf-8').read().split('\n')
+# the tokenizer's identity between the magic line and the header (issue 11 #4)
+ident = json.loads(lines[1][len('# tokenizer: '):]) if lines[1].startswith('# tokenizer: ') else None
+assert ident and ident['kind'] == 'qwen2_bpe' and ident['vocab_size'] == 151663, lines[1]
+assert ident['specials'] == 'cosyvoice2' and ident['path'].endswith('/qwen2'), ident
+rows = [l.split('\t') for l in lines[2:] if l]
 col = rows[0].index('text_tokens')  # the last column: after shard_size/shard_mtime for shards
 assert col == len(rows[0]) - 1 and col in (12, 14), rows[0]
 bad = [r[0] for r in rows[1:] if int(r[col]) != n[r[0]]]
@@ -95,6 +100,10 @@ python3 -c "
 import json, sys
 t = json.load(open('$WORK/plan-tok/plan.json'))['text_tokens']
 assert t['count'] == 'text_tokens' and t['rows_counted'] == 60 and t['rows_without'] == 0 and 'note' not in t, t
+# the table's tokenizer is recorded although plan was given none (issue 11 #4)
+k = t['tokenizer']
+assert k['kind'] == 'qwen2_bpe' and k['vocab_size'] == 151663 and k['specials'] == 'cosyvoice2', k
+assert k['files'] == 'vocab.json+merges.txt+tokenizer_config.json' and k['digest'].startswith('xxh3-64:'), k
 " || fail "plan.json text_tokens from a table with counts"
 # 6. without token counts the token filters are not applied, and both the
 #    summary and plan.json say so in one line
@@ -120,6 +129,9 @@ t = p['text_tokens']['tokenizer']
 assert t['vocab_size'] == 151663 and t['specials'] == 'cosyvoice2' and t['digest'].startswith('xxh3-64:'), t
 assert t['files'] == 'vocab.json+merges.txt+tokenizer_config.json', t
 assert p['metrics']['filtered']['too_many_tokens'] > 0, p['metrics']['filtered']
+# the same record as the one plan-tok took from the table measured with it
+k = json.load(open('$WORK/plan-tok/plan.json'))['text_tokens']['tokenizer']
+assert t['kind'] == 'qwen2_bpe' and t['digest'] == k['digest'] and t['vocab_size'] == k['vocab_size'], (t, k)
 " || fail "plan.json tokenizer record"
 
 ((failures == 0)) || exit 1

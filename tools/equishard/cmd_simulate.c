@@ -260,6 +260,8 @@ static void print_header(const es_simulate_settings *s, const es_simulate_result
             sep = ", ";
         }
     }
+    if (*es_simulate_token_note(r))
+        printf("\n  note: %s", es_simulate_token_note(r));
     printf("\n  batching: ");
     if (s->batch_size)
         printf("static, %u per batch", s->batch_size);
