@@ -23,9 +23,9 @@
  * the strings (and the amortised row array growth).
  */
 #include "costs/cost_table.h"
-#include "text/tok_report.h"
 
 #include <errno.h>
+#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -480,12 +480,24 @@ static int parse_version(parser *p, const char *s, size_t n)
                       "not an equishard cost table (expected " ES_COSTS_MAGIC_LINE ")");
 }
 
+/* 1 when text[0..n) is a tokenizer record as measure writes it (text/tok_identity.h). */
+static int tokenizer_record(const char *text, size_t n)
+{
+    json_t *o = json_loadb(text, n, JSON_REJECT_DUPLICATES, NULL);
+    static const char *const keys[] = {"kind", "path", "files", "specials", "digest"};
+    int ok = json_is_object(o) && json_is_integer(json_object_get(o, "vocab_size"));
+    for (size_t i = 0; ok && i < sizeof keys / sizeof keys[0]; i++)
+        ok = json_is_string(json_object_get(o, keys[i]));
+    json_decref(o);
+    return ok;
+}
+
 /* "# tokenizer: {...}" (issue 11): what text_tokens were counted with. A table
  * concatenated from parts (`cat`) must have been measured with one tokenizer. */
 static int parse_tokenizer(parser *p, const char *s, size_t n)
 {
     size_t k = sizeof ES_COSTS_TOKENIZER_LINE - 1;
-    if (!es_tok_identity_check(s + k, n - k))
+    if (!tokenizer_record(s + k, n - k))
         return line_error(p, ES_ERR_FORMAT, "tokenizer: expected a JSON object with kind, path, "
                                             "files, vocab_size, specials and digest");
     if (p->t->tokenizer) {

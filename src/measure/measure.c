@@ -16,7 +16,7 @@
 #include <sys/stat.h>
 
 #include "measure/measure_job.h"
-#include "text/tok_report.h"
+#include "text/tok_identity.h"
 #include "text/tokenizer.h"
 
 /* Largest audio object the libsndfile probe may buffer (mp3/ogg members). */

@@ -2,6 +2,7 @@
 
 #include "costs/cost_table.h"
 
+#include <jansson.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -125,6 +126,20 @@ void es_token_gap(const es_cost_model *m, const es_cost_table *t, es_token_gap_c
                          (why == ES_DROP_FEW_TOKENS || why == ES_DROP_MANY_TOKENS ||
                           why == ES_DROP_RATIO_LOW || why == ES_DROP_RATIO_HIGH);
     }
+}
+
+json_t *es_token_report(const es_cost_model *m, const es_token_gap_counts *g, const char *note,
+                        json_t *tokenizer, const char *table_tokenizer)
+{
+    if (!tokenizer && table_tokenizer)
+        tokenizer = json_loads(table_tokenizer, 0, NULL);
+    json_t *o = json_pack("{s:o, s:s, s:I, s:I}", "tokenizer", tokenizer ? tokenizer : json_null(),
+                          "count", m->token_chars > 0 ? "text_len" : "text_tokens",
+                          "rows_counted", (json_int_t)g->counted, "rows_without",
+                          (json_int_t)g->unknown);
+    if (o && g->unknown)
+        json_object_set_new(o, "note", json_string(note));
+    return o;
 }
 
 size_t es_token_gap_note(const es_token_gap_counts *g, char *buf, size_t len)

@@ -63,6 +63,16 @@ void es_token_gap(const es_cost_model *m, const es_cost_table *t, es_token_gap_c
 /* The one line reports print (snprintf-style); "" when nothing is unknown. */
 size_t es_token_gap_note(const es_token_gap_counts *g, char *buf, size_t len);
 
+/* The "text_tokens" object of plan.json, simulate's and validate's JSON (one
+ * implementation for the three): {"tokenizer": tokenizer (stolen; NULL: parsed
+ * from table_tokenizer, the table's "# tokenizer:" record, or null), "count":
+ * "text_tokens" or "text_len", "rows_counted", "rows_without", "note" (when
+ * rows lack counts)}. NULL when out of memory. */
+struct json_t;
+struct json_t *es_token_report(const es_cost_model *m, const es_token_gap_counts *g,
+                               const char *note, struct json_t *tokenizer,
+                               const char *table_tokenizer);
+
 /* The cost of a row under the model (>= 0). */
 double es_row_cost(const es_cost_model *m, const es_cost_row *row);
 

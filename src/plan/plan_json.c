@@ -10,7 +10,6 @@
 
 #include "config.h"
 #include "core/strbuf.h"
-#include "text/tok_report.h"
 #include "core/utf8.h"
 #include "plan/plan_reshard.h"
 

@@ -6,7 +6,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "text/tok_report.h"
 
 #include "core/atomic_file.h"
 #include "simulate/simulate_internal.h"

@@ -7,7 +7,6 @@
 #include "config.h"
 #include "core/atomic_file.h"
 #include "plan/cost_model.h"
-#include "text/tok_report.h"
 #include "validate/validate_result.h"
 
 /* A finite number, or the string "inf"/"-inf"/"nan" (JSON has no such numbers). */

@@ -1,7 +1,7 @@
-/* The tokenizer's identity as cost tables and reports record it, and the
- * "text_tokens" object of plan.json, simulate's and validate's JSON (issue 11):
- * one implementation for the three. */
-#include "text/tok_report.h"
+/* The tokenizer's identity as measure records it in the cost table (issue 11):
+ * the "# tokenizer:" line, which plan.json, simulate's and validate's JSON
+ * report (es_token_report, plan/cost_model.c). */
+#include "text/tok_identity.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -47,29 +47,4 @@ char *es_tok_identity_text(const tok_model *m)
     char *text = o ? json_dumps(o, JSON_COMPACT) : NULL;
     json_decref(o);
     return text;
-}
-
-int es_tok_identity_check(const char *text, size_t n)
-{
-    json_t *o = json_loadb(text, n, JSON_REJECT_DUPLICATES, NULL);
-    static const char *const keys[] = {"kind", "path", "files", "specials", "digest"};
-    int ok = json_is_object(o) && json_is_integer(json_object_get(o, "vocab_size"));
-    for (size_t i = 0; ok && i < sizeof keys / sizeof keys[0]; i++)
-        ok = json_is_string(json_object_get(o, keys[i]));
-    json_decref(o);
-    return ok;
-}
-
-json_t *es_token_report(const es_cost_model *m, const es_token_gap_counts *g, const char *note,
-                        json_t *tokenizer, const char *table_tokenizer)
-{
-    if (!tokenizer && table_tokenizer)
-        tokenizer = json_loads(table_tokenizer, 0, NULL);
-    json_t *o = json_pack("{s:o, s:s, s:I, s:I}", "tokenizer", tokenizer ? tokenizer : json_null(),
-                          "count", m->token_chars > 0 ? "text_len" : "text_tokens",
-                          "rows_counted", (json_int_t)g->counted, "rows_without",
-                          (json_int_t)g->unknown);
-    if (o && g->unknown)
-        json_object_set_new(o, "note", json_string(note));
-    return o;
 }

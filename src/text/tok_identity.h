@@ -1,0 +1,17 @@
+/* The tokenizer's identity, as measure records it in a cost table's
+ * "# tokenizer:" line (issue 11; docs/COST_TABLE.md). */
+#ifndef ES_TOK_IDENTITY_H
+#define ES_TOK_IDENTITY_H
+
+#include <jansson.h>
+
+#include "text/tok_model.h"
+
+/* {"kind", "path", "files", "vocab_size", "specials", "digest": "xxh3-64:…"};
+ * strings that are not UTF-8 carry U+FFFD for the bad bytes. NULL when out of
+ * memory. */
+json_t *es_tok_identity(const tok_model *m);
+/* The same as one line of compact JSON (malloc'd; NULL when out of memory). */
+char *es_tok_identity_text(const tok_model *m);
+
+#endif
