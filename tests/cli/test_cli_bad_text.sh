@@ -4,7 +4,8 @@
 # so measure flags it bad_text (text_len 0, no text_tokens) instead of counting
 # its bytes, and every filter drops it under its own reason: plan.json,
 # reshard's filtered.tsv, simulate, validate's filtered check. A Kaldi text
-# line the same. A raw list line that is not UTF-8 is no dropped utterance:
+# line the same, and a parquet text value. A raw list line that is not UTF-8
+# is no dropped utterance:
 # WeNet reads the list as text and fails, so measure says so, exit 2.
 set -u
 BIN=$1
@@ -68,7 +69,25 @@ expect_exit 0 "$BIN" measure -o k.tsv kaldi
 [[ $(cut -f1,8,11 k.tsv | tail -2 | tr '\t\n' ' |') == "k1 5 audio,text,item|k2 0 audio,text,item,bad_text|" ]] \
     || fail "kaldi: $(cut -f1,8,11 k.tsv)"
 
-# 4. a raw list line that is not UTF-8: one line naming file, line and byte; exit 2
+# 4. parquet: corpus A's first shard with 'Yes.' (A01_0001's text, stored as a raw
+# snappy literal) made b'Y\xffs.', which pyarrow refuses as a string: that row
+# only is bad_text, the other 15 are as before
+python3 - "$A/parquet/parquet_000000000.tar" <<'PY'
+import sys
+d = bytearray(open(sys.argv[1], 'rb').read())
+at = d.find(b'Yes.')
+assert at > 0
+d[at + 1] = 0xFF
+open('bad.parquet', 'wb').write(d)
+PY
+expect_exit 0 "$BIN" measure -o pq.tsv bad.parquet
+expect_exit 0 "$BIN" measure -o pq_good.tsv "$A/parquet/parquet_000000000.tar"
+[[ $(awk -F'\t' 'NR > 2 && $11 ~ /bad_text/ { print $1 "=" $8 }' pq.tsv) == "A01_0001=0" ]] \
+    || fail "parquet bad_text: $(cut -f1,8,11 pq.tsv | head -4)"
+[[ $(cut -f1,8 pq.tsv | tail -15) == "$(cut -f1,8 pq_good.tsv | tail -15)" && $(wc -l <pq.tsv) == 18 ]] \
+    || fail "parquet: other rows changed"
+
+# 5. a raw list line that is not UTF-8: one line naming file, line and byte; exit 2
 printf '{"key": "r1", "wav": "a.wav", "txt": "ok"}\n{"key": "r2", "wav": "a.wav", "txt": "caf\xe9"}\n' >raw.list
 expect_exit 2 "$BIN" measure -o r.tsv raw.list
 [[ $(cat err) == "equishard: raw.list: line 2 (): byte 41: not valid UTF-8 (WeNet's loader fails reading this list with UnicodeDecodeError)" ]] \
