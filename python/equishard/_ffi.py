@@ -248,6 +248,7 @@ _SIGNATURES = {
     "es_filter_reason_count": (c_size_t, []),
     "es_filter_reason_name_at": (c_char_p, [c_size_t]),
     "es_plan_filtered": (c_uint64, [P, c_size_t]),
+    "es_plan_token_note": (c_char_p, [P]),
     "es_plan_rank_load": (c_int, [P, c_uint32, POINTER(PlanLoad)]),
     "es_plan_worker_load": (c_int, [P, c_uint32, c_uint32, POINTER(PlanLoad)]),
     "es_plan_rank_shard_count": (c_size_t, [P, c_uint32, c_uint32]),

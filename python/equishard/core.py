@@ -230,10 +230,14 @@ class CostTable(_Handle):
             super().close()
 
 
-def _table_from(fn, inputs, threads, root, on_error, hash):
+def _table_from(fn, inputs, threads, root, on_error, hash, tokenizer=None):
     s = _ffi.MeasureSettings()
     lib().es_measure_defaults(byref(s))
     _apply(s, dict(threads=threads, root=root, on_error=on_error, hash=int(bool(hash))))
+    if tokenizer is not None:  # an equishard.Tokenizer, alive for the call
+        if tokenizer._ptr is None:
+            raise ValueError("Tokenizer is closed")
+        s.tokenizer = tokenizer._ptr
     arr, n = _strings(inputs)
     out = c_void_p()
     with _Context() as ctx:
@@ -241,14 +245,15 @@ def _table_from(fn, inputs, threads, root, on_error, hash):
     return CostTable(out.value)
 
 
-def measure(lists, threads=0, root=None, on_error="fail", hash=False):
-    """es_measure over shard lists, shards, raw lists or Kaldi dirs -> CostTable."""
-    return _table_from(lib().es_measure, lists, threads, root, on_error, hash)
+def measure(lists, threads=0, root=None, on_error="fail", hash=False, tokenizer=None):
+    """es_measure over shard lists, shards, raw lists or Kaldi dirs -> CostTable;
+    with tokenizer (an equishard.Tokenizer) every row's text_tokens is counted."""
+    return _table_from(lib().es_measure, lists, threads, root, on_error, hash, tokenizer)
 
 
-def load(inputs, threads=0, root=None, on_error="fail", hash=False):
+def load(inputs, threads=0, root=None, on_error="fail", hash=False, tokenizer=None):
     """es_load_inputs: cost tables are read, anything else measured -> CostTable."""
-    return _table_from(lib().es_load_inputs, inputs, threads, root, on_error, hash)
+    return _table_from(lib().es_load_inputs, inputs, threads, root, on_error, hash, tokenizer)
 
 
 def _table(t):
@@ -297,6 +302,7 @@ class Plan(_Handle):
         s = _ffi.PlanMetrics()
         lib().es_plan_get_metrics(ptr, byref(s))
         self.metrics = PlanMetrics(**_values(s, filtered_by_reason=_filtered(lib().es_plan_filtered, ptr)))
+        self.token_note = _str(lib().es_plan_token_note(ptr))
 
     def close(self):
         had = self._ptr
@@ -415,6 +421,8 @@ class SimulateResult(_Handle):
         inp = _ffi.SimulateInput()
         L.es_simulate_input_info(ptr, byref(inp))
         self.input = SimulateInput(**_values(inp, filtered=_filtered(L.es_simulate_filtered, ptr)))
+        # "" unless rows lacked text token counts (the note the CLI prints)
+        self.token_note = _str(L.es_simulate_token_note(ptr))
         self.epochs = [self._epoch(e, world_size, workers) for e in range(L.es_simulate_epoch_count(ptr))]
         self.plans = []
         for i in range(L.es_simulate_plan_count(ptr)):
@@ -506,6 +514,8 @@ class ValidateResult(_Handle):
         v = _values(info)
         v["device"] = ENUMS.name("device", info.device)
         self.info = ValidateInfo(**v)
+        # after the data checks: "" unless rows lacked text token counts
+        self.token_note = _str(L.es_validate_token_note(ptr))
 
     def rows(self, check, kind="utt"):
         """Rows (matrix or source entry ordinals) the check found, in order."""

@@ -183,6 +183,26 @@ class WenetCharTokenizerTest(unittest.TestCase):
                      and t.encode(c) != [ids.get(u, 1) for u in c.upper()]]
             self.assertEqual(upper, [])
 
+    def test_measure_and_filter(self):
+        # the binding end to end: text_tokens of corpus A's raw list are WeNet's
+        # len(label); the wenet filter counts them, so no note; without counts
+        # the CosyVoice filter says so
+        corpus = os.path.join(os.environ.get("ES_FIXTURES", "tests/fixtures"), "corpus_a")
+        raw = os.path.join(corpus, "raw.list")
+        theirs = self.CharTokenizer(self.units, None, split_with_space=True)
+        with open(raw, encoding="utf-8") as f:
+            want = {o["key"]: len(theirs.tokenize(o["txt"])[1]) for o in map(json.loads, f)}
+        with equishard.Tokenizer(symbol_table=self.units, split_with_space=True) as tok:
+            table = equishard.measure(raw, root=corpus, tokenizer=tok)
+        self.assertEqual({r.key: r.text_tokens for r in table}, want)
+        sim = equishard.simulate(table, loader="wenet", world_size=2)
+        self.assertEqual(sim.token_note, "")
+        plain = equishard.measure(raw, root=corpus)
+        plan = equishard.plan(plain, world_size=2)
+        self.assertTrue(plan.token_note.startswith("token filters not applied to 60 utterance(s)"),
+                        plan.token_note)
+        self.assertEqual(equishard.simulate(plain, world_size=2).token_note, plan.token_note)
+
     def test_refusals(self):
         for name, text, want in (
                 ("three.txt", "a 1 2\n", "line 1: expected \"SYMBOL ID\""),
