@@ -181,11 +181,12 @@ START_TEST(test_flag_names)
 {
     static const char *names[] = {"audio", "text", "utt_emb", "spk_emb", "hashed",
                                   "truncated", "estimated", "unsupported", "segment", "item",
-                                  "bad_text"};
-    for (unsigned b = 0; b < 11; b++)
+                                  "bad_text", "no_tokens"};
+    for (unsigned b = 0; b < 12; b++)
         ck_assert_str_eq(es_flag_name(b), names[b]);
     ck_assert_uint_eq(ES_FLAG_BAD_TEXT, 1u << 10);
-    ck_assert_ptr_null(es_flag_name(11));
+    ck_assert_uint_eq(ES_FLAG_NO_TOKENS, 1u << 11);
+    ck_assert_ptr_null(es_flag_name(12));
     ck_assert_ptr_null(es_flag_name(31));
     ck_assert_ptr_null(es_flag_name(1000));
     ck_assert_uint_eq(ES_FLAG_SEGMENT, 1u << 8);

@@ -164,12 +164,17 @@ enum {
                                       drop the utterance (WeNet's txt.decode('utf8')
                                       raises), so text_len and text_tokens are 0 and
                                       the filter's reason is "bad_text" */
+    ES_FLAG_NO_TOKENS = 1u << 11,  /* the tokenizer gives the (non-empty) transcript no
+                                      token: text_tokens 0 is a count, not "unknown"
+                                      (WeNet's label of a whitespace-only txt, or of
+                                      unknown symbols without <unk>); the token
+                                      filters see 0 */
 };
 
 /* Name of flag bit number `bit` (0 = ES_FLAG_AUDIO, 1 = ES_FLAG_TEXT, …; not the
  * mask value) as the table's `flags` column spells it, or NULL past the last.
  * In bit order: audio, text, utt_emb, spk_emb, hashed, truncated, estimated,
- * unsupported, segment, item, bad_text. The column holds them joined by ',', or '-' for none. */
+ * unsupported, segment, item, bad_text, no_tokens. The column holds them joined by ',', or '-' for none. */
 ES_API const char *es_flag_name(unsigned bit);
 
 /* One row. Strings are owned by the table the row was read from. */
@@ -190,7 +195,8 @@ typedef struct es_cost_row {
     uint64_t hash;         /* xxh3-64 of the audio bytes when ES_FLAG_HASHED, else 0 */
     uint32_t text_tokens;  /* ids the recipe's tokenizer gives the transcript (measure
                               with a tokenizer); 0 = not counted, unless text_len is 0
-                              (an empty transcript has no tokens whatever the tokenizer) */
+                              (an empty transcript has no tokens whatever the tokenizer)
+                              or the row has ES_FLAG_NO_TOKENS */
 } es_cost_row;
 
 typedef struct es_cost_table es_cost_table;

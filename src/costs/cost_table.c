@@ -14,6 +14,7 @@
 static const char *const flag_names[] = {
     "audio", "text", "utt_emb", "spk_emb", "hashed",
     "truncated", "estimated", "unsupported", "segment", "item", "bad_text",
+    "no_tokens",
 };
 enum { N_FLAGS = sizeof flag_names / sizeof flag_names[0] };
 

@@ -228,7 +228,8 @@ static int put_row(writer *w, const es_cost_row *r, const es_cost_table *t, int 
     }
     if (tokens) {
         *p++ = '\t';
-        if (r->text_tokens == 0 && (r->text_len > 0 || (r->flags & ES_FLAG_BAD_TEXT)))
+        if (r->text_tokens == 0 && ((r->text_len > 0 && !(r->flags & ES_FLAG_NO_TOKENS)) ||
+                                    (r->flags & ES_FLAG_BAD_TEXT)))
             *p++ = '-';
         else
             p = put_u64(p, r->text_tokens);

@@ -58,8 +58,10 @@ static int append(es_measure_job *j, size_t u, const es_cost_row *row, es_contex
 {
     /* Readers count tokens where there is a transcript (with a tokenizer). */
     es_cost_row r = *row;
-    if (!j->opts.tok || !(r.flags & ES_FLAG_TEXT))
+    if (!j->opts.tok || !(r.flags & ES_FLAG_TEXT)) {
         r.text_tokens = 0;
+        r.flags &= ~(uint32_t)ES_FLAG_NO_TOKENS;
+    }
     row = &r;
     if (es_cost_table_append(j->results[u].rows, row) == ES_OK)
         return 0;

@@ -37,7 +37,8 @@ void es_cost_model_settle(es_cost_model *m, const es_cost_table *t, es_loader lo
          * characters (CharTokenizer's stand-in) */
         m->token_chars = loader == ES_LOADER_WENET;
         for (size_t i = 0; m->token_chars && i < t->n; i++)
-            m->token_chars = t->rows[i].text_tokens == 0;
+            m->token_chars = t->rows[i].text_tokens == 0 &&
+                             !(t->rows[i].flags & ES_FLAG_NO_TOKENS);
     }
     if (m->require_speech_token >= 0)
         return;
@@ -102,7 +103,7 @@ double es_row_cost(const es_cost_model *m, const es_cost_row *row)
 
 int es_row_has_tokens(const es_cost_row *row)
 {
-    return row->text_tokens > 0 || row->text_len == 0;
+    return row->text_tokens > 0 || row->text_len == 0 || (row->flags & ES_FLAG_NO_TOKENS);
 }
 
 void es_token_gap(const es_cost_model *m, const es_cost_table *t, es_token_gap_counts *g)

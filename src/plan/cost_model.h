@@ -51,7 +51,7 @@ es_filter_reason es_filter_row(const es_cost_model *m, const es_cost_row *row);
 uint32_t es_row_frames(const es_cost_model *m, const es_cost_row *row);
 
 /* 1 when the row's text_tokens is a count: measured with a tokenizer, or an
- * empty transcript (no tokens whatever the tokenizer). */
+ * empty transcript (no tokens whatever the tokenizer), or ES_FLAG_NO_TOKENS. */
 int es_row_has_tokens(const es_cost_row *row);
 
 /* Rows the token filters could not judge (CosyVoice, no token count) and how

@@ -82,7 +82,10 @@ void es_reader_text(const es_reader_opts *o, const char *s, size_t n, es_cost_ro
 void es_reader_text_tokens(const es_reader_opts *o, const char *s, size_t n, es_cost_row *row)
 {
     row->text_tokens = 0;
-    if (o->tok && tok_encode(NULL, o->tok, o->tok_state, s, n) == ES_OK)
+    if (o->tok && tok_encode(NULL, o->tok, o->tok_state, s, n) == ES_OK) {
         row->text_tokens = o->tok_state->n_ids > UINT32_MAX ? UINT32_MAX
                                                             : (uint32_t)o->tok_state->n_ids;
+        if (row->text_tokens == 0 && n > 0)
+            row->flags |= ES_FLAG_NO_TOKENS; /* a count of 0, not "unknown" */
+    }
 }

@@ -61,7 +61,20 @@ grep -q "33 kept .*filtered: too_many_tokens 27$" "$WORK/out" || fail "simulate:
 expect_exit 0 "$BIN" simulate --loader wenet -k 2 --token-max-length 5 --no-plan --root "$A" "$A/raw.list"
 grep -q "filtered: too_many_tokens 53$" "$WORK/out" || fail "simulate, characters: $(sed -n 2p "$WORK/out")"
 
-# 4. refusals: one line naming the file and line, or the option mix; exit 2
+# 4. a transcript WeNet gives no label (whitespace only: strip() leaves nothing;
+# one of unknown symbols with a table without <unk>): text_tokens 0 is a count
+# (flag no_tokens), and the wenet filter drops it as too_few_tokens
+cp "$A/wav/A01/A01_0001.wav" "$WORK/a.wav"
+printf '{"key": "w1", "wav": "a.wav", "txt": "AB"}\n{"key": "w2", "wav": "a.wav", "txt": "   "}\n' >"$WORK/ws.list"
+printf 'A 1\nB 2\n' >"$WORK/no_unk.txt"
+printf '{"key": "w3", "wav": "a.wav", "txt": "zz"}\n' >>"$WORK/ws.list"
+expect_exit 0 "$BIN" measure --root "$WORK" --symbol-table "$WORK/no_unk.txt" -o "$WORK/ws.tsv" "$WORK/ws.list"
+[[ $(awk -F'\t' 'NR > 3 { print $1, $8, $11, $NF }' "$WORK/ws.tsv" | tr '\n' '|') == "w1 2 audio,text,item 2|w2 3 audio,text,item,no_tokens 0|w3 2 audio,text,item,no_tokens 0|" ]] \
+    || fail "no_tokens: $(cut -f1,8,11,13 "$WORK/ws.tsv")"
+expect_exit 0 "$BIN" simulate --loader wenet -k 1 --no-plan "$WORK/ws.tsv"
+grep -q "3 utterances, 1 kept .*filtered: too_few_tokens 2$" "$WORK/out" || fail "no_tokens filter: $(sed -n 2p "$WORK/out")"
+
+# 5. refusals: one line naming the file and line, or the option mix; exit 2
 printf '<unk> 1\nA\n' >"$WORK/bad_units.txt"
 expect_exit 2 "$BIN" measure --symbol-table "$WORK/bad_units.txt" -o "$WORK/x.tsv" "$A/raw.list"
 [[ $(cat "$WORK/err") == "equishard: $WORK/bad_units.txt: line 2: expected \"SYMBOL ID\" (two fields), as WeNet's read_symbol_table asserts" ]] \
