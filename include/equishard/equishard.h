@@ -354,7 +354,8 @@ ES_API int es_measure_job_finish(es_context *ctx, es_measure_job *j, es_cost_tab
  * with frames = floor(samples × frame_rate / sample_rate), the feature frames the
  * loader's dynamic batcher counts. The filter fields are CosyVoice's
  * `processor.filter` in its units: lengths in 10 ms frames (100 per second) of the
- * original audio; token limits apply to text_len (a stand-in for the tokenizer). */
+ * original audio; token limits apply to text_tokens, the recipe tokenizer's count
+ * (or text_len: see token_chars). A row flagged ES_FLAG_BAD_TEXT is dropped first. */
 typedef struct es_cost_model {
     double frame_rate;       /* feature frames per second; default 50 (CosyVoice 2) */
     double w_frames;         /* default 1 */
