@@ -160,7 +160,8 @@ enum {
     ES_FLAG_ITEM = 1u << 9,        /* the row is a list entry of its own (raw-list line,
                                       Kaldi entry): loaders partition such lists by row,
                                       not by shard */
-    ES_FLAG_BAD_TEXT = 1u << 10,   /* the transcript is not valid UTF-8: the loaders
+    ES_FLAG_BAD_TEXT = 1u << 10,   /* the transcript (tar .txt, parquet text) is not
+                                      valid UTF-8: the loaders
                                       drop the utterance (WeNet's txt.decode('utf8')
                                       raises), so text_len and text_tokens are 0 and
                                       the filter's reason is "bad_text" */

@@ -148,6 +148,14 @@ static int fill_item(kaldi *k, es_manifest_item *it, const char *key, size_t kle
         it->text = (const char *)(len + 1);
         it->text_bytes = *len;
         it->text_len = (uint32_t)es_utf8_length(it->text, *len);
+        for (size_t i = 0, k; i < *len; i += k)
+            if (!(k = es_utf8_sequence((const unsigned char *)it->text + i, *len - i))) {
+                /* not a dropped utterance: the data prep reads `text` as UTF-8 and stops */
+                it->problem = "transcript in text is not valid UTF-8 (CosyVoice's "
+                              "make_parquet_list.py reads the file as UTF-8 and fails: "
+                              "UnicodeDecodeError)";
+                return ES_OK;
+            }
     }
     if (s)
         it->spk = s->value;

@@ -3,10 +3,10 @@
 # tar reader skips such an utterance (txt.decode('utf8') raises; valid=False),
 # so measure flags it bad_text (text_len 0, no text_tokens) instead of counting
 # its bytes, and every filter drops it under its own reason: plan.json,
-# reshard's filtered.tsv, simulate, validate's filtered check. A Kaldi text
-# line the same, and a parquet text value. A raw list line that is not UTF-8
-# is no dropped utterance:
-# WeNet reads the list as text and fails, so measure says so, exit 2.
+# reshard's filtered.tsv, simulate, validate's filtered check. A parquet text
+# value the same. A raw list line or a Kaldi text line that is not UTF-8 is no
+# dropped utterance: WeNet reads the list, CosyVoice's data prep the text file,
+# as UTF-8 and fails, so measure says so, exit 2.
 set -u
 BIN=$1
 A=$ES_FIXTURES/corpus_a
@@ -60,14 +60,15 @@ s = json.load(open('v.json'))['summary']['filtered']
 assert s['bad_text'] == 1 and sum(s.values()) == 1, s
 " || fail "validate json"
 
-# 3. a Kaldi text line that is not UTF-8: the same flag
+# 3. a Kaldi text line that is not UTF-8: no dropped utterance either, the data
+# prep (make_parquet_list.py: open(text)) fails on it; one line, exit 2
 mkdir kaldi
 printf 'k1 %s/a.wav\nk2 %s/a.wav\n' "$WORK" "$WORK" >kaldi/wav.scp
 printf 'k1 hello\nk2 caf\xe9\n' >kaldi/text
 printf 'k1 s\nk2 s\n' >kaldi/utt2spk
-expect_exit 0 "$BIN" measure -o k.tsv kaldi
-[[ $(cut -f1,8,11 k.tsv | tail -2 | tr '\t\n' ' |') == "k1 5 audio,text,item|k2 0 audio,text,item,bad_text|" ]] \
-    || fail "kaldi: $(cut -f1,8,11 k.tsv)"
+expect_exit 2 "$BIN" measure -o k.tsv kaldi
+[[ $(cat err) == "equishard: kaldi: entry 1 (k2): transcript in text is not valid UTF-8 (CosyVoice's make_parquet_list.py reads the file as UTF-8 and fails: UnicodeDecodeError)" ]] \
+    || fail "kaldi: $(cat err)"
 
 # 4. parquet: corpus A's first shard with 'Yes.' (A01_0001's text, stored as a raw
 # snappy literal) made b'Y\xffs.', which pyarrow refuses as a string: that row
