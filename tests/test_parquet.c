@@ -22,14 +22,14 @@
 #include <xxhash.h>
 
 #include "check_helpers.h"
-#include "readers/parquet/parquet_embeddings.h"
-#include "readers/parquet/pq_delta.h"
-#include "readers/parquet/pq_file.h"
-#include "readers/parquet/pq_meta.h"
-#include "readers/parquet/pq_rle.h"
-#include "readers/parquet/pq_rows.h"
-#include "readers/parquet/pq_thrift.h"
-#include "readers/parquet/pq_values.h"
+#include "parquet/parquet_embeddings.h"
+#include "parquet/pq_delta.h"
+#include "parquet/pq_file.h"
+#include "parquet/pq_meta.h"
+#include "parquet/pq_rle.h"
+#include "parquet/pq_rows.h"
+#include "parquet/pq_thrift.h"
+#include "parquet/pq_values.h"
 #include "readers/reader.h"
 #include "validate/sources/emb_set.h"
 

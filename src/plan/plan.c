@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "costs/cost_table.h"
-#include "plan/batching.h"
+#include "loader/batching.h"
 #include "plan/plan_internal.h"
 
 ES_API void es_plan_defaults(es_plan_settings *s)

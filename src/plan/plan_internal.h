@@ -11,7 +11,7 @@
 
 #include "core/context.h"
 #include "costs/cost_table.h"
-#include "plan/cost_model.h"
+#include "loader/cost_model.h"
 
 /* A list entry the loader hands out whole: a shard, or one row of a raw list. */
 typedef struct plan_element {

@@ -17,9 +17,9 @@
 #include <string.h>
 
 #include "costs/cost_table.h"
-#include "plan/partition.h"
+#include "algo/partition.h"
 #include "plan/plan_reshard.h"
-#include "simulate/split.h"
+#include "loader/split.h"
 
 /* Utterances a shard holds when M is chosen for the user. */
 #define UTTS_PER_SHARD 1000

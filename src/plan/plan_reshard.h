@@ -16,7 +16,7 @@
 
 #include "core/strbuf.h"
 #include "plan/plan_internal.h"
-#include "plan/plan_outdir.h"
+#include "write/plan_outdir.h"
 
 /* Loader permutations the plan checks: CosyVoice epochs 0 .. 19. */
 #define ES_RESHARD_PERMUTATIONS 20

@@ -13,7 +13,7 @@
 
 #include "core/strmap.h"
 #include "simulate/simulate_internal.h"
-#include "simulate/stream.h"
+#include "loader/stream.h"
 
 ES_API void es_simulate_defaults(es_simulate_settings *s, es_loader loader)
 {

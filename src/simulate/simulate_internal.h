@@ -11,8 +11,8 @@
 
 #include "core/context.h"
 #include "costs/cost_table.h"
-#include "plan/cost_model.h"
-#include "simulate/split.h"
+#include "loader/cost_model.h"
+#include "loader/split.h"
 
 /* Numbers of a rank or of one worker, summed over trials where they vary. */
 typedef struct sim_stats {

@@ -14,7 +14,7 @@
 #include "core/line_reader.h"
 #include "core/utf8.h"
 #include "readers/manifest.h"
-#include "readers/parquet/parquet_embeddings.h"
+#include "parquet/parquet_embeddings.h"
 #include "validate/sources/emb_set.h"
 
 typedef struct pq_load {
