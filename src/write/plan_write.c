@@ -19,7 +19,7 @@
 #include "costs/cost_table.h"
 #include "write/plan_json.h"
 #include "write/plan_outdir.h"
-#include "plan/plan_reshard.h"
+#include "write/plan_write.h"
 
 /* The loaders read lists one entry a line: a path with a line break in it would
  * become two entries. Refused, the path shown with the break escaped. */
@@ -60,18 +60,6 @@ static int write_list(es_context *ctx, es_outdir *d, const es_plan *p, uint32_t 
     if (rc == ES_OK)
         rc = sb->oom ? es_fail(ctx, ES_ERR_NOMEM, "out of memory") : es_outdir_write_text(ctx, d, name, sb);
     return rc;
-}
-
-void es_plan_unreadable_rows(es_strbuf *sb, const es_plan *p)
-{
-    for (size_t i = 0; i < p->table->n_skips; i++) {
-        const es_cost_skip *k = &p->table->skips[i];
-        if (k->key)
-            es_strbuf_printf(sb, "%s\t%s\t%llu\tunreadable\n", k->key, k->shard,
-                             (unsigned long long)k->pos);
-        else
-            es_strbuf_printf(sb, "\t%s\t\tunreadable\n", k->shard);
-    }
 }
 
 /* Shard and batch modes: filtered.tsv only when --on-error skip left something

@@ -11,9 +11,9 @@
  * Passes: all N writers are open at once when the open-file limit (soft
  * RLIMIT_NOFILE, less 64 for everything else) and a 1 GiB budget for
  * compressor state allow; otherwise the new shards are written in passes of as
- * many as fit, each pass re-reading only the sources that feed it. After each
- * pass every shard written is read back and compared member by member (name,
- * size, xxh3) with what was copied into it. */
+ * many as fit (reshard_pass.c's loop), each pass re-reading only the sources
+ * that feed it. After each pass every shard written is read back and compared
+ * member by member (name, size, xxh3) with what was copied into it. */
 #include <archive.h>
 #include <archive_entry.h>
 #include <errno.h>
@@ -322,25 +322,44 @@ static int verify_targets(es_context *ctx, copy_run *run)
     return ES_OK;
 }
 
-static int run_passes(es_context *ctx, copy_run *run)
+/* ---- the pass loop's ops (reshard_pass.c) ---- */
+
+static size_t tar_target_memory(const reshard_job *job)
 {
-    uint32_t N = run->p->reshard->n_shards;
-    size_t cap = reshard_open_cap(run->p, reshard_writer_memory(run->job->compress));
-    for (uint32_t t0 = 0; t0 < N; t0 = run->t1) {
-        run->t0 = t0;
-        run->t1 = N - t0 > cap ? t0 + (uint32_t)cap : N;
-        int rc = open_targets(ctx, run);
-        for (size_t i = 0; rc == ES_OK && i < run->job->n_sources; i++)
-            rc = copy_source_shard(ctx, run, &run->job->sources[i]);
-        int crc = close_targets(ctx, run, rc == ES_OK);
-        rc = rc == ES_OK ? crc : rc;
-        if (rc == ES_OK)
-            rc = verify_targets(ctx, run);
-        if (rc != ES_OK)
-            return rc;
-    }
-    return ES_OK;
+    return reshard_writer_memory(job->compress);
 }
+
+static int tar_begin_pass(es_context *ctx, void *r, uint32_t t0, uint32_t t1)
+{
+    copy_run *run = r;
+    run->t0 = t0;
+    run->t1 = t1;
+    return open_targets(ctx, run);
+}
+
+static int tar_copy_source(es_context *ctx, void *r, const copy_source *s)
+{
+    return copy_source_shard(ctx, r, s);
+}
+
+/* Closes the pass's writers, then reads every shard written back. */
+static int tar_end_pass(es_context *ctx, void *r, int rc)
+{
+    copy_run *run = r;
+    int crc = close_targets(ctx, run, rc == ES_OK);
+    rc = rc == ES_OK ? crc : rc;
+    if (rc == ES_OK)
+        rc = verify_targets(ctx, run);
+    return rc;
+}
+
+static const reshard_ops tar_ops = {
+    .name = "tar",
+    .target_memory = tar_target_memory,
+    .begin_pass = tar_begin_pass,
+    .copy_source = tar_copy_source,
+    .end_pass = tar_end_pass,
+};
 
 static void run_release(copy_run *run)
 {
@@ -362,7 +381,7 @@ int reshard_copy_tar(es_context *ctx, reshard_job *job)
     run.hash = XXH3_createState();
     run.out = archive_entry_new();
     int rc = run.targets && run.buf && run.hash && run.out
-                 ? run_passes(ctx, &run)
+                 ? reshard_run_passes(ctx, job, &tar_ops, &run)
                  : es_fail(ctx, ES_ERR_NOMEM, "out of memory");
     run_release(&run);
     return rc;

@@ -6,29 +6,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/resource.h>
 
 #include "core/strbuf.h"
 #include "core/strmap.h"
 #include "costs/cost_table.h"
 #include "readers/manifest.h"
 #include "readers/reader.h"
-
-#define WRITER_MEMORY_BUDGET ((size_t)1 << 30)
-#define RESERVED_FDS 64
-
-void es_reshard_shard_name(const es_plan *p, uint32_t i, char *buf, size_t len)
-{
-    const plan_reshard *r = p->reshard;
-    if (r->format == ES_RESHARD_PARQUET) {
-        snprintf(buf, len, "parquet_%09u.tar", i);
-        return;
-    }
-    const char *ext = r->compress == ES_COMPRESS_GZIP   ? ".tar.gz"
-                      : r->compress == ES_COMPRESS_ZSTD ? ".tar.zst"
-                                                        : ".tar";
-    snprintf(buf, len, "shards_%09u%s", i, ext);
-}
 
 static int cmp_items(const void *a, const void *b)
 {
@@ -146,20 +129,6 @@ static int check_sources(es_context *ctx, reshard_job *job)
                        "shards take none, gzip or zstd");
     job->compress = c;
     return ES_OK;
-}
-
-size_t reshard_open_cap(const es_plan *p, size_t writer_memory)
-{
-    if (p->reshard->max_open)
-        return p->reshard->max_open;
-    struct rlimit rl;
-    size_t fds = 1024;
-    if (getrlimit(RLIMIT_NOFILE, &rl) == 0)
-        fds = rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur > (1u << 20) ? (1u << 20) : rl.rlim_cur;
-    fds = fds > RESERVED_FDS + 1 ? fds - RESERVED_FDS : 1;
-    size_t mem = WRITER_MEMORY_BUDGET / (writer_memory ? writer_memory : 1);
-    mem = mem ? mem : 1;
-    return fds < mem ? fds : mem;
 }
 
 /* data.list and shards.tsv: shard j is read by rank j % K, worker (j / K) % W

@@ -2,14 +2,16 @@
  * to which new shard, in the order the sources are read, and the files beside
  * the shards (data.list, shards.tsv, filtered.tsv).
  *
- * es_reshard_write (plan_reshard.h) collects the job, checks that every source
- * is still there and that all are tar shards or all CosyVoice parquet files,
- * settles the output's format and compression, and hands the job to the
- * format's copier: reshard_copy.c (tar) or reshard_parquet.c (parquet). */
+ * es_reshard_write (plan_write.h, reshard_job.c) collects the job, checks that
+ * every source is still there and that all are tar shards or all CosyVoice
+ * parquet files, settles the output's format and compression, and hands the
+ * job to the format's copier: reshard_copy.c (tar) or reshard_parquet.c
+ * (parquet). Both copiers are a reshard_ops table driven by the one pass loop
+ * (reshard_pass.c). */
 #ifndef ES_RESHARD_JOB_H
 #define ES_RESHARD_JOB_H
 
-#include "plan/plan_reshard.h"
+#include "write/plan_write.h"
 
 /* One kept utterance to copy: table row, its position in its source, target. */
 typedef struct copy_item {
@@ -36,9 +38,33 @@ typedef struct reshard_job {
     es_compress compress; /* settled: never ES_COMPRESS_AUTO */
 } reshard_job;
 
+/* File name of new shard i under the settled format and compression
+ * ("shards_000000007.tar.zst", "parquet_000000007.tar"). */
+void es_reshard_shard_name(const es_plan *p, uint32_t i, char *buf, size_t len);
+
 /* Writers that may be open at once: the open-file limit (less 64 for
  * everything else) and a 1 GiB budget of `writer_memory` bytes each. */
 size_t reshard_open_cap(const es_plan *p, size_t writer_memory);
+
+/* A format's copier as the pass loop drives it. All N new shards are written
+ * in passes of as many targets as reshard_open_cap allows (one pass when all
+ * fit); in each pass targets [t0, t1) are begun, every source is offered to
+ * copy_source (which skips one that feeds none of them), and the pass ends:
+ * its targets written out, closed, read back and checked. */
+typedef struct reshard_ops {
+    const char *name;
+    /* Memory one open target takes (the open cap's budget). */
+    size_t (*target_memory)(const reshard_job *job);
+    int (*begin_pass)(es_context *ctx, void *run, uint32_t t0, uint32_t t1);
+    int (*copy_source)(es_context *ctx, void *run, const copy_source *s);
+    /* rc is the pass's result so far (after an error: release quietly);
+     * returns the pass's result. */
+    int (*end_pass)(es_context *ctx, void *run, int rc);
+} reshard_ops;
+
+/* The pass loop both copiers run (reshard_pass.c); `run` is the ops' state. */
+int reshard_run_passes(es_context *ctx, const reshard_job *job, const reshard_ops *ops,
+                       void *run);
 
 /* The format copiers: every target shard written, read back and checked. */
 int reshard_copy_tar(es_context *ctx, reshard_job *job);

@@ -520,29 +520,47 @@ static void close_spool(pq_target *tg)
     tg->spool = NULL;
 }
 
-static int run_passes(es_context *ctx, pq_run *run)
+static size_t pq_target_memory(const reshard_job *job)
 {
-    uint32_t N = run->p->reshard->n_shards;
-    size_t cap = reshard_open_cap(run->p, SPOOL_BUFFER);
-    for (uint32_t t0 = 0; t0 < N; t0 = run->t1) {
-        run->t0 = t0;
-        run->t1 = N - t0 > cap ? t0 + (uint32_t)cap : N;
-        int rc = open_spools(ctx, run);
-        for (size_t i = 0; rc == ES_OK && i < run->job->n_sources; i++)
-            rc = copy_source_file(ctx, run, &run->job->sources[i]);
-        for (uint32_t t = t0; rc == ES_OK && t < run->t1; t++) {
-            rc = write_file(ctx, run, t);
-            close_spool(&run->targets[t]); /* disk back before the next file */
-            if (rc == ES_OK)
-                rc = verify_file(ctx, run, t);
-        }
-        for (uint32_t t = t0; t < run->t1; t++)
-            close_spool(&run->targets[t]);
-        if (rc != ES_OK)
-            return rc;
-    }
-    return ES_OK;
+    (void)job;
+    return SPOOL_BUFFER;
 }
+
+static int pq_begin_pass(es_context *ctx, void *r, uint32_t t0, uint32_t t1)
+{
+    pq_run *run = r;
+    run->t0 = t0;
+    run->t1 = t1;
+    return open_spools(ctx, run);
+}
+
+static int pq_copy_source(es_context *ctx, void *r, const copy_source *s)
+{
+    return copy_source_file(ctx, r, s);
+}
+
+/* Each spool into its file, read back; every spool of the pass closed. */
+static int pq_end_pass(es_context *ctx, void *r, int rc)
+{
+    pq_run *run = r;
+    for (uint32_t t = run->t0; rc == ES_OK && t < run->t1; t++) {
+        rc = write_file(ctx, run, t);
+        close_spool(&run->targets[t]); /* disk back before the next file */
+        if (rc == ES_OK)
+            rc = verify_file(ctx, run, t);
+    }
+    for (uint32_t t = run->t0; t < run->t1; t++)
+        close_spool(&run->targets[t]);
+    return rc;
+}
+
+static const reshard_ops parquet_ops = {
+    .name = "parquet",
+    .target_memory = pq_target_memory,
+    .begin_pass = pq_begin_pass,
+    .copy_source = pq_copy_source,
+    .end_pass = pq_end_pass,
+};
 
 /* ---- utt2parquet / spk2parquet ---------------------------------------------------- */
 
@@ -621,7 +639,8 @@ int reshard_copy_parquet(es_context *ctx, reshard_job *job)
 {
     pq_run run = {.p = job->p, .job = job};
     run.targets = calloc(job->p->reshard->n_shards, sizeof *run.targets);
-    int rc = run.targets ? run_passes(ctx, &run) : es_fail(ctx, ES_ERR_NOMEM, "out of memory");
+    int rc = run.targets ? reshard_run_passes(ctx, job, &parquet_ops, &run)
+                         : es_fail(ctx, ES_ERR_NOMEM, "out of memory");
     if (rc == ES_OK)
         rc = write_maps(ctx, &run);
     for (uint32_t l = 0; run.cols && l < run.L; l++) {
