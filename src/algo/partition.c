@@ -1,4 +1,5 @@
 #include "algo/partition.h"
+#include "core/grow.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -261,12 +262,10 @@ static void bins_free(bins *B)
 static int bins_push(bins *B, uint32_t b, size_t item)
 {
     if (B->count[b] == B->cap[b]) {
-        size_t cap = B->cap[b] ? B->cap[b] * 2 : 8;
-        size_t *p = realloc(B->items[b], cap * sizeof *p);
-        if (!p)
+        void *p = B->items[b];
+        if (es_grow(&p, &B->cap[b], B->cap[b] + 1, sizeof *B->items[b], 8))
             return -1;
         B->items[b] = p;
-        B->cap[b] = cap;
     }
     B->items[b][B->count[b]++] = item;
     return 0;

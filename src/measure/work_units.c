@@ -43,8 +43,8 @@ static int add_shard(es_context *ctx, es_work *w, const char *shard, size_t len,
 
 static int add_manifest(es_context *ctx, es_work *w, es_manifest *m)
 {
-    es_manifest **p = realloc(w->manifests, (w->n_manifests + 1) * sizeof *p);
-    if (!p) {
+    void *p = w->manifests;
+    if (es_grow(&p, &w->cap_manifests, w->n_manifests + 1, sizeof *w->manifests, 4)) {
         es_manifest_free(m);
         return es_fail(ctx, ES_ERR_NOMEM, "out of memory");
     }

@@ -42,18 +42,19 @@ int pq_rows_check(es_context *ctx, const es_pq_file *f, const pq_leaf *l, pq_row
 static int new_row(pq_rows *r, pq_rows_mode mode)
 {
     if (r->n == r->cap) {
-        size_t cap = r->cap ? r->cap * 2 : 256;
-        uint8_t *p = realloc(r->present, cap);
-        if (p)
-            r->present = p;
-        uint32_t *c = p ? realloc(r->count, cap * sizeof *c) : NULL;
-        if (c)
-            r->count = c;
-        size_t *o = c ? realloc(r->off, cap * sizeof *o) : NULL;
-        if (!o)
+        /* three arrays of one capacity: each grows from r->cap, which moves last */
+        size_t cp = r->cap, cc = r->cap, co = r->cap;
+        void *p = r->present, *c = r->count, *o = r->off;
+        if (es_grow(&p, &cp, r->n + 1, sizeof *r->present, 256))
+            return -1;
+        r->present = p;
+        if (es_grow(&c, &cc, r->n + 1, sizeof *r->count, 256))
+            return -1;
+        r->count = c;
+        if (es_grow(&o, &co, r->n + 1, sizeof *r->off, 256))
             return -1;
         r->off = o;
-        r->cap = cap;
+        r->cap = cp;
     }
     r->present[r->n] = 0;
     r->count[r->n] = 0;

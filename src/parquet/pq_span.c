@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/grow.h"
 #include "equishard/equishard.h"
 
 #define SPAN_MARK 4096u /* uncompressed bytes between marks */
@@ -109,12 +110,10 @@ static int tag(const uint8_t *p, uint32_t avail, uint32_t *hdr, uint64_t *len, u
 static int add_mark(pq_span *s, uint32_t in, uint32_t out, uint32_t lit)
 {
     if (s->n_marks == s->marks_cap) {
-        size_t cap = s->marks_cap ? s->marks_cap * 2 : 64;
-        pq_span_mark *m = realloc(s->marks, cap * sizeof *m);
-        if (!m)
+        void *m = s->marks;
+        if (es_grow(&m, &s->marks_cap, s->n_marks + 1, sizeof *s->marks, 64))
             return failf(s, ES_ERR_NOMEM, "out of memory");
         s->marks = m;
-        s->marks_cap = cap;
     }
     s->marks[s->n_marks++] = (pq_span_mark){in, out, lit, out};
     return ES_OK;

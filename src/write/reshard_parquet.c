@@ -369,11 +369,10 @@ static int index_spool(es_context *ctx, pq_run *run, pq_target *tg)
 {
     size_t need = (size_t)tg->rows * run->L * 2;
     if (need > run->index_cap) {
-        uint64_t *ix = realloc(run->index, need * sizeof *ix);
-        if (!ix)
+        void *ix = run->index;
+        if (es_grow(&ix, &run->index_cap, need, sizeof *run->index, 1024))
             return es_fail(ctx, ES_ERR_NOMEM, "out of memory");
         run->index = ix;
-        run->index_cap = need;
     }
     if (fflush(tg->spool) != 0 || fseeko(tg->spool, 0, SEEK_SET) != 0)
         return es_fail(ctx, ES_ERR_IO, "%s: %s", tg->spool_path, strerror(errno));

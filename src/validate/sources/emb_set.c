@@ -86,21 +86,20 @@ int es_emb_set_reserve(es_emb_set *s, size_t extra)
     return ES_OK;
 }
 
+/* keys, off and len share s->cap: each grows from it, which moves last. */
 static int grow_entries(es_emb_set *s)
 {
-    size_t cap = s->cap ? 2 * s->cap : 256;
-    const char **keys = realloc(s->keys, cap * sizeof *keys);
-    if (keys)
-        s->keys = keys;
-    size_t *off = realloc(s->off, cap * sizeof *off);
-    if (off)
-        s->off = off;
-    uint32_t *len = realloc(s->len, cap * sizeof *len);
-    if (len)
-        s->len = len;
-    if (!keys || !off || !len)
+    size_t ck = s->cap, co = s->cap, cl = s->cap;
+    void *keys = s->keys, *off = s->off, *len = s->len;
+    int bad = es_grow(&keys, &ck, s->n + 1, sizeof *s->keys, 256);
+    s->keys = keys;
+    bad |= es_grow(&off, &co, s->n + 1, sizeof *s->off, 256);
+    s->off = off;
+    bad |= es_grow(&len, &cl, s->n + 1, sizeof *s->len, 256);
+    s->len = len;
+    if (bad)
         return ES_ERR_NOMEM;
-    s->cap = cap;
+    s->cap = ck;
     return ES_OK;
 }
 
