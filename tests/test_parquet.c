@@ -1,4 +1,4 @@
-/* The parquet reader (src/readers/parquet/) against files written by other
+/* The parquet reader (src/parquet/) against files written by other
  * implementations, never by ours:
  *   - corpus A's CosyVoice shards (arrow-rs via parquet-wasm; snappy, dictionary,
  *     3-level lists): every row equals truth.tsv (soxi) and the audio hashes equal
