@@ -459,8 +459,10 @@ int cmd_simulate(int argc, char **argv)
     json_t *plan_json = NULL;
     const char **planned_inputs = NULL;
     if (a.plan && n_inputs == 0) {
-        if (!(planned_inputs = plan_inputs(&a, &plan_json, &n_inputs)))
+        if (!(planned_inputs = plan_inputs(&a, &plan_json, &n_inputs))) {
+            json_decref(plan_json);
             return EXIT_BAD_INPUT;
+        }
         inputs = planned_inputs;
     }
     es_context *ctx = es_context_new();
