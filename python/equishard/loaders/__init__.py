@@ -16,6 +16,9 @@ by position themselves:
   shard plans (ShardList under WeNet's own pipeline).
 - equishard.loaders.steps.equal_steps: ends every rank's epoch at the same step
   (shard and reshard plans, or no plan at all).
+- equishard.loaders.step_log: logs every step's keys and time in the training
+  process (EQUISHARD_STEP_LOG=DIR; equal_steps does too) for `equishard calibrate`.
+  The Datasets cannot: they run in DataLoader workers, which never see a step.
 - ShardList: WeNet's TextLineDataPipe(...).shard(partition) in
   wenet/dataset/datapipes.py (yields {"file_name", "line"}).
 
@@ -265,3 +268,4 @@ class ShardList(_IterDataPipe):
             for line in self.plan.entries(r, worker):
                 yield {"file_name": path, "line": line}
 from .steps import equal_steps  # noqa: E402  (torch is imported on first use)
+from .step_log import step_log  # noqa: E402
