@@ -157,7 +157,9 @@ class PlanDir:
         """plan.json's parameters as equishard.plan() keyword arguments."""
         p = self.info["parameters"]
         out = dict(world_size=p["world_size"], workers=p["workers"], mode=p["mode"])
-        out.update(p["cost_model"])
+        model = dict(p["cost_model"])
+        model.pop("source", None)  # which model.json: provenance, not a setting
+        out.update(model)
         filt = dict(p["filter"])
         filt["require_speech_token"] = int(bool(filt.get("require_speech_token")))
         out.update(filt)
