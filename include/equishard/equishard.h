@@ -824,6 +824,28 @@ ES_API int es_simulate_rank_info(const es_simulate_result *r, size_t e, uint32_t
                                  es_simulate_rank *out);
 ES_API int es_simulate_worker_info(const es_simulate_result *r, size_t e, uint32_t rank,
                                    uint32_t worker, es_simulate_rank *out);
+/* Predicted step time under the settings' cost model (issue 16): each rank's
+ * trained batches (up to the join cut) in the DataLoader's order, step by step,
+ * each costing es_cost_batch of its padded terms. The loader replay knows a
+ * batch's size and longest frames, so the frames, frames_sq, overhead and batch
+ * terms count here (text, speech-token and embedding terms only on the plan
+ * side). In seconds when the model came from `equishard calibrate`
+ * (model.source set), else in the model's cost units. Expected over trials. */
+typedef struct es_simulate_step_time {
+    double steps;          /* trained steps (the join cut) */
+    double straggler;      /* mean over steps of max/mean step time over the ranks */
+    double epoch_seconds;  /* Σ over steps of the slowest rank's step: what a
+                              synchronous trainer takes */
+    double ideal_seconds;  /* Σ over steps of the ranks' mean: the same work with
+                              no rank waiting */
+} es_simulate_step_time;
+
+/* Epoch e's step time; `rank_seconds` (may be NULL) gets world_size values: each
+ * rank's own predicted compute over its trained steps. ES_ERR_USAGE when e is out
+ * of range. */
+ES_API int es_simulate_step_time_info(const es_simulate_result *r, size_t e,
+                                      es_simulate_step_time *out, double *rank_seconds);
+
 /* The i-th entry the rank reads (its slice of the list, in order): a shard path
  * as the list writes it, or the key of an ES_FLAG_ITEM row. NULL when out of range. */
 ES_API const char *es_simulate_rank_shard(const es_simulate_result *r, size_t e, uint32_t rank,

@@ -49,6 +49,11 @@ class CostModel(Structure):
                 ("source", c_char_p), ("source_digest", c_uint64), ("reserved", c_uint64 * 5)]
 
 
+class SimulateStepTime(Structure):
+    _fields_ = [("steps", c_double), ("straggler", c_double), ("epoch_seconds", c_double),
+                ("ideal_seconds", c_double)]
+
+
 class CalibrateSettings(Structure):
     _fields_ = [("model", CostModel), ("warmup", c_uint32), ("holdout_every", c_uint32),
                 ("outlier_mads", c_double), ("terms", c_uint32), ("time_field", c_char_p),
@@ -210,6 +215,7 @@ STRUCTS = {
     "es_cost_row": CostRow,
     "es_measure_settings": MeasureSettings,
     "es_cost_model": CostModel,
+    "es_simulate_step_time": SimulateStepTime,
     "es_calibrate_settings": CalibrateSettings,
     "es_calibration_info": CalibrationInfo,
     "es_calibration_term": CalibrationTerm,
@@ -327,6 +333,8 @@ _SIGNATURES = {
     "es_tokenizer_count": (c_int, [P, P, c_char_p, c_size_t, POINTER(c_size_t)]),
     "es_tokenizer_get_info": (c_int, [P, POINTER(TokenizerInfo)]),
     "es_cost_term_name": (c_char_p, [c_int]),
+    "es_simulate_step_time_info": (c_int, [P, c_size_t, POINTER(SimulateStepTime),
+                                           POINTER(c_double)]),
     "es_cost_batch_terms": (c_int, [POINTER(CostModel), P, POINTER(c_size_t), c_size_t,
                                     POINTER(c_double)]),
     "es_cost_batch": (c_double, [POINTER(CostModel), POINTER(c_double)]),

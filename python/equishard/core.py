@@ -405,7 +405,7 @@ def plan(table, world_size, workers=1, mode="shard", **settings):
 
 SimulateInput = _record("SimulateInput", _ffi.SimulateInput, extra=("filtered",))
 SimulateRank = _record("SimulateRank", _ffi.SimulateRank, extra=("shards", "workers"))
-SimulateEpoch = _record("SimulateEpoch", _ffi.SimulateEpoch, extra=("ranks",))
+SimulateEpoch = _record("SimulateEpoch", _ffi.SimulateEpoch, extra=("ranks", "step_time"))
 SimulatePlan = _record("SimulatePlan", _ffi.SimulatePlan, extra=("ranks",))
 
 
@@ -446,7 +446,11 @@ class SimulateResult(_Handle):
             L.es_simulate_rank_info(self._ptr, e, r, byref(rk))
             shards = [_str(L.es_simulate_rank_shard(self._ptr, e, r, i)) for i in range(rk.n_shards)]
             ranks.append(SimulateRank(**_values(rk, shards=shards, workers=ws)))
-        return SimulateEpoch(**_values(ep, ranks=ranks))
+        st = _ffi.SimulateStepTime()
+        per_rank = (ctypes.c_double * max(world_size, 1))()
+        L.es_simulate_step_time_info(self._ptr, e, byref(st), per_rank)
+        step_time = dict(_values(st), ranks=list(per_rank)[:world_size])
+        return SimulateEpoch(**_values(ep, ranks=ranks, step_time=step_time))
 
     def write_json(self, path):
         """The JSON of `equishard simulate --json` (docs/SIMULATE.md)."""

@@ -58,8 +58,11 @@ python3 -c "import json,sys; a,b=(json.load(open(p)) for p in sys.argv[1:]); sys
 # 2. --cost-model
 expect_exit 0 "$BIN" plan -q --world-size 2 --mode batch --min-length 0 --cost-model "$WORK/attn.json" \
     -o "$WORK/plan" "$WORK/costs.tsv"
-python3 - "$WORK/plan" "$WORK/attn.json" <<'PY' || fail "plan.json: $(cat "$WORK/err")"
-import json, os, sys
+python3 - "$WORK/plan" "$WORK/attn.json" "$WORK/costs.tsv" <<'PY' || fail "plan.json"
+import csv, json, os, sys
+lines = [r for r in csv.reader(open(sys.argv[3]), delimiter="\t") if r and not r[0].startswith("#")]
+frames = {r[0]: int(r[5]) * 50 // int(r[3]) for r in lines[1:]}  # key, samples, sample_rate
+text = {r[0]: int(r[7]) for r in lines[1:]}
 plan = json.load(open(os.path.join(sys.argv[1], "plan.json")))
 m = json.load(open(sys.argv[2]))
 cm = plan["parameters"]["cost_model"]
@@ -71,9 +74,11 @@ w = m["weights"]
 for r in range(2):
     for line in open(os.path.join(sys.argv[1], f"rank-{r:05d}.batches.jsonl")):
         b = json.loads(line)
-        n, L = len(b["keys"]), b["longest"]
-        want = w["w_frames"] * n * L + w["w_frames_sq"] * n * L * L + w["w_text"] * 0 + w["w_batch"]
-        assert b["cost"] >= want - 1e-9, (b["cost"], want)
+        n, L = len(b["keys"]), max(frames[k] for k in b["keys"])
+        T = max(text[k] for k in b["keys"])  # padded as the loader pads: n x the longest
+        want = (w["w_frames"] * n * L + w["w_frames_sq"] * n * L * L + w["w_text"] * n * T
+                + w["w_overhead"] * n + w["w_batch"])  # no speech tokens, no embeddings known
+        assert abs(b["cost"] / want - 1) < 1e-5, (b["cost"], want)
 PY
 expect_exit 0 "$BIN" simulate --loader cosyvoice --world-size 2 --min-length 0 --cost-model "$WORK/attn.json" \
     --json --quiet "$WORK/costs.tsv"
@@ -87,7 +92,7 @@ assert st["epoch_seconds"] >= st["ideal_seconds"] > 0, st
 PY
 expect_exit 0 "$BIN" validate -q --cost-model "$WORK/attn.json" --min-length 0 "$WORK/costs.tsv"
 expect_exit 2 "$BIN" plan -q --world-size 2 --cost-model "$WORK/costs.tsv" -o "$WORK/p2" "$WORK/costs.tsv"
-grep -q "costs.tsv: not JSON" "$WORK/err" || fail "bad model: $(cat "$WORK/err")"
+grep -q "costs.tsv:1: not JSON" "$WORK/err" || fail "bad model: $(cat "$WORK/err")"
 
 # 3. refusals: exit 2, one line
 one_line() { # what expected-text
