@@ -112,6 +112,9 @@ def _values(s, **extra):
     return out
 
 
+_MODEL_PATHS = {}  # cost_model= paths: settings (and plans made with them) point at these bytes
+
+
 def _apply(settings, kwargs):
     """Sets header-named settings (and their cost-model fields) from kwargs."""
     names = {f for f, _ in settings._fields_} - {"reserved"}
@@ -119,9 +122,9 @@ def _apply(settings, kwargs):
     if "cost_model" in kwargs and model_names:  # first: the other fields given override it
         kwargs = dict(kwargs)
         path = _bytes(os.fspath(kwargs.pop("cost_model")))
+        path = _MODEL_PATHS.setdefault(path, path)  # model.source points into it, for good
         with _Context() as ctx:
             ctx.check(lib().es_cost_model_read(ctx.ptr, path, byref(settings.model)))
-        settings._cost_model_path = path  # model.source points into it
     for k, v in kwargs.items():
         if k in ENUMS and isinstance(v, str):
             if v not in ENUMS[k]:

@@ -23,6 +23,7 @@ not wait (one rank, or model.no_sync() while logging), see docs/COST_MODEL.md.
 
 Overhead: one json.dumps and one buffered write per step (docs/PERFORMANCE.md).
 """
+import atexit
 import json
 import os
 import time
@@ -73,6 +74,13 @@ class _Writer:
 
     def flush(self):
         self.file.flush()
+
+
+@atexit.register
+def close_all():
+    """Closes every step log this process opened (at exit, or by hand)."""
+    while _OPEN:
+        _OPEN.popitem()[1].file.close()
 
 
 def open_log(directory=None):

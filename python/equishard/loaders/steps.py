@@ -58,11 +58,14 @@ class equal_steps:
         return timed(self._batches(), open_log(self.step_log))
 
     def _batches(self):
-        import torch
-        import torch.distributed as dist
         self.steps, self.left_over = 0, False
         it = iter(self.loader)
-        if not (dist.is_available() and dist.is_initialized()):
+        try:
+            import torch
+            import torch.distributed as dist
+        except ImportError:  # no torch: no torch.distributed to agree over
+            dist = None
+        if dist is None or not (dist.is_available() and dist.is_initialized()):
             for batch in it:
                 self.steps += 1
                 yield batch
