@@ -82,16 +82,17 @@ def pipeline():
 
 
 class Attention(torch.nn.Module):
-    """Self-attention over the padded frames: B × T × T scores, twice."""
+    """Self-attention over the padded frames: B × T × T scores, in 4 layers."""
 
-    def __init__(self, dim=96):
+    def __init__(self, dim=128, layers=4):
         super().__init__()
         self.proj = torch.nn.Linear(80, dim)
         self.out = torch.nn.Linear(dim, 1)
+        self.layers = layers
 
     def forward(self, feat):
         h = self.proj(feat)
-        for _ in range(2):
+        for _ in range(self.layers):
             a = torch.softmax(h @ h.transpose(1, 2) / h.size(-1) ** 0.5, dim=-1)
             h = torch.tanh(a @ h)
         return self.out(h).pow(2).mean()
