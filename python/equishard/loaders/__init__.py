@@ -270,4 +270,5 @@ class ShardList(_IterDataPipe):
             for line in self.plan.entries(r, worker):
                 yield {"file_name": path, "line": line}
 from .steps import equal_steps  # noqa: E402  (torch is imported on first use)
+from . import step_log as step_log_module  # noqa: E402
 from .step_log import step_log  # noqa: E402
