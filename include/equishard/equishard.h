@@ -342,7 +342,9 @@ ES_API int es_measure_job_finish(es_context *ctx, es_measure_job *j, es_cost_tab
  *           + w_frames_sq·frames² + w_missing_emb·[utt or spk embedding missing]·frames
  *           + w_overhead
  * with frames = floor(samples × frame_rate / sample_rate), the feature frames the
- * loader's dynamic batcher counts. The filter fields are CosyVoice's
+ * loader's dynamic batcher counts. A batch (batch mode) costs its padded terms,
+ * n × the longest, plus w_batch: es_cost_batch_terms below; `equishard
+ * calibrate` fits the weights to logged step times (docs/COST_MODEL.md). The filter fields are CosyVoice's
  * `processor.filter` in its units: lengths in 10 ms frames (100 per second) of the
  * original audio; token limits apply to text_len (a stand-in for the tokenizer). */
 typedef struct es_cost_model {

@@ -111,7 +111,9 @@ static int add_log(list *logs, const char *path)
     for (int i = 0; i < n; i++) {
         char *full = malloc(strlen(path) + strlen(names[i]->d_name) + 2);
         if (rc == 0 && full) {
-            sprintf(full, "%s/%s", path, names[i]->d_name);
+            size_t len = strlen(path);
+            int slash = len && path[len - 1] == '/';
+            sprintf(full, "%s%s%s", path, slash ? "" : "/", names[i]->d_name);
             rc = push(logs, full);
         }
         free(full);
