@@ -96,6 +96,8 @@ class CalibrateTest(Base):
         self.assertEqual(len(st["ranks"]), 2)
         self.assertGreaterEqual(st["epoch_seconds"], st["ideal_seconds"])
         sim.close()
+        with equishard.validate(self.table, cost_model=out, min_length=0, world_size=2) as v:
+            self.assertEqual(v.counts["filtered"], 0)
         with self.assertRaisesRegex(equishard.Error, "not a cost model|not JSON"):
             equishard.plan(self.table, world_size=2, cost_model=self.log)
 
