@@ -756,11 +756,35 @@ typedef struct es_simulate_settings {
     uint64_t seed;                /* seeds our draws: same seed, same result; default 0 */
     int plan_side;                /* default 1: also plan the same table (es_plan_build,
                                      shard and batch mode) for the side by side */
-    uint64_t reserved[8];         /* see "ABI" at the top */
+    const char *plan_dir;         /* NULL (default): the loader splits the table's list
+                                     itself. A shard-mode plan OUTDIR: rank r's worker w
+                                     reads OUTDIR/rank-R.worker-W.list instead, as
+                                     equishard.loaders feed it (CosyVoice's DataList:
+                                     each worker's list shuffled per epoch with
+                                     random.Random(epoch) when list_shuffle and epoch
+                                     >= 0; WeNet's ShardList: plan order). world_size
+                                     and workers must be plan.json's, partition on,
+                                     and every planned entry an entry of the table
+                                     (es_simulate_settings_from_plan fills all that).
+                                     Borrowed for the call. */
+    uint64_t reserved[7];         /* see "ABI" at the top */
 } es_simulate_settings;
 
 /* Fills *s with the defaults of the loader's own recipes (above). */
 ES_API void es_simulate_defaults(es_simulate_settings *s, es_loader loader);
+
+/* Takes a plan OUTDIR's settings (`equishard plan -o OUTDIR`, its plan.json) into
+ * *s, which es_simulate_defaults filled: world_size, workers, the cost model and
+ * filter, max_frames_in_batch, batch_size and sort_size (the loader's settings
+ * the plan was made for). The recipe's own buffers (shuffle_size) and the
+ * epochs stay as they are. *mode gets the plan's mode; for ES_PLAN_SHARD,
+ * s->plan_dir = outdir (borrowed), so es_simulate replays the plan as the
+ * loaders feed it. A reshard plan is trained by the recipe's own split of
+ * OUTDIR/data.list: simulate that list's table with these settings. A batch
+ * plan needs no replay (every rank trains plan.json's `steps` by construction).
+ * ES_ERR_IO / ES_ERR_FORMAT name plan.json and what is wrong with it. */
+ES_API int es_simulate_settings_from_plan(es_context *ctx, es_simulate_settings *s,
+                                          const char *outdir, es_plan_mode *mode);
 
 typedef struct es_simulate_result es_simulate_result;
 

@@ -115,7 +115,7 @@ class SimulateSettings(Structure):
                 ("partition", c_int), ("model", CostModel), ("shuffle_size", c_uint32),
                 ("sort_size", c_uint32), ("max_frames_in_batch", c_uint64),
                 ("batch_size", c_uint32), ("trials", c_uint32), ("seed", c_uint64),
-                ("plan_side", c_int), ("reserved", c_uint64 * 8)]
+                ("plan_side", c_int), ("plan_dir", c_char_p), ("reserved", c_uint64 * 7)]
 
 
 class SimulateInput(Structure):
@@ -290,6 +290,8 @@ _SIGNATURES = {
     "es_loader_name": (c_char_p, [c_enum]),
     "es_simulate_defaults": (None, [POINTER(SimulateSettings), c_enum]),
     "es_simulate": (c_int, [P, POINTER(SimulateSettings), P, POINTER(P)]),
+    "es_simulate_settings_from_plan": (c_int, [P, POINTER(SimulateSettings), c_char_p,
+                                               POINTER(c_enum)]),
     "es_simulate_result_free": (None, [P]),
     "es_simulate_input_info": (c_int, [P, POINTER(SimulateInput)]),
     "es_simulate_filtered": (c_uint64, [P, c_size_t]),

@@ -461,15 +461,34 @@ class SimulateResult(_Handle):
             ctx.check(lib().es_simulate_write_json(ctx.ptr, self._p, _bytes(path)))
 
 
-def simulate(table, loader="cosyvoice", world_size=1, workers=1, epochs=1, **settings):
+def simulate(table, loader="cosyvoice", world_size=None, workers=None, epochs=1, plan=None,
+             **settings):
     """es_simulate: the loader's own split replayed. epochs: n (epochs 0..n-1) or
     (first, last) inclusive. settings: es_simulate_settings / es_cost_model fields
-    over the loader's defaults (es_simulate_defaults), e.g. min_length=10, trials=8."""
+    over the loader's defaults (es_simulate_defaults), e.g. min_length=10, trials=8.
+    plan: a plan OUTDIR whose settings come first (es_simulate_settings_from_plan;
+    world_size, workers and settings given override them); a shard plan is
+    replayed as equishard.loaders feed it, a reshard plan is simulated on the
+    table of its data.list (pass that table), a batch plan is refused (equal
+    steps by construction)."""
     first, last = (0, epochs - 1) if isinstance(epochs, int) else epochs
     s = _ffi.SimulateSettings()
     lib().es_simulate_defaults(byref(s), ENUMS["loader"][loader])
-    _apply(s, dict(settings, world_size=world_size, workers=workers, epoch_first=first,
-                   epoch_last=last))
+    if plan is not None:
+        mode = _ffi.c_enum()
+        with _Context() as ctx:
+            ctx.check(lib().es_simulate_settings_from_plan(ctx.ptr, byref(s), _bytes(plan),
+                                                           byref(mode)))
+        if mode.value == ENUMS["mode"]["batch"]:
+            raise ValueError(f"{plan}: a batch plan trains the same steps on every rank by "
+                             "construction; nothing to simulate")
+        s.plan_side = 0
+        if s.plan_dir:  # held by the structure, not by the call's temporary
+            s.plan_dir = _bytes(plan)
+    given = {k: v for k, v in (("world_size", world_size), ("workers", workers)) if v is not None}
+    if plan is None:
+        given = dict(dict(world_size=1, workers=1), **given)
+    _apply(s, dict(settings, epoch_first=first, epoch_last=last, **given))
     table, owns = _table(table)
     out = c_void_p()
     try:

@@ -17,7 +17,7 @@
 #include "core/line_reader.h"
 #include "core/strmap.h"
 #include "costs/cost_table.h"
-#include "plan/cost_model.h"
+#include "loader/cost_model.h"
 
 typedef struct reader {
     es_calibration *c;

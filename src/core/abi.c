@@ -171,6 +171,7 @@ static const es_abi_field layout[] = {
     FIELD(es_simulate_settings, trials),
     FIELD(es_simulate_settings, seed),
     FIELD(es_simulate_settings, plan_side),
+    FIELD(es_simulate_settings, plan_dir),
     FIELD(es_simulate_settings, reserved),
     STRUCT(es_simulate_input),
     FIELD(es_simulate_input, entries),

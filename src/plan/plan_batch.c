@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "plan/batching.h"
+#include "loader/batching.h"
 #include "plan/plan_internal.h"
 
 static int cmp_u64_desc(const void *a, const void *b)

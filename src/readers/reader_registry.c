@@ -1,5 +1,4 @@
 #include "readers/reader.h"
-#include "text/tok_model.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -62,12 +61,4 @@ long es_sniff_file(es_context *ctx, const char *path, uint8_t *head)
     }
     close(fd);
     return (long)n;
-}
-
-void es_reader_text_tokens(const es_reader_opts *o, const char *s, size_t n, es_cost_row *row)
-{
-    row->text_tokens = 0;
-    if (o->tok && tok_encode(NULL, o->tok, o->tok_state, s, n) == ES_OK)
-        row->text_tokens = o->tok_state->n_ids > UINT32_MAX ? UINT32_MAX
-                                                            : (uint32_t)o->tok_state->n_ids;
 }

@@ -11,8 +11,9 @@
 
 #include "core/context.h"
 #include "costs/cost_table.h"
-#include "plan/cost_model.h"
-#include "simulate/split.h"
+#include "loader/cost_model.h"
+#include "loader/split.h"
+#include "simulate/plan_replay.h"
 
 /* Numbers of a rank or of one worker, summed over trials where they vary. */
 typedef struct sim_stats {
@@ -66,6 +67,10 @@ struct es_simulate_result {
     size_t n_epochs;
     sim_epoch *epochs;
     sim_plan_side plan[SIM_PLAN_MODES];
+    /* s.plan_dir's replay (simulate --plan): the path copied (s.plan_dir is set
+     * to it), the rank lists while simulating */
+    char *plan_dir;
+    es_sim_planned planned;
 };
 
 /* Fills r->plan (HOOK: the plan side by side; see plan_side.c). Never fails the

@@ -142,6 +142,7 @@ static json_t *parameters_json(const es_simulate_result *r)
     SET(o, "epochs", json_pack("[II]", (json_int_t)s->epoch_first, (json_int_t)s->epoch_last));
     SET(o, "list_shuffle", json_boolean(s->list_shuffle));
     SET(o, "partition", json_boolean(s->partition));
+    SET(o, "plan", r->plan_dir ? json_string(r->plan_dir) : json_null()); /* simulate --plan */
     SET(o, "shuffle_size", u64(s->shuffle_size));
     SET(o, "sort_size", u64(s->sort_size));
     SET(o, "batch_type", json_string(s->batch_size ? "static" : "dynamic"));

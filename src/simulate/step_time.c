@@ -9,7 +9,7 @@
  * the stream knows them (size, longest frames); text and speech-token maxima
  * are not tracked by the stream, so those terms count 0 here. */
 #include "simulate/simulate_internal.h"
-#include "simulate/stream.h"
+#include "loader/stream.h"
 
 /* The next batch of a rank in DataLoader order: advances cur (round, worker). */
 static size_t next_batch(const es_sim_batches *b, uint32_t W, uint64_t *cur, uint32_t *worker)
@@ -58,17 +58,24 @@ void es_sim_step_times(const es_simulate_result *r, sim_epoch *ep, const es_sim_
     ep->st_straggler += steps ? straggler / (double)steps : 0;
 }
 
+/* The expected value over trials (as es_sim_mean; this file calls nothing in
+ * simulate.c, which calls it: tools/check_includes.py). */
+static double per_trial(const es_simulate_result *r, double sum)
+{
+    return r->trials ? sum / r->trials : 0;
+}
+
 ES_API int es_simulate_step_time_info(const es_simulate_result *r, size_t e,
                                       es_simulate_step_time *out, double *rank_seconds)
 {
     if (!r || !out || e >= r->n_epochs)
         return ES_ERR_USAGE;
     const sim_epoch *ep = &r->epochs[e];
-    out->steps = es_sim_mean(r, ep->st_steps);
-    out->straggler = es_sim_mean(r, ep->st_straggler);
-    out->epoch_seconds = es_sim_mean(r, ep->st_epoch);
-    out->ideal_seconds = es_sim_mean(r, ep->st_ideal);
+    out->steps = per_trial(r, ep->st_steps);
+    out->straggler = per_trial(r, ep->st_straggler);
+    out->epoch_seconds = per_trial(r, ep->st_epoch);
+    out->ideal_seconds = per_trial(r, ep->st_ideal);
     for (uint32_t k = 0; rank_seconds && k < r->s.world_size; k++)
-        rank_seconds[k] = es_sim_mean(r, ep->st_rank[k]);
+        rank_seconds[k] = per_trial(r, ep->st_rank[k]);
     return ES_OK;
 }

@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "plan/cost_model.h"
+#include "loader/cost_model.h"
 #include "validate/validate_result.h"
 
 _Static_assert(ES_DROP_REASONS <= 16, "es_validate_result.filtered is too small");
