@@ -112,10 +112,19 @@ def _values(s, **extra):
     return out
 
 
+_MODEL_PATHS = {}  # cost_model= paths: settings (and plans made with them) point at these bytes
+
+
 def _apply(settings, kwargs):
     """Sets header-named settings (and their cost-model fields) from kwargs."""
     names = {f for f, _ in settings._fields_} - {"reserved"}
     model_names = {f for f, _ in _ffi.CostModel._fields_} - {"reserved"} if "model" in names else set()
+    if "cost_model" in kwargs and model_names:  # first: the other fields given override it
+        kwargs = dict(kwargs)
+        path = _bytes(os.fspath(kwargs.pop("cost_model")))
+        path = _MODEL_PATHS.setdefault(path, path)  # model.source points into it, for good
+        with _Context() as ctx:
+            ctx.check(lib().es_cost_model_read(ctx.ptr, path, byref(settings.model)))
     for k, v in kwargs.items():
         if k in ENUMS and isinstance(v, str):
             if v not in ENUMS[k]:
@@ -399,7 +408,7 @@ def plan(table, world_size, workers=1, mode="shard", **settings):
 
 SimulateInput = _record("SimulateInput", _ffi.SimulateInput, extra=("filtered",))
 SimulateRank = _record("SimulateRank", _ffi.SimulateRank, extra=("shards", "workers"))
-SimulateEpoch = _record("SimulateEpoch", _ffi.SimulateEpoch, extra=("ranks",))
+SimulateEpoch = _record("SimulateEpoch", _ffi.SimulateEpoch, extra=("ranks", "step_time"))
 SimulatePlan = _record("SimulatePlan", _ffi.SimulatePlan, extra=("ranks",))
 
 
@@ -440,7 +449,11 @@ class SimulateResult(_Handle):
             L.es_simulate_rank_info(self._ptr, e, r, byref(rk))
             shards = [_str(L.es_simulate_rank_shard(self._ptr, e, r, i)) for i in range(rk.n_shards)]
             ranks.append(SimulateRank(**_values(rk, shards=shards, workers=ws)))
-        return SimulateEpoch(**_values(ep, ranks=ranks))
+        st = _ffi.SimulateStepTime()
+        per_rank = (ctypes.c_double * max(world_size, 1))()
+        L.es_simulate_step_time_info(self._ptr, e, byref(st), per_rank)
+        step_time = dict(_values(st), ranks=list(per_rank)[:world_size])
+        return SimulateEpoch(**_values(ep, ranks=ranks, step_time=step_time))
 
     def write_json(self, path):
         """The JSON of `equishard simulate --json` (docs/SIMULATE.md)."""

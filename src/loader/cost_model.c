@@ -131,3 +131,49 @@ size_t es_token_gap_note(const es_token_gap_counts *g, char *buf, size_t len)
                             "characters were tokens",
                             g->unknown, g->would_drop);
 }
+
+/* ---- a batch's terms as the loader pads it (issue 16) ------------------------ */
+
+ES_API const char *es_cost_term_name(int term)
+{
+    static const char *const names[ES_TERM_COUNT] = {
+        "w_frames", "w_frames_sq", "w_text", "w_speech_tokens", "w_missing_emb", "w_overhead",
+        "w_batch",
+    };
+    return term >= 0 && term < ES_TERM_COUNT ? names[term] : NULL;
+}
+
+ES_API int es_cost_batch_terms(const es_cost_model *m, const es_cost_table *t, const size_t *rows,
+                               size_t n, double *x)
+{
+    double longest = 0, text = 0, speech = 0, missing = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!t || rows[i] >= t->n)
+            return ES_ERR_USAGE;
+        const es_cost_row *row = &t->rows[rows[i]];
+        double frames = es_row_frames(m, row);
+        longest = frames > longest ? frames : longest;
+        text = row->text_len > text ? row->text_len : text;
+        speech = row->speech_tokens > speech ? row->speech_tokens : speech;
+        if ((row->flags & (ES_FLAG_UTT_EMB | ES_FLAG_SPK_EMB)) != (ES_FLAG_UTT_EMB | ES_FLAG_SPK_EMB))
+            missing += frames;
+    }
+    double b = (double)n;
+    x[ES_TERM_FRAMES] = b * longest;
+    x[ES_TERM_FRAMES_SQ] = b * longest * longest;
+    x[ES_TERM_TEXT] = b * text;
+    x[ES_TERM_SPEECH_TOKENS] = b * speech;
+    x[ES_TERM_MISSING_EMB] = missing;
+    x[ES_TERM_OVERHEAD] = b;
+    x[ES_TERM_BATCH] = n ? 1 : 0;
+    return ES_OK;
+}
+
+ES_API double es_cost_batch(const es_cost_model *m, const double *x)
+{
+    double c = m->w_frames * x[ES_TERM_FRAMES] + m->w_frames_sq * x[ES_TERM_FRAMES_SQ] +
+               m->w_text * x[ES_TERM_TEXT] + m->w_speech_tokens * x[ES_TERM_SPEECH_TOKENS] +
+               m->w_missing_emb * x[ES_TERM_MISSING_EMB] + m->w_overhead * x[ES_TERM_OVERHEAD] +
+               m->w_batch * x[ES_TERM_BATCH];
+    return c > 0 ? c : 0;
+}

@@ -10,6 +10,7 @@ void es_sim_batches_release(es_sim_batches *b)
     free(b->count);
     free(b->frames);
     free(b->seconds);
+    free(b->longest);
     memset(b, 0, sizeof *b);
 }
 
@@ -130,7 +131,10 @@ static int batches_reserve(es_sim_batches *b, size_t n)
     double *s = realloc(b->seconds, (n ? n : 1) * sizeof *s);
     if (s)
         b->seconds = s;
-    return c && f && s ? 0 : -1;
+    uint32_t *l = realloc(b->longest, (n ? n : 1) * sizeof *l);
+    if (l)
+        b->longest = l;
+    return c && f && s && l ? 0 : -1;
 }
 
 /* Fills the batch end offsets (one past the last sample of each batch). */
@@ -165,13 +169,16 @@ int es_sim_stream_run(const es_sim_stream_rules *rules, const uint32_t *frames,
         uint64_t f = 0;
         double s = 0;
         size_t first = i;
+        uint32_t longest = 0;
         for (; i < sc->ends[b]; i++) {
             f += sc->tmp_frames[i];
+            longest = sc->tmp_frames[i] > longest ? sc->tmp_frames[i] : longest;
             s += seconds[sc->order[i]];
         }
         out->count[b] = (uint32_t)(i - first);
         out->frames[b] = f;
         out->seconds[b] = s;
+        out->longest[b] = longest;
     }
     return 0;
 }

@@ -37,6 +37,7 @@ typedef struct es_sim_batches {
     size_t n;
     uint32_t *count;   /* utterances in batch b */
     uint64_t *frames;  /* their frames */
+    uint32_t *longest; /* frames of the longest: the padded length (step time) */
     double *seconds;   /* their audio */
     int empty_first;   /* dynamic: the loader would yield an empty batch first */
 } es_sim_batches;

@@ -339,6 +339,7 @@ static void account_trial(const es_simulate_result *r, sim_epoch *ep, const es_s
     }
     ep->min_batches[t] = cut;
     ep->total_batches[t] = total;
+    es_sim_step_times(r, ep, ub, cut);
     /* batch 0 needs no barrier (cosyvoice_join), so with a cut of 0 the others
      * still train one batch before the monitored barrier times out */
     uint64_t allowed = cut ? cut : 1;
@@ -433,7 +434,10 @@ static int alloc_epoch(const es_simulate_result *r, sim_epoch *ep)
     ep->rank_batches = calloc(K * r->trials, sizeof *ep->rank_batches);
     ep->min_batches = calloc(r->trials, sizeof *ep->min_batches);
     ep->total_batches = calloc(r->trials, sizeof *ep->total_batches);
-    return ep->ranks && ep->workers && ep->rank_batches && ep->min_batches && ep->total_batches
+    ep->st_rank = calloc(K, sizeof *ep->st_rank);
+    ep->st_cursor = calloc(2 * K, sizeof *ep->st_cursor);
+    return ep->ranks && ep->workers && ep->rank_batches && ep->min_batches && ep->total_batches &&
+                   ep->st_rank && ep->st_cursor
                ? 0
                : -1;
 }
@@ -446,6 +450,8 @@ static void release_epoch(sim_epoch *ep)
     free(ep->rank_batches);
     free(ep->min_batches);
     free(ep->total_batches);
+    free(ep->st_rank);
+    free(ep->st_cursor);
 }
 
 static int simulate_epoch(es_context *ctx, es_simulate_result *r, const sim_list *l,

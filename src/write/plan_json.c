@@ -143,6 +143,17 @@ static const char *remainder_name(es_remainder r)
     return es_enum_name(ES_ENUM_REMAINDER, (int)r);
 }
 
+/* Which model.json the weights came from (es_cost_model_read), or null. */
+static json_t *model_source(const es_cost_model *m)
+{
+    if (!m->source)
+        return json_null();
+    char digest[32];
+    snprintf(digest, sizeof digest, "xxh3-64:%016llx", (unsigned long long)m->source_digest);
+    json_t *path = json_string(m->source); /* NULL when not UTF-8: then null */
+    return json_pack("{s:o, s:s}", "path", path ? path : json_null(), "digest", digest);
+}
+
 static json_t *parameters(const es_plan_settings *s)
 {
     const es_cost_model *m = &s->model;
@@ -150,6 +161,8 @@ static json_t *parameters(const es_plan_settings *s)
         "{s:f, s:f, s:f, s:f, s:f, s:f, s:f}", "frame_rate", m->frame_rate, "w_frames",
         m->w_frames, "w_text", m->w_text, "w_speech_tokens", m->w_speech_tokens, "w_frames_sq",
         m->w_frames_sq, "w_missing_emb", m->w_missing_emb, "w_overhead", m->w_overhead);
+    json_object_set_new(model, "w_batch", json_real(m->w_batch));
+    json_object_set_new(model, "source", model_source(m));
     json_t *filter = json_pack("{s:f, s:f, s:I, s:I, s:f, s:f, s:b}", "min_length", m->min_length,
                                "max_length", m->max_length, "token_min_length",
                                (json_int_t)m->token_min_length, "token_max_length",

@@ -67,6 +67,7 @@ int cli_load_tokenizer(es_context *ctx, es_measure_settings *s);
 /* Parses a non-negative int option; returns 0 or -1. */
 int cli_parse_int(const char *s, int *out);
 
+int cmd_calibrate(int argc, char **argv);
 int cmd_measure(int argc, char **argv);
 int cmd_plan(int argc, char **argv);
 int cmd_report(int argc, char **argv);

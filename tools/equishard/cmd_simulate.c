@@ -339,6 +339,11 @@ static void print_epoch(const es_simulate_settings *s, const es_simulate_result 
     }
     if (shown < s->world_size)
         printf("   ... %u more ranks (--json has them all)\n", s->world_size - shown);
+    es_simulate_step_time st;
+    if (s->model.source && es_simulate_step_time_info(r, e, &st, NULL) == ES_OK)
+        printf("  predicted step time (%s): straggler %.3f (max/mean over ranks per step), "
+               "epoch %.1f s where balanced steps would take %.1f s\n",
+               s->model.source, st.straggler, st.epoch_seconds, st.ideal_seconds);
     if (ep.empty_first_batches)
         printf("  warning: in %llu (trial, worker) stream(s) the first sample alone exceeds "
                "--max-frames-in-batch: CosyVoice yields an empty batch there, which fails in "
