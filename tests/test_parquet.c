@@ -1,4 +1,4 @@
-/* The parquet reader (src/readers/parquet/) against files written by other
+/* The parquet reader (src/parquet/) against files written by other
  * implementations, never by ours:
  *   - corpus A's CosyVoice shards (arrow-rs via parquet-wasm; snappy, dictionary,
  *     3-level lists): every row equals truth.tsv (soxi) and the audio hashes equal
@@ -22,14 +22,14 @@
 #include <xxhash.h>
 
 #include "check_helpers.h"
-#include "readers/parquet/parquet_embeddings.h"
-#include "readers/parquet/pq_delta.h"
-#include "readers/parquet/pq_file.h"
-#include "readers/parquet/pq_meta.h"
-#include "readers/parquet/pq_rle.h"
-#include "readers/parquet/pq_rows.h"
-#include "readers/parquet/pq_thrift.h"
-#include "readers/parquet/pq_values.h"
+#include "parquet/parquet_embeddings.h"
+#include "parquet/pq_delta.h"
+#include "parquet/pq_file.h"
+#include "parquet/pq_meta.h"
+#include "parquet/pq_rle.h"
+#include "parquet/pq_rows.h"
+#include "parquet/pq_thrift.h"
+#include "parquet/pq_values.h"
 #include "readers/reader.h"
 #include "validate/sources/emb_set.h"
 

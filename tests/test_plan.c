@@ -12,9 +12,9 @@
 #include "check_helpers.h"
 #include "core/strbuf.h"
 #include "costs/cost_table.h"
-#include "plan/cost_model.h"
-#include "plan/batching.h"
-#include "plan/partition.h"
+#include "loader/cost_model.h"
+#include "loader/batching.h"
+#include "algo/partition.h"
 
 static double max_of(const double *cost, size_t n, uint32_t k, const uint32_t *bin)
 {

@@ -21,7 +21,7 @@
 
 #include "check_helpers.h"
 #include "costs/cost_table.h"
-#include "plan/cost_model.h"
+#include "loader/cost_model.h"
 #include "plan/plan_internal.h"
 #include "plan/plan_reshard.h"
 

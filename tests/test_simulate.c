@@ -12,9 +12,9 @@
 
 #include "check_helpers.h"
 #include "costs/cost_table.h"
-#include "simulate/py_random.h"
-#include "simulate/split.h"
-#include "simulate/stream.h"
+#include "loader/py_random.h"
+#include "loader/split.h"
+#include "loader/stream.h"
 
 /* ---- running python ---------------------------------------------------------- */
 

@@ -161,6 +161,9 @@ demo)
     echo
     $es plan --world-size 2 --workers 2 --min-length 10 -o ../plan ../costs.tsv
     echo
+    # the job on that plan, as equishard.loaders will feed it: batches per rank
+    $es simulate --loader cosyvoice --plan ../plan
+    echo
     echo "CosyVoice parquet (make_parquet_list.py's layout) rewritten into 2x2 equal-cost files:"
     $es plan --world-size 2 --workers 2 --min-length 10 --mode reshard -o ../plan-parquet parquet/data.list
     ;;

@@ -353,7 +353,9 @@ ES_API int es_measure_job_finish(es_context *ctx, es_measure_job *j, es_cost_tab
  *           + w_frames_sq·frames² + w_missing_emb·[utt or spk embedding missing]·frames
  *           + w_overhead
  * with frames = floor(samples × frame_rate / sample_rate), the feature frames the
- * loader's dynamic batcher counts. The filter fields are CosyVoice's
+ * loader's dynamic batcher counts. A batch (batch mode) costs its padded terms,
+ * n × the longest, plus w_batch: es_cost_batch_terms below; `equishard
+ * calibrate` fits the weights to logged step times (docs/COST_MODEL.md). The filter fields are CosyVoice's
  * `processor.filter` in its units: lengths in 10 ms frames (100 per second) of the
  * original audio; token limits apply to text_tokens, the recipe tokenizer's count
  * (or text_len: see token_chars). A row flagged ES_FLAG_BAD_TEXT is dropped first. */
@@ -391,10 +393,133 @@ typedef struct es_cost_model {
                                        else 1. (It fills the padding
                                        after require_speech_token: the reserve keeps
                                        its offset.) */
-    uint64_t reserved[8];           /* see "ABI" at the top */
+    double w_batch;                 /* default 0: per batch (batch mode, and the
+                                       calibrated step time's constant; minor 1) */
+    const char *source;             /* the model.json the weights came from
+                                       (es_cost_model_read: its path argument,
+                                       borrowed); NULL when set by hand. plan.json
+                                       and simulate's JSON record it */
+    uint64_t source_digest;         /* xxh3-64 of that file's bytes; 0 without one */
+    uint64_t reserved[5];           /* see "ABI" at the top */
 } es_cost_model;
 
 ES_API void es_cost_model_defaults(es_cost_model *m);
+
+/* ---- the cost of a batch, and calibrating the weights (issue 16) -------------- */
+
+/* The terms of a batch's cost as the loader pads it (CosyVoice processor.padding
+ * pads speech_feat, text_token and speech_token to the batch's longest; WeNet
+ * pads feats): for a batch of n rows,
+ *   frames       n × max frames            speech_tokens n × max speech_tokens
+ *   frames_sq    n × max frames²           missing_emb   Σ frames of rows lacking
+ *   text         n × max text_len                        an utt or spk embedding
+ *   overhead     n                         batch         1
+ * A batch costs Σ w_term × term (w_frames … w_batch of es_cost_model, in this
+ * order); a single utterance's cost (shard mode, es_plan_load) is the same with
+ * n = 1 and no batch term. */
+typedef enum es_cost_term {
+    ES_TERM_FRAMES = 0,
+    ES_TERM_FRAMES_SQ,
+    ES_TERM_TEXT,
+    ES_TERM_SPEECH_TOKENS,
+    ES_TERM_MISSING_EMB,
+    ES_TERM_OVERHEAD,
+    ES_TERM_BATCH,
+    ES_TERM_COUNT
+} es_cost_term;
+
+/* "w_frames", "w_frames_sq", "w_text", "w_speech_tokens", "w_missing_emb",
+ * "w_overhead", "w_batch" (the model's field and model.json's key); NULL past
+ * the last. */
+ES_API const char *es_cost_term_name(int term);
+
+/* The terms of the batch of table rows rows[0..n) under m's frame_rate, in x
+ * (ES_TERM_COUNT values). ES_ERR_USAGE when a row is out of range. */
+ES_API int es_cost_batch_terms(const es_cost_model *m, const es_cost_table *t,
+                               const size_t *rows, size_t n, double *x);
+/* Σ w_term × x[term] (>= 0). */
+ES_API double es_cost_batch(const es_cost_model *m, const double *x);
+
+/* Non-negative least squares: x >= 0 minimising |A x - b| for the dense
+ * rows × cols matrix A (row-major), b (rows values) and x (cols values), by
+ * Lawson and Hanson's active-set method (columns scaled to unit norm first).
+ * For the small systems calibration makes (a few columns). ES_ERR_USAGE when
+ * cols is 0 or rows < 1; ES_ERR_INTERNAL when it does not converge within
+ * 3 × cols outer iterations. */
+ES_API int es_nnls(es_context *ctx, const double *a, size_t rows, size_t cols, const double *b,
+                   double *x);
+
+typedef struct es_calibrate_settings {
+    es_cost_model model;     /* frame_rate (frames of the table's rows); the weights
+                                are what is fitted (their values are ignored) */
+    uint32_t warmup;         /* steps dropped at the start of each rank of each log
+                                (lowest step numbers): start-up, allocator growth,
+                                autotuning; default 3 */
+    uint32_t holdout_every;  /* every n-th usable step, in (log, rank, step) order,
+                                is held out of the fit and evaluated; default 5 */
+    double outlier_mads;     /* a fitted step whose relative residual lies more than
+                                this many scaled MADs (1.4826 × MAD) from the median
+                                is dropped and the fit redone once; default 5; 0 = off */
+    uint32_t terms;          /* mask of 1 << ES_TERM_*: the terms that may be fitted;
+                                default all. Terms without signal in the log (a column
+                                of zeros; missing_emb when no row or every row has
+                                its embeddings) are left out and get weight 0 */
+    const char *time_field;  /* the log's key for the step time; default "seconds" */
+    uint64_t reserved[8];    /* see "ABI" at the top */
+} es_calibrate_settings;
+
+ES_API void es_calibrate_defaults(es_calibrate_settings *s);
+
+typedef struct es_calibration es_calibration;
+
+/* Reads the step logs (JSON lines {"rank", "step", "keys": [...], "seconds"};
+ * other keys ignored; docs/COST_MODEL.md), joins each step's keys to the table's
+ * rows, and fits the weights by es_nnls over per-step term sums (es_cost_batch_terms),
+ * residuals relative to the step time (each row divided by its time: the fit
+ * minimises relative error, as reported). ES_ERR_FORMAT naming file and line for
+ * a line without rank/step/keys/time, a key the table lacks, a time <= 0;
+ * ES_ERR_FORMAT for too few usable steps or a degenerate log (all times equal,
+ * no term with signal). On failure *out is NULL. */
+ES_API int es_calibrate(es_context *ctx, const es_calibrate_settings *s, const es_cost_table *t,
+                        const char *const *logs, size_t n_logs, es_calibration **out);
+ES_API void es_calibration_free(es_calibration *c);
+
+typedef struct es_calibration_info {
+    es_cost_model model;     /* the settings' model with the fitted weights */
+    uint32_t terms_fitted;   /* mask of the terms in the fit */
+    size_t steps_read;       /* lines of all logs */
+    size_t warmup_dropped;
+    size_t outliers_dropped; /* by the MAD rule */
+    size_t fit_steps, held_out_steps;
+    double r2_fit, r2_held_out;        /* 1 - SS_res / SS_tot of step seconds */
+    double median_error, p95_error;    /* held-out |predicted / observed - 1| */
+    double median_error_fit;           /* the same over the fitted steps */
+} es_calibration_info;
+
+typedef struct es_calibration_term {
+    const char *name;        /* es_cost_term_name */
+    int fitted;              /* in the fit (has signal, allowed by settings.terms) */
+    double weight;           /* seconds per unit of the term */
+    double share;            /* its part of the predicted time of the fitted steps */
+    double median_error_without; /* held-out median error when fitted without it
+                                    (0 when not fitted) */
+} es_calibration_term;
+
+/* ES_ERR_USAGE when c or out is NULL, or term is out of range. */
+ES_API int es_calibration_get_info(const es_calibration *c, es_calibration_info *out);
+ES_API int es_calibration_term_info(const es_calibration *c, int term, es_calibration_term *out);
+
+/* Writes the fitted model as JSON (docs/COST_MODEL.md): weights, frame_rate, the
+ * fit's figures, and provenance (the logs' and the `inputs'` paths and xxh3-64;
+ * inputs may be NULL). Written atomically (es_write_output's rules). */
+ES_API int es_calibration_write_json(es_context *ctx, const es_calibration *c, const char *path,
+                                     const char *const *inputs, size_t n_inputs);
+
+/* Reads a model.json written by es_calibration_write_json into *m: frame_rate and
+ * every w_* (the filter fields are left as they are); m->source = path (borrowed),
+ * m->source_digest = the file's xxh3-64. ES_ERR_IO / ES_ERR_FORMAT naming the
+ * file and the problem; *m is unchanged on failure. */
+ES_API int es_cost_model_read(es_context *ctx, const char *path, es_cost_model *m);
 
 /* ---- plan: equal work and equal batch counts per rank (DESIGN.md §7) ----------- */
 
@@ -646,11 +771,35 @@ typedef struct es_simulate_settings {
     uint64_t seed;                /* seeds our draws: same seed, same result; default 0 */
     int plan_side;                /* default 1: also plan the same table (es_plan_build,
                                      shard and batch mode) for the side by side */
-    uint64_t reserved[8];         /* see "ABI" at the top */
+    const char *plan_dir;         /* NULL (default): the loader splits the table's list
+                                     itself. A shard-mode plan OUTDIR: rank r's worker w
+                                     reads OUTDIR/rank-R.worker-W.list instead, as
+                                     equishard.loaders feed it (CosyVoice's DataList:
+                                     each worker's list shuffled per epoch with
+                                     random.Random(epoch) when list_shuffle and epoch
+                                     >= 0; WeNet's ShardList: plan order). world_size
+                                     and workers must be plan.json's, partition on,
+                                     and every planned entry an entry of the table
+                                     (es_simulate_settings_from_plan fills all that).
+                                     Borrowed for the call. */
+    uint64_t reserved[7];         /* see "ABI" at the top */
 } es_simulate_settings;
 
 /* Fills *s with the defaults of the loader's own recipes (above). */
 ES_API void es_simulate_defaults(es_simulate_settings *s, es_loader loader);
+
+/* Takes a plan OUTDIR's settings (`equishard plan -o OUTDIR`, its plan.json) into
+ * *s, which es_simulate_defaults filled: world_size, workers, the cost model and
+ * filter, max_frames_in_batch, batch_size and sort_size (the loader's settings
+ * the plan was made for). The recipe's own buffers (shuffle_size) and the
+ * epochs stay as they are. *mode gets the plan's mode; for ES_PLAN_SHARD,
+ * s->plan_dir = outdir (borrowed), so es_simulate replays the plan as the
+ * loaders feed it. A reshard plan is trained by the recipe's own split of
+ * OUTDIR/data.list: simulate that list's table with these settings. A batch
+ * plan needs no replay (every rank trains plan.json's `steps` by construction).
+ * ES_ERR_IO / ES_ERR_FORMAT name plan.json and what is wrong with it. */
+ES_API int es_simulate_settings_from_plan(es_context *ctx, es_simulate_settings *s,
+                                          const char *outdir, es_plan_mode *mode);
 
 typedef struct es_simulate_result es_simulate_result;
 
@@ -720,6 +869,28 @@ ES_API int es_simulate_rank_info(const es_simulate_result *r, size_t e, uint32_t
                                  es_simulate_rank *out);
 ES_API int es_simulate_worker_info(const es_simulate_result *r, size_t e, uint32_t rank,
                                    uint32_t worker, es_simulate_rank *out);
+/* Predicted step time under the settings' cost model (issue 16): each rank's
+ * trained batches (up to the join cut) in the DataLoader's order, step by step,
+ * each costing es_cost_batch of its padded terms. The loader replay knows a
+ * batch's size and longest frames, so the frames, frames_sq, overhead and batch
+ * terms count here (text, speech-token and embedding terms only on the plan
+ * side). In seconds when the model came from `equishard calibrate`
+ * (model.source set), else in the model's cost units. Expected over trials. */
+typedef struct es_simulate_step_time {
+    double steps;          /* trained steps (the join cut) */
+    double straggler;      /* mean over steps of max/mean step time over the ranks */
+    double epoch_seconds;  /* Σ over steps of the slowest rank's step: what a
+                              synchronous trainer takes */
+    double ideal_seconds;  /* Σ over steps of the ranks' mean: the same work with
+                              no rank waiting */
+} es_simulate_step_time;
+
+/* Epoch e's step time; `rank_seconds` (may be NULL) gets world_size values: each
+ * rank's own predicted compute over its trained steps. ES_ERR_USAGE when e is out
+ * of range. */
+ES_API int es_simulate_step_time_info(const es_simulate_result *r, size_t e,
+                                      es_simulate_step_time *out, double *rank_seconds);
+
 /* The i-th entry the rank reads (its slice of the list, in order): a shard path
  * as the list writes it, or the key of an ES_FLAG_ITEM row. NULL when out of range. */
 ES_API const char *es_simulate_rank_shard(const es_simulate_result *r, size_t e, uint32_t rank,

@@ -15,6 +15,7 @@ not load the library.
 from .core import (Batch, CostRow, CostTable, Error, Finding, Load, Plan, PlanMetrics,
                    SimulateResult, ValidateResult, load, measure, plan, simulate, validate,
                    validate_tensor)
+from .calibrate import Calibration, calibrate
 from .rows import RowReader, parquet_num_rows, read_rows
 from .text import Tokenizer
 
@@ -25,6 +26,6 @@ def version():
     return lib().es_version().decode()
 
 
-__all__ = ["Batch", "CostRow", "CostTable", "Error", "Finding", "Load", "Plan", "PlanMetrics",
+__all__ = ["Batch", "Calibration", "calibrate", "CostRow", "CostTable", "Error", "Finding", "Load", "Plan", "PlanMetrics",
            "RowReader", "SimulateResult", "Tokenizer", "ValidateResult", "load", "measure", "plan", "simulate",
            "parquet_num_rows", "read_rows", "validate", "validate_tensor", "version"]

@@ -45,7 +45,32 @@ class CostModel(Structure):
                 ("min_length", c_double), ("max_length", c_double),
                 ("token_min_length", c_uint32), ("token_max_length", c_uint32),
                 ("min_output_input_ratio", c_double), ("max_output_input_ratio", c_double),
-                ("require_speech_token", c_int), ("token_chars", c_int), ("reserved", c_uint64 * 8)]
+                ("require_speech_token", c_int), ("token_chars", c_int), ("w_batch", c_double),
+                ("source", c_char_p), ("source_digest", c_uint64), ("reserved", c_uint64 * 5)]
+
+
+class SimulateStepTime(Structure):
+    _fields_ = [("steps", c_double), ("straggler", c_double), ("epoch_seconds", c_double),
+                ("ideal_seconds", c_double)]
+
+
+class CalibrateSettings(Structure):
+    _fields_ = [("model", CostModel), ("warmup", c_uint32), ("holdout_every", c_uint32),
+                ("outlier_mads", c_double), ("terms", c_uint32), ("time_field", c_char_p),
+                ("reserved", c_uint64 * 8)]
+
+
+class CalibrationInfo(Structure):
+    _fields_ = [("model", CostModel), ("terms_fitted", c_uint32), ("steps_read", c_size_t),
+                ("warmup_dropped", c_size_t), ("outliers_dropped", c_size_t),
+                ("fit_steps", c_size_t), ("held_out_steps", c_size_t), ("r2_fit", c_double),
+                ("r2_held_out", c_double), ("median_error", c_double), ("p95_error", c_double),
+                ("median_error_fit", c_double)]
+
+
+class CalibrationTerm(Structure):
+    _fields_ = [("name", c_char_p), ("fitted", c_int), ("weight", c_double), ("share", c_double),
+                ("median_error_without", c_double)]
 
 
 class PlanSettings(Structure):
@@ -90,7 +115,7 @@ class SimulateSettings(Structure):
                 ("partition", c_int), ("model", CostModel), ("shuffle_size", c_uint32),
                 ("sort_size", c_uint32), ("max_frames_in_batch", c_uint64),
                 ("batch_size", c_uint32), ("trials", c_uint32), ("seed", c_uint64),
-                ("plan_side", c_int), ("reserved", c_uint64 * 8)]
+                ("plan_side", c_int), ("plan_dir", c_char_p), ("reserved", c_uint64 * 7)]
 
 
 class SimulateInput(Structure):
@@ -190,6 +215,10 @@ STRUCTS = {
     "es_cost_row": CostRow,
     "es_measure_settings": MeasureSettings,
     "es_cost_model": CostModel,
+    "es_simulate_step_time": SimulateStepTime,
+    "es_calibrate_settings": CalibrateSettings,
+    "es_calibration_info": CalibrationInfo,
+    "es_calibration_term": CalibrationTerm,
     "es_plan_settings": PlanSettings,
     "es_plan_metrics": PlanMetrics,
     "es_plan_load": PlanLoad,
@@ -262,6 +291,8 @@ _SIGNATURES = {
     "es_loader_name": (c_char_p, [c_enum]),
     "es_simulate_defaults": (None, [POINTER(SimulateSettings), c_enum]),
     "es_simulate": (c_int, [P, POINTER(SimulateSettings), P, POINTER(P)]),
+    "es_simulate_settings_from_plan": (c_int, [P, POINTER(SimulateSettings), c_char_p,
+                                               POINTER(c_enum)]),
     "es_simulate_result_free": (None, [P]),
     "es_simulate_input_info": (c_int, [P, POINTER(SimulateInput)]),
     "es_simulate_filtered": (c_uint64, [P, c_size_t]),
@@ -308,6 +339,21 @@ _SIGNATURES = {
     "es_tokenizer_kind": (c_char_p, [P]),
     "es_simulate_token_note": (c_char_p, [P]),
     "es_validate_token_note": (c_char_p, [P]),
+    "es_cost_term_name": (c_char_p, [c_int]),
+    "es_simulate_step_time_info": (c_int, [P, c_size_t, POINTER(SimulateStepTime),
+                                           POINTER(c_double)]),
+    "es_cost_batch_terms": (c_int, [POINTER(CostModel), P, POINTER(c_size_t), c_size_t,
+                                    POINTER(c_double)]),
+    "es_cost_batch": (c_double, [POINTER(CostModel), POINTER(c_double)]),
+    "es_nnls": (c_int, [P, POINTER(c_double), c_size_t, c_size_t, POINTER(c_double),
+                        POINTER(c_double)]),
+    "es_calibrate_defaults": (None, [POINTER(CalibrateSettings)]),
+    "es_calibrate": (c_int, [P, POINTER(CalibrateSettings), P, STRS, c_size_t, POINTER(P)]),
+    "es_calibration_free": (None, [P]),
+    "es_calibration_get_info": (c_int, [P, POINTER(CalibrationInfo)]),
+    "es_calibration_term_info": (c_int, [P, c_int, POINTER(CalibrationTerm)]),
+    "es_calibration_write_json": (c_int, [P, P, c_char_p, STRS, c_size_t]),
+    "es_cost_model_read": (c_int, [P, c_char_p, POINTER(CostModel)]),
 }
 
 ALL_WORKERS = 0xFFFFFFFF  # ES_PLAN_ALL_WORKERS

@@ -112,10 +112,19 @@ def _values(s, **extra):
     return out
 
 
+_MODEL_PATHS = {}  # cost_model= paths: settings (and plans made with them) point at these bytes
+
+
 def _apply(settings, kwargs):
     """Sets header-named settings (and their cost-model fields) from kwargs."""
     names = {f for f, _ in settings._fields_} - {"reserved"}
     model_names = {f for f, _ in _ffi.CostModel._fields_} - {"reserved"} if "model" in names else set()
+    if "cost_model" in kwargs and model_names:  # first: the other fields given override it
+        kwargs = dict(kwargs)
+        path = _bytes(os.fspath(kwargs.pop("cost_model")))
+        path = _MODEL_PATHS.setdefault(path, path)  # model.source points into it, for good
+        with _Context() as ctx:
+            ctx.check(lib().es_cost_model_read(ctx.ptr, path, byref(settings.model)))
     for k, v in kwargs.items():
         if k in ENUMS and isinstance(v, str):
             if v not in ENUMS[k]:
@@ -405,7 +414,7 @@ def plan(table, world_size, workers=1, mode="shard", **settings):
 
 SimulateInput = _record("SimulateInput", _ffi.SimulateInput, extra=("filtered",))
 SimulateRank = _record("SimulateRank", _ffi.SimulateRank, extra=("shards", "workers"))
-SimulateEpoch = _record("SimulateEpoch", _ffi.SimulateEpoch, extra=("ranks",))
+SimulateEpoch = _record("SimulateEpoch", _ffi.SimulateEpoch, extra=("ranks", "step_time"))
 SimulatePlan = _record("SimulatePlan", _ffi.SimulatePlan, extra=("ranks",))
 
 
@@ -448,7 +457,11 @@ class SimulateResult(_Handle):
             L.es_simulate_rank_info(self._ptr, e, r, byref(rk))
             shards = [_str(L.es_simulate_rank_shard(self._ptr, e, r, i)) for i in range(rk.n_shards)]
             ranks.append(SimulateRank(**_values(rk, shards=shards, workers=ws)))
-        return SimulateEpoch(**_values(ep, ranks=ranks))
+        st = _ffi.SimulateStepTime()
+        per_rank = (ctypes.c_double * max(world_size, 1))()
+        L.es_simulate_step_time_info(self._ptr, e, byref(st), per_rank)
+        step_time = dict(_values(st), ranks=list(per_rank)[:world_size])
+        return SimulateEpoch(**_values(ep, ranks=ranks, step_time=step_time))
 
     def write_json(self, path):
         """The JSON of `equishard simulate --json` (docs/SIMULATE.md)."""
@@ -456,15 +469,34 @@ class SimulateResult(_Handle):
             ctx.check(lib().es_simulate_write_json(ctx.ptr, self._p, _bytes(path)))
 
 
-def simulate(table, loader="cosyvoice", world_size=1, workers=1, epochs=1, **settings):
+def simulate(table, loader="cosyvoice", world_size=None, workers=None, epochs=1, plan=None,
+             **settings):
     """es_simulate: the loader's own split replayed. epochs: n (epochs 0..n-1) or
     (first, last) inclusive. settings: es_simulate_settings / es_cost_model fields
-    over the loader's defaults (es_simulate_defaults), e.g. min_length=10, trials=8."""
+    over the loader's defaults (es_simulate_defaults), e.g. min_length=10, trials=8.
+    plan: a plan OUTDIR whose settings come first (es_simulate_settings_from_plan;
+    world_size, workers and settings given override them); a shard plan is
+    replayed as equishard.loaders feed it, a reshard plan is simulated on the
+    table of its data.list (pass that table), a batch plan is refused (equal
+    steps by construction)."""
     first, last = (0, epochs - 1) if isinstance(epochs, int) else epochs
     s = _ffi.SimulateSettings()
     lib().es_simulate_defaults(byref(s), ENUMS["loader"][loader])
-    _apply(s, dict(settings, world_size=world_size, workers=workers, epoch_first=first,
-                   epoch_last=last))
+    if plan is not None:
+        mode = _ffi.c_enum()
+        with _Context() as ctx:
+            ctx.check(lib().es_simulate_settings_from_plan(ctx.ptr, byref(s), _bytes(plan),
+                                                           byref(mode)))
+        if mode.value == ENUMS["mode"]["batch"]:
+            raise ValueError(f"{plan}: a batch plan trains the same steps on every rank by "
+                             "construction; nothing to simulate")
+        s.plan_side = 0
+        if s.plan_dir:  # held by the structure, not by the call's temporary
+            s.plan_dir = _bytes(plan)
+    given = {k: v for k, v in (("world_size", world_size), ("workers", workers)) if v is not None}
+    if plan is None:
+        given = dict(dict(world_size=1, workers=1), **given)
+    _apply(s, dict(settings, epoch_first=first, epoch_last=last, **given))
     table, owns = _table(table)
     out = c_void_p()
     try:

@@ -1,5 +1,8 @@
 /* Growing an array in place: the one amortised-doubling realloc every module
- * appending to arrays uses. */
+ * appending to arrays uses (no hand-rolled doubling is left under src/). A
+ * realloc to an exact size that is not appending stays as it is: a stream's
+ * per-run batch arrays (loader/stream.c), the cost-table writer's buffer for
+ * one oversized row (costs/cost_table_write.c). */
 #ifndef ES_GROW_H
 #define ES_GROW_H
 

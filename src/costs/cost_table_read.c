@@ -31,6 +31,8 @@
 #include <string.h>
 #include <zstd.h>
 
+#include "core/grow.h"
+
 enum {
     CHUNK = 1 << 20,  /* initial line buffer; grows for longer lines */
     N_COLS = 12,      /* columns of ES_COSTS_HEADER */
@@ -581,14 +583,13 @@ static int parse_stream(parser *p, source *src, const unsigned char *head, size_
         scanned = end;
         start = 0;
         if (end > cap / 2) {
-            char *nb = cap <= SIZE_MAX / 2 ? realloc(buf, cap * 2) : NULL;
-            if (!nb) {
+            void *nb = buf;
+            if (es_grow(&nb, &cap, cap + 1, 1, CHUNK)) { /* doubles the buffer */
                 rc = es_fail(p->ctx, ES_ERR_NOMEM, "%s: line %zu: out of memory", p->name,
                              p->line);
                 break;
             }
             buf = nb;
-            cap *= 2;
         }
         long long got = src_read(src, buf + end, cap - end - 1);
         if (got < 0)

@@ -25,7 +25,7 @@
 #include <sys/stat.h>
 
 #include "measure/measure_job.h"
-#include "plan/partition.h"
+#include "algo/partition.h"
 
 static const char PART_MAGIC[8] = {'E', 'S', 'P', 'A', 'R', 'T', '1', '\n'};
 

@@ -43,8 +43,8 @@ static int add_shard(es_context *ctx, es_work *w, const char *shard, size_t len,
 
 static int add_manifest(es_context *ctx, es_work *w, es_manifest *m)
 {
-    es_manifest **p = realloc(w->manifests, (w->n_manifests + 1) * sizeof *p);
-    if (!p) {
+    void *p = w->manifests;
+    if (es_grow(&p, &w->cap_manifests, w->n_manifests + 1, sizeof *w->manifests, 4)) {
         es_manifest_free(m);
         return es_fail(ctx, ES_ERR_NOMEM, "out of memory");
     }
@@ -93,13 +93,13 @@ static int is_text(const uint8_t *head, size_t n)
     return memchr(head, '\0', n) == NULL;
 }
 
-/* The first non-blank character of a text file: '{' starts a raw list. */
-static int first_char(const uint8_t *head, size_t n)
+/* A manifest (a raw list, a Kaldi directory) as its registered format parses it. */
+static int expand_manifest(es_context *ctx, es_work *w, const es_manifest_ops *ops,
+                           const char *path)
 {
-    for (size_t i = 0; i < n; i++)
-        if (head[i] != ' ' && head[i] != '\t' && head[i] != '\r' && head[i] != '\n')
-            return head[i];
-    return -1;
+    es_manifest *m;
+    int rc = ops->parse(ctx, path, &m);
+    return rc == ES_OK ? add_manifest(ctx, w, m) : rc;
 }
 
 static int expand_file(es_context *ctx, es_work *w, const char *path, const char *root)
@@ -116,11 +116,9 @@ static int expand_file(es_context *ctx, es_work *w, const char *path, const char
         return es_fail(ctx, ES_ERR_UNSUPPORTED,
                        "%s: unrecognised format (not a tar or parquet shard, shard list, raw list or "
                        "Kaldi directory)", path);
-    if (first_char(head, (size_t)n) == '{') {
-        es_manifest *m;
-        int rc = es_rawlist_parse(ctx, path, &m);
-        return rc == ES_OK ? add_manifest(ctx, w, m) : rc;
-    }
+    const es_manifest_ops *manifest = es_manifest_for(0, head, (size_t)n);
+    if (manifest)
+        return expand_manifest(ctx, w, manifest, path);
     return expand_shard_list(ctx, w, path, root);
 }
 
@@ -132,11 +130,11 @@ int es_work_expand(es_context *ctx, es_work *w, const char *const *inputs, size_
         if (stat(inputs[i], &st) != 0)
             return es_fail(ctx, ES_ERR_IO, "%s: %s", inputs[i], strerror(errno));
         int rc;
+        const es_manifest_ops *dir = S_ISDIR(st.st_mode) ? es_manifest_for(1, NULL, 0) : NULL;
         if (S_ISDIR(st.st_mode)) {
-            es_manifest *m;
-            rc = es_kaldi_parse(ctx, inputs[i], &m);
-            if (rc == ES_OK)
-                rc = add_manifest(ctx, w, m);
+            rc = dir ? expand_manifest(ctx, w, dir, inputs[i])
+                     : es_fail(ctx, ES_ERR_UNSUPPORTED, "%s: a directory, and no manifest "
+                               "format reads directories", inputs[i]);
         } else {
             rc = expand_file(ctx, w, inputs[i], root);
         }

@@ -25,7 +25,7 @@ typedef struct es_work {
     es_unit *units;
     size_t n, cap;
     es_manifest **manifests;
-    size_t n_manifests;
+    size_t n_manifests, cap_manifests;
     es_arena strings;
 } es_work;
 

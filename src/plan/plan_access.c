@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "core/grow.h"
 #include "core/line_reader.h"
 #include "core/strmap.h"
 #include "plan/plan_internal.h"
@@ -20,7 +21,7 @@ struct plan_raw_lines {
     es_strmap files; /* shard string → index into `sets` + 1 */
     char ***sets;
     size_t *counts;
-    size_t n_sets;
+    size_t n_sets, cap_sets, cap_counts;
 };
 
 static void raw_lines_free(struct plan_raw_lines *r)
@@ -45,13 +46,12 @@ static int load_lines(es_context *ctx, struct plan_raw_lines *r, const char *pat
     if (e)
         return es_fail(ctx, ES_ERR_IO, "%s: cannot reopen the raw list to write its lines: %s",
                        path, strerror(e));
-    char ***sets = realloc(r->sets, (r->n_sets + 1) * sizeof *sets);
-    size_t *counts = realloc(r->counts, (r->n_sets + 1) * sizeof *counts);
-    if (sets)
-        r->sets = sets;
-    if (counts)
-        r->counts = counts;
-    if (!sets || !counts) {
+    void *sets = r->sets, *counts = r->counts;
+    int bad = es_grow(&sets, &r->cap_sets, r->n_sets + 1, sizeof *r->sets, 4);
+    r->sets = sets;
+    bad |= es_grow(&counts, &r->cap_counts, r->n_sets + 1, sizeof *r->counts, 4);
+    r->counts = counts;
+    if (bad) {
         es_line_reader_close(&lr);
         return es_fail(ctx, ES_ERR_NOMEM, "out of memory");
     }
@@ -60,8 +60,8 @@ static int load_lines(es_context *ctx, struct plan_raw_lines *r, const char *pat
     int got, rc = ES_OK;
     while (rc == ES_OK && (got = es_line_reader_next(&lr)) > 0) {
         if (n == cap) {
-            char **p = realloc(lines, (cap = cap ? 2 * cap : 256) * sizeof *p);
-            if (!p)
+            void *p = lines;
+            if (es_grow(&p, &cap, n + 1, sizeof *lines, 256))
                 rc = es_fail(ctx, ES_ERR_NOMEM, "out of memory");
             else
                 lines = p;

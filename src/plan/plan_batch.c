@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "plan/batching.h"
+#include "loader/batching.h"
 #include "plan/plan_internal.h"
 
 static int cmp_u64_desc(const void *a, const void *b)
@@ -79,24 +79,24 @@ static size_t *rows_by_length(const es_plan *p)
     return rows;
 }
 
-/* A batch's cost: its utterances' costs with the frames term charged for the
- * padded batch (longest × n), as the loader's budget counts it. */
+/* A batch's cost: the padded batch's terms (es_cost_batch_terms: n × longest
+ * for the padded lengths, as the loader pads and its budget counts), the same
+ * figure `equishard calibrate` fits step times to. */
 static void measure_batch(const es_plan *p, plan_batch *b)
 {
     uint64_t frames = 0;
-    double cost = 0;
     uint32_t longest = 0;
     for (size_t i = b->begin; i < b->end; i++) {
         size_t row = p->batch_rows[i];
         frames += p->frames[row];
-        cost += p->cost[row];
         if (p->frames[row] > longest)
             longest = p->frames[row];
     }
-    size_t n = b->end - b->begin;
+    double x[ES_TERM_COUNT];
+    es_cost_batch_terms(&p->s.model, p->table, p->batch_rows + b->begin, b->end - b->begin, x);
     b->frames = frames;
     b->longest = longest;
-    b->cost = cost + p->s.model.w_frames * ((double)longest * (double)n - (double)frames);
+    b->cost = es_cost_batch(&p->s.model, x);
 }
 
 static int pack(es_context *ctx, es_plan *p)

@@ -1,5 +1,8 @@
-/* The plan in memory, shared by the mode builders (plan_shard.c, plan_batch.c)
- * and the writer (plan_write.c).
+/* The plan in memory, shared by the mode builders (plan_shard.c, plan_batch.c,
+ * plan_reshard.c), the metrics they share (plan_metrics.c), the accessors
+ * (plan_access.c) and the writers in src/write/ (plan_write.c, plan_json.c, the
+ * reshard copiers), which only read it, but for the format and compression the
+ * reshard writer settles (plan_reshard.h).
  *
  * Invariants: `kept` lists the table rows the filter keeps, in table order;
  * loads[r * W + w] is worker w of rank r; rank totals are the sums of their
@@ -11,7 +14,7 @@
 
 #include "core/context.h"
 #include "costs/cost_table.h"
-#include "plan/cost_model.h"
+#include "loader/cost_model.h"
 
 /* A list entry the loader hands out whole: a shard, or one row of a raw list. */
 typedef struct plan_element {

@@ -17,9 +17,9 @@
 #include <string.h>
 
 #include "costs/cost_table.h"
-#include "plan/partition.h"
+#include "algo/partition.h"
 #include "plan/plan_reshard.h"
-#include "simulate/split.h"
+#include "loader/split.h"
 
 /* Utterances a shard holds when M is chosen for the user. */
 #define UTTS_PER_SHARD 1000
@@ -123,7 +123,7 @@ static void shard_stats(const plan_reshard *r, es_plan_reshard_info *info)
 }
 
 /* Rank and worker loads under the loaders' un-permuted split of data.list
- * (simulate/split.h, the one implementation of the rule: CosyVoice's [rank::K]
+ * (loader/split.h, the one implementation of the rule: CosyVoice's [rank::K]
  * then [worker::W], which WeNet's i % (K·W) agrees with here, N being a multiple
  * of K·W): worker (rank, w) reads shards rank + K·w + K·W·j, j = 0 .. M-1. */
 static int split_loads(es_context *ctx, es_plan *p, const plan_reshard *r)

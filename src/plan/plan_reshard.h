@@ -1,11 +1,13 @@
-/* Reshard mode (DESIGN.md §7): the kept utterances into N = K·W·M new tar
- * shards of equal cost, so that any permutation a loader applies to the new
- * data.list gives every rank and worker the same work.
+/* Reshard mode (DESIGN.md §7): the kept utterances into N = K·W·M new shards
+ * (tar, or CosyVoice parquet) of equal cost, so that any permutation a loader
+ * applies to the new data.list gives every rank and worker the same work.
  *
  * plan_reshard.c plans (which utterance goes to which new shard, the loads and
- * the permutation check); reshard_copy.c writes the shards by streaming the
- * source shards; reshard_tar.c holds the libarchive writer and the read-back
- * check.
+ * the permutation check). Writing them is src/write/'s: es_reshard_write
+ * (write/plan_write.h, reshard_job.c) settles the format and hands the job to
+ * the format's copier (reshard_copy.c for tar, with reshard_tar.c's libarchive
+ * writer and read-back check; reshard_parquet.c for parquet), both driven by
+ * one pass loop (reshard_pass.c).
  *
  * Invariants: every kept row is in exactly one shard; shard s holds
  * rows[start[s] .. start[s + 1]) in table order (source shard in list order,
@@ -14,9 +16,7 @@
 #ifndef ES_PLAN_RESHARD_H
 #define ES_PLAN_RESHARD_H
 
-#include "core/strbuf.h"
 #include "plan/plan_internal.h"
-#include "plan/plan_outdir.h"
 
 /* Loader permutations the plan checks: CosyVoice epochs 0 .. 19. */
 #define ES_RESHARD_PERMUTATIONS 20
@@ -45,23 +45,10 @@ typedef struct plan_reshard {
     es_compress compress;
 } plan_reshard;
 
-/* Writes the shards, data.list, shards.tsv and filtered.tsv into d (and, for
- * parquet, utt2data.list, spk2data.list and the JSON files they list). */
-int es_reshard_write(es_context *ctx, es_outdir *d, const es_plan *p);
-
 /* plan.json's reshard keys: parameters "compress", "shards_per_worker";
  * metrics "reshard": {"shards", "shards_per_worker", "shard_cost": {"min",
  * "max", "mean", "max_deviation"}, "permutations", "permutation_max_deviation"}. */
 struct json_t;
 void es_reshard_json(const es_plan *p, struct json_t *parameters, struct json_t *metrics);
-
-/* File name of new shard i under the settled format and compression
- * ("shards_000000007.tar.zst", "parquet_000000007.tar"). */
-void es_reshard_shard_name(const es_plan *p, uint32_t i, char *buf, size_t len);
-
-/* filtered.tsv's rows for what --on-error skip left out of the plan's table,
- * reason `unreadable`: an utterance with its key and pos, a whole shard with
- * both empty. Every plan mode writes them (plan_write.c). */
-void es_plan_unreadable_rows(es_strbuf *sb, const es_plan *p);
 
 #endif

@@ -11,7 +11,7 @@
 
 #include "core/strmap.h"
 #include "costs/cost_table.h"
-#include "plan/partition.h"
+#include "algo/partition.h"
 #include "plan/plan_internal.h"
 
 /* One element per distinct shard string; one per row for ES_FLAG_ITEM rows. */

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "core/file_stream.h"
+#include "core/grow.h"
 #include "readers/audio_object.h"
 
 es_manifest *es_manifest_new(const char *file)
@@ -26,12 +27,10 @@ es_manifest *es_manifest_new(const char *file)
 es_manifest_item *es_manifest_add(es_manifest *m)
 {
     if (m->n == m->cap) {
-        size_t cap = m->cap ? m->cap * 2 : 256;
-        es_manifest_item *p = realloc(m->items, cap * sizeof *p);
-        if (!p)
+        void *p = m->items;
+        if (es_grow(&p, &m->cap, m->cap + 1, sizeof *m->items, 256))
             return NULL;
         m->items = p;
-        m->cap = cap;
     }
     es_manifest_item *it = &m->items[m->n++];
     memset(it, 0, sizeof *it);

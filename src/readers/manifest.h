@@ -40,6 +40,23 @@ typedef struct es_manifest {
     es_arena strings;
 } es_manifest;
 
+/* A manifest format, detected by content like the shard readers (reader.h):
+ * a const table listed in manifest_registry.c, each `bid` scoring an input
+ * that is a directory (is_dir, head NULL) or a text file no shard reader took
+ * (head: its first bytes, n >= 1). A text file no manifest bids on is a shard
+ * list (measure/work_units.c). */
+typedef struct es_manifest_ops {
+    const char *name;
+    int (*bid)(int is_dir, const uint8_t *head, size_t n);
+    int (*parse)(es_context *ctx, const char *path, es_manifest **out);
+} es_manifest_ops;
+
+/* The manifest format for an input, or NULL when none bids. */
+const es_manifest_ops *es_manifest_for(int is_dir, const uint8_t *head, size_t n);
+
+extern const es_manifest_ops es_manifest_rawlist; /* reader_rawlist.c */
+extern const es_manifest_ops es_manifest_kaldi;   /* reader_kaldi.c */
+
 /* Parsers: on success *out owns a manifest. A line that cannot become an item
  * (bad JSON, missing field) still becomes an item, with `problem` set, so
  * --on-error skip can leave out just that line. */

@@ -141,3 +141,16 @@ int es_rawlist_parse(es_context *ctx, const char *path, es_manifest **out)
     *out = m;
     return ES_OK;
 }
+
+/* Text whose first non-blank character is '{' (a JSON object a line). */
+static int rawlist_bid(int is_dir, const uint8_t *head, size_t n)
+{
+    if (is_dir || memchr(head, '\0', n))
+        return 0;
+    for (size_t i = 0; i < n; i++)
+        if (head[i] != ' ' && head[i] != '\t' && head[i] != '\r' && head[i] != '\n')
+            return head[i] == '{' ? 10 : 0;
+    return 0;
+}
+
+const es_manifest_ops es_manifest_rawlist = {"rawlist", rawlist_bid, es_rawlist_parse};

@@ -9,13 +9,6 @@
 #include "core/grow.h"
 #include "readers/reader.h"
 
-int rows_out_of_range(es_context *ctx, const char *path, uint64_t pos, uint64_t count,
-                      const char *what)
-{
-    return es_fail(ctx, ES_ERR_USAGE, "%s: position %llu: out of range, the file has %llu %s",
-                   path, (unsigned long long)pos, (unsigned long long)count, what);
-}
-
 int es_row_reader_open(es_context *ctx, const char *path, es_row_reader **out)
 {
     es_clear_error(ctx);

@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "readers/parquet/pq_column.h"
-#include "readers/parquet/pq_file.h"
+#include "parquet/pq_column.h"
+#include "parquet/pq_file.h"
 #include "rows/row_reader.h"
 #include "rows/rows_pq_list.h"
 #include "rows/rows_pq_span.h"

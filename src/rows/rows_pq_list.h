@@ -15,7 +15,7 @@
 #include "core/context.h"
 #include "core/strbuf.h"
 #include "equishard/equishard.h"
-#include "readers/parquet/pq_column.h"
+#include "parquet/pq_column.h"
 
 typedef struct rows_pq_list {
     es_value_type type;

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "core/grow.h"
-#include "readers/parquet/pq_rle.h"
+#include "parquet/pq_rle.h"
 
 #define MAX_PAGE (1u << 30) /* pq_column.c's limit: larger pages go there to be refused */
 

@@ -21,8 +21,8 @@
 
 #include "core/strbuf.h"
 #include "equishard/equishard.h"
-#include "readers/parquet/pq_column.h"
-#include "readers/parquet/pq_span.h"
+#include "parquet/pq_column.h"
+#include "parquet/pq_span.h"
 
 typedef struct rows_pq_page {
     uint64_t body;  /* file offset of the page body */

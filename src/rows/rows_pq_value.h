@@ -10,7 +10,7 @@
 
 #include "core/strbuf.h"
 #include "equishard/equishard.h"
-#include "readers/parquet/pq_file.h"
+#include "parquet/pq_file.h"
 
 typedef struct rows_pq_kind {
     es_value_type type;      /* a flat column's values, a list's elements */

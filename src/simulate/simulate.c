@@ -13,7 +13,7 @@
 
 #include "core/strmap.h"
 #include "simulate/simulate_internal.h"
-#include "simulate/stream.h"
+#include "loader/stream.h"
 
 ES_API void es_simulate_defaults(es_simulate_settings *s, es_loader loader)
 {
@@ -66,6 +66,10 @@ static int check_settings(es_context *ctx, const es_simulate_settings *s)
         return es_fail(ctx, ES_ERR_UNSUPPORTED,
                        "simulate: WeNet's list_shuffle draws from torch's shared seed and "
                        "cannot be replayed; simulate it with list_shuffle off");
+    if (s->plan_dir && !s->partition)
+        return es_fail(ctx, ES_ERR_USAGE,
+                       "simulate: a plan's split needs partition on (with partition=False the "
+                       "loaders read the whole list, not the plan)");
     return ES_OK;
 }
 
@@ -196,6 +200,24 @@ static int copy_names(es_context *ctx, es_simulate_result *r, const es_cost_tabl
     return ES_OK;
 }
 
+/* simulate --plan: the plan's rank lists, mapped onto the entries (copy_names'). */
+static int read_planned(es_context *ctx, es_simulate_result *r)
+{
+    const char **names = malloc((r->n_entries ? r->n_entries : 1) * sizeof *names);
+    r->plan_dir = strdup(r->s.plan_dir);
+    if (!names || !r->plan_dir) {
+        free(names);
+        return es_fail(ctx, ES_ERR_NOMEM, "simulate: out of memory");
+    }
+    r->s.plan_dir = r->plan_dir; /* the caller's string is borrowed for the call only */
+    for (size_t e = 0; e < r->n_entries; e++)
+        names[e] = r->names + r->name_at[e];
+    int rc = es_sim_planned_read(ctx, r->plan_dir, r->s.world_size, r->s.workers, names,
+                                 r->n_entries, &r->planned);
+    free(names);
+    return rc;
+}
+
 /* ---- one worker's stream ------------------------------------------------------ */
 
 typedef struct sim_thread {
@@ -317,6 +339,7 @@ static void account_trial(const es_simulate_result *r, sim_epoch *ep, const es_s
     }
     ep->min_batches[t] = cut;
     ep->total_batches[t] = total;
+    es_sim_step_times(r, ep, ub, cut);
     /* batch 0 needs no barrier (cosyvoice_join), so with a cut of 0 the others
      * still train one batch before the monitored barrier times out */
     uint64_t allowed = cut ? cut : 1;
@@ -343,6 +366,9 @@ static void account_trial(const es_simulate_result *r, sim_epoch *ep, const es_s
 static int split_epoch(const es_simulate_result *r, uint32_t n, int64_t epoch, es_sim_split *sp)
 {
     const es_simulate_settings *s = &r->s;
+    if (s->plan_dir) /* the plan's split, as equishard.loaders feed it */
+        return es_sim_split_planned(&r->planned, epoch,
+                                    s->loader == ES_LOADER_COSYVOICE && s->list_shuffle, sp);
     if (s->loader == ES_LOADER_WENET)
         return es_sim_split_wenet(n, s->world_size, s->workers, s->partition, sp);
     return es_sim_split_cosyvoice(n, s->world_size, s->workers, epoch, s->list_shuffle,
@@ -408,7 +434,10 @@ static int alloc_epoch(const es_simulate_result *r, sim_epoch *ep)
     ep->rank_batches = calloc(K * r->trials, sizeof *ep->rank_batches);
     ep->min_batches = calloc(r->trials, sizeof *ep->min_batches);
     ep->total_batches = calloc(r->trials, sizeof *ep->total_batches);
-    return ep->ranks && ep->workers && ep->rank_batches && ep->min_batches && ep->total_batches
+    ep->st_rank = calloc(K, sizeof *ep->st_rank);
+    ep->st_cursor = calloc(2 * K, sizeof *ep->st_cursor);
+    return ep->ranks && ep->workers && ep->rank_batches && ep->min_batches && ep->total_batches &&
+                   ep->st_rank && ep->st_cursor
                ? 0
                : -1;
 }
@@ -421,6 +450,8 @@ static void release_epoch(sim_epoch *ep)
     free(ep->rank_batches);
     free(ep->min_batches);
     free(ep->total_batches);
+    free(ep->st_rank);
+    free(ep->st_cursor);
 }
 
 static int simulate_epoch(es_context *ctx, es_simulate_result *r, const sim_list *l,
@@ -489,6 +520,8 @@ ES_API int es_simulate(es_context *ctx, const es_simulate_settings *s, const es_
         rc = es_fail(ctx, ES_ERR_UNSUPPORTED, "simulate: more than 2^32 list entries");
     if (rc == ES_OK)
         rc = copy_names(ctx, r, t, &l);
+    if (rc == ES_OK && s->plan_dir)
+        rc = read_planned(ctx, r);
     size_t n_epochs = (size_t)(s->epoch_last - s->epoch_first) + 1;
     if (rc == ES_OK && !(r->epochs = calloc(n_epochs, sizeof *r->epochs)))
         rc = es_fail(ctx, ES_ERR_NOMEM, "simulate: out of memory");
@@ -498,6 +531,7 @@ ES_API int es_simulate(es_context *ctx, const es_simulate_settings *s, const es_
         rc = simulate_epoch(ctx, r, &l, &r->epochs[e]);
     }
     list_release(&l);
+    es_sim_planned_release(&r->planned);
     if (rc == ES_OK && s->plan_side)
         es_sim_plan_side(r, t);
     if (rc != ES_OK) {
@@ -517,6 +551,8 @@ ES_API void es_simulate_result_free(es_simulate_result *r)
     free(r->epochs);
     free(r->names);
     free(r->name_at);
+    free(r->plan_dir);
+    es_sim_planned_release(&r->planned);
     es_sim_plan_side_release(r);
     free(r->tokenizer);
     free(r);

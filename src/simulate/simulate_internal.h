@@ -11,8 +11,9 @@
 
 #include "core/context.h"
 #include "costs/cost_table.h"
-#include "plan/cost_model.h"
-#include "simulate/split.h"
+#include "loader/cost_model.h"
+#include "loader/split.h"
+#include "simulate/plan_replay.h"
 
 /* Numbers of a rank or of one worker, summed over trials where they vary. */
 typedef struct sim_stats {
@@ -34,6 +35,10 @@ typedef struct sim_epoch {
     uint64_t *total_batches;  /* trials */
     uint64_t empty_first;
     size_t rows_read;         /* table rows over all workers' streams */
+    /* predicted step time (step_time.c), summed over trials */
+    double st_steps, st_straggler, st_epoch, st_ideal;
+    double *st_rank;          /* K: each rank's trained steps' time */
+    uint64_t *st_cursor;      /* K × 2: scratch, the rank's (round, worker) */
 } sim_epoch;
 
 /* What `equishard plan` gives for the same table, per mode (the side by side). */
@@ -65,12 +70,22 @@ struct es_simulate_result {
     size_t n_epochs;
     sim_epoch *epochs;
     sim_plan_side plan[SIM_PLAN_MODES];
+    /* s.plan_dir's replay (simulate --plan): the path copied (s.plan_dir is set
+     * to it), the rank lists while simulating */
+    char *plan_dir;
+    es_sim_planned planned;
 };
 
 /* Fills r->plan (HOOK: the plan side by side; see plan_side.c). Never fails the
  * simulation: a planner error is recorded in the side's `error`. */
 void es_sim_plan_side(es_simulate_result *r, const es_cost_table *t);
 void es_sim_plan_side_release(es_simulate_result *r);
+
+/* Adds trial's predicted step times (the first `steps` batches of every rank,
+ * ub as account_trial has them) to ep's st_* sums. */
+struct es_sim_batches;
+void es_sim_step_times(const es_simulate_result *r, sim_epoch *ep,
+                       const struct es_sim_batches *ub, uint64_t steps);
 
 /* Expected value, min/max and standard deviation of stats over r->trials. */
 double es_sim_mean(const es_simulate_result *r, double sum);

@@ -80,6 +80,26 @@ static json_t *rank_json(const es_simulate_result *r, const sim_epoch *ep, uint3
     return o;
 }
 
+/* Predicted step time (step_time.c): seconds with a calibrated model. */
+static json_t *step_time_json(const es_simulate_result *r, size_t e)
+{
+    es_simulate_step_time st;
+    double *rank = calloc(r->s.world_size, sizeof *rank);
+    es_simulate_step_time_info(r, e, &st, rank);
+    json_t *ranks = json_array();
+    for (uint32_t k = 0; rank && k < r->s.world_size; k++)
+        json_array_append_new(ranks, real(rank[k]));
+    free(rank);
+    json_t *o = json_object();
+    SET(o, "unit", json_string(r->s.model.source ? "seconds" : "cost"));
+    SET(o, "steps", real(st.steps));
+    SET(o, "straggler", real(st.straggler));
+    SET(o, "epoch_seconds", real(st.epoch_seconds));
+    SET(o, "ideal_seconds", real(st.ideal_seconds));
+    SET(o, "ranks", ranks);
+    return o;
+}
+
 static json_t *epoch_json(const es_simulate_result *r, size_t e)
 {
     const sim_epoch *ep = &r->epochs[e];
@@ -109,6 +129,7 @@ static json_t *epoch_json(const es_simulate_result *r, size_t e)
     SET(o, "skipped_frames", real(info.skipped_frames));
     SET(o, "skipped_hours", real(info.skipped_seconds / 3600));
     SET(o, "empty_first_batches", u64(info.empty_first_batches));
+    SET(o, "step_time", step_time_json(r, e));
     return o;
 }
 
@@ -122,6 +143,7 @@ static json_t *parameters_json(const es_simulate_result *r)
     SET(o, "epochs", json_pack("[II]", (json_int_t)s->epoch_first, (json_int_t)s->epoch_last));
     SET(o, "list_shuffle", json_boolean(s->list_shuffle));
     SET(o, "partition", json_boolean(s->partition));
+    SET(o, "plan", r->plan_dir ? json_string(r->plan_dir) : json_null()); /* simulate --plan */
     SET(o, "shuffle_size", u64(s->shuffle_size));
     SET(o, "sort_size", u64(s->sort_size));
     SET(o, "batch_type", json_string(s->batch_size ? "static" : "dynamic"));
@@ -131,6 +153,21 @@ static json_t *parameters_json(const es_simulate_result *r)
     SET(o, "seed", u64(s->seed));
     const es_cost_model *m = &s->model;
     SET(o, "frame_rate", real(m->frame_rate));
+    json_t *cm = json_object();
+    for (int j = 0; j < ES_TERM_COUNT; j++) {
+        const double w[ES_TERM_COUNT] = {m->w_frames, m->w_frames_sq, m->w_text, m->w_speech_tokens,
+                                         m->w_missing_emb, m->w_overhead, m->w_batch};
+        SET(cm, es_cost_term_name(j), real(w[j]));
+    }
+    json_t *src = json_null();
+    if (m->source) {
+        char digest[32];
+        snprintf(digest, sizeof digest, "xxh3-64:%016llx", (unsigned long long)m->source_digest);
+        json_t *path = json_string(m->source);
+        src = json_pack("{s:o, s:s}", "path", path ? path : json_null(), "digest", digest);
+    }
+    SET(cm, "source", src);
+    SET(o, "cost_model", cm);
     json_t *f = json_object();
     SET(f, "min_length", real(m->min_length));
     SET(f, "max_length", real(m->max_length));

@@ -1,6 +1,6 @@
 /* The tokenizer's identity as measure records it in the cost table (issue 11):
  * the "# tokenizer:" line, which plan.json, simulate's and validate's JSON
- * report (es_token_report, plan/cost_model.c). */
+ * report (es_token_report, loader/cost_model.c). */
 #include "text/tok_identity.h"
 
 #include <stdio.h>

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "costs/cost_table.h"
-#include "plan/cost_model.h"
+#include "loader/cost_model.h"
 #include "validate/validate_result.h"
 
 _Static_assert(ES_DROP_REASONS <= 16, "es_validate_result.filtered is too small");

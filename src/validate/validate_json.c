@@ -6,7 +6,7 @@
 
 #include "config.h"
 #include "core/atomic_file.h"
-#include "plan/cost_model.h"
+#include "loader/cost_model.h"
 #include "validate/validate_result.h"
 
 /* A finite number, or the string "inf"/"-inf"/"nan" (JSON has no such numbers). */

@@ -11,7 +11,7 @@
 
 #include "core/context.h"
 #include "core/strbuf.h"
-#include "plan/cost_model.h"
+#include "loader/cost_model.h"
 #include "validate/vjob.h"
 
 typedef struct es_vfinding {

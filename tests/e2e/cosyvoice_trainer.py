@@ -28,7 +28,10 @@ grows with the padded frames. Audio stays at 16 kHz (resample_rate 16000) and
 compute_whisper_fbank (whisper) is left out of the pipeline.
 
 Writes OUT/rank-R.json: per epoch, the utterance keys of every trained step,
-the steps, and each cosyvoice_join call's result and seconds.
+the steps, and each cosyvoice_join call's result and seconds; with
+--equal-steps also `batches`, how many batches this rank's loader had in all
+(after the epoch, the batches equal_steps left over are counted by draining
+the same DataLoader iterator), which simulate --plan predicts.
 """
 import argparse
 import datetime
@@ -148,6 +151,24 @@ def observed_join(group_join, info_dict):
 executor_module.cosyvoice_join = observed_join
 
 
+class Drainable:
+    """The DataLoader, keeping the iterator equal_steps takes from it, so the
+    batches left over when another rank ran dry can be counted afterwards."""
+
+    def __init__(self, loader):
+        self.loader, self.it = loader, None
+
+    def __len__(self):
+        return len(self.loader)
+
+    def __iter__(self):
+        self.it = iter(self.loader)
+        return self.it
+
+    def rest(self):
+        return sum(1 for _ in self.it)
+
+
 def main():
     faulthandler.dump_traceback_later(args.watchdog, exit=True)  # a hang shows where
     dist.init_process_group("gloo")  # train.py's init_distributed, torch_ddp on CPU
@@ -171,7 +192,8 @@ def main():
         train_dataset.set_epoch(epoch)
         dist.barrier()
         group_join = dist.new_group(backend="gloo", timeout=datetime.timedelta(seconds=args.timeout))
-        loader = equal_steps(train_loader) if args.equal_steps else train_loader
+        drainable = Drainable(train_loader)
+        loader = equal_steps(drainable) if args.equal_steps else train_loader
         del TRAINED[:], JOINS[:]
         start = time.monotonic()
         executor.train_one_epoc(model, optimizer, scheduler, loader, None, None, info_dict, None,
@@ -180,6 +202,8 @@ def main():
                            join_failures=sum(b for _, b in JOINS),
                            join_seconds_max=max((s for s, _ in JOINS), default=0.0),
                            seconds=time.monotonic() - start))
+        if args.equal_steps:  # its own batches: those trained, the one prefetched, the rest
+            epochs[-1]["batches"] = loader.steps + loader.left_over + drainable.rest()
         dist.destroy_process_group(group_join)
     os.makedirs(args.out, exist_ok=True)
     with open(os.path.join(args.out, f"rank-{rank}.json"), "w") as f:

@@ -2,7 +2,9 @@
 
 Writes, under OUTDIR, what WeNet's tools/make_shard_list.py makes: shards/
 shards_00000000N.tar, each utterance a KEY.txt and a KEY.wav member (Python's
-tarfile and wave, not equishard), and data.list (one shard path a line); units.txt,
+tarfile and wave, not equishard), and data.list (one shard path a line); the same
+utterances as a WeNet raw list, raw.list ({"key", "wav", "txt"} a line, the wav
+files under raw/, as tools/make_raw_list.py writes it); units.txt,
 the character symbol table (<blank> 0, <unk> 1, the characters, '▁' for a space,
 <sos/eos> last, as tools/text2token.py and the recipes' dict); and truth.json:
 every utterance's key, shard, samples and whether WeNet's filter with the test's
@@ -64,6 +66,8 @@ def main():
     rng = random.Random(args.seed)
     out = os.path.abspath(args.outdir)
     os.makedirs(os.path.join(out, "shards"), exist_ok=True)
+    os.makedirs(os.path.join(out, "raw"), exist_ok=True)
+    raw_list = []
     base = signal(rng)
     truth, data_list, chars = [], [], set()
     n = 0
@@ -78,7 +82,12 @@ def main():
                 text = " ".join(rng.choice(WORDS) for _ in range(max(1, int(seconds * 2.5))))
                 chars.update(text)
                 add(tar, key + ".txt", text.encode("utf8"))  # make_shard_list.py: txt before wav
-                add(tar, key + ".wav", wav_bytes(samples, base, rng))
+                wav = wav_bytes(samples, base, rng)
+                add(tar, key + ".wav", wav)
+                wav_path = os.path.join(out, "raw", key + ".wav")
+                with open(wav_path, "wb") as f:
+                    f.write(wav)
+                raw_list.append(json.dumps(dict(key=key, wav=wav_path, txt=text), ensure_ascii=False))
                 frames = samples / SAMPLE_RATE * 100
                 truth.append(dict(key=key, shard=i, samples=samples,
                                   kept=MIN_LENGTH <= frames <= MAX_LENGTH))
@@ -86,6 +95,8 @@ def main():
         data_list.append(path)
     with open(os.path.join(out, "data.list"), "w", encoding="utf8") as f:
         f.write("".join(p + "\n" for p in data_list))
+    with open(os.path.join(out, "raw.list"), "w", encoding="utf8") as f:
+        f.write("".join(line + "\n" for line in raw_list))
     units = ["<blank>", "<unk>"] + sorted("▁" if c == " " else c for c in chars) + ["<sos/eos>"]
     with open(os.path.join(out, "units.txt"), "w", encoding="utf8") as f:
         f.write("".join(f"{u} {i}\n" for i, u in enumerate(units)))

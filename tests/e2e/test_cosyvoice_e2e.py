@@ -152,6 +152,11 @@ def main():
     assert batch_plan["metrics"]["kept"] == len(kept), (batch_plan["metrics"]["kept"], len(kept))
     sim = json.loads(run([CLI, "simulate", "--loader", "cosyvoice", *PLAN_ARGS, "--epochs", f"0:{EPOCHS - 1}",
                           "--json", "--quiet", data_list]))
+    # simulate --plan: the shard plan as equishard's Dataset feeds it (its inputs from
+    # plan.json), the reshard plan as the recipe splits OUTDIR/data.list (the default)
+    sim_plan = {mode: json.loads(run([CLI, "simulate", "--loader", "cosyvoice", "--plan", plans[mode],
+                                      "--epochs", f"0:{EPOCHS - 1}", "--trials", "32", "--json", "--quiet"]))
+                for mode in ("shard", "reshard")}
 
     runs = {
         "CosyVoice's own data.list": train(py, work, "own", data_list),
@@ -174,6 +179,20 @@ def main():
         table.append(f"| {name} | {' / '.join(map(str, v[0]['steps']))}; {' / '.join(map(str, v[1]['steps']))} "
                      f"| {sum(1 for e in v if e['failures'])} of {EPOCHS} | {max(e['wait'] for e in v):.2f} "
                      f"| {v[0]['share']:.1%}; {v[1]['share']:.1%} |")
+    # what simulate --plan predicted beside what each rank's loader had (equal_steps runs:
+    # trained + left over, counted by the trainer) and the cut every rank trained
+    table += ["", "| plan | epoch | batches per rank: simulate --plan (expected) | observed | join cut: predicted | observed |",
+              "|---|---|---|---|---|---|"]
+    predictions = []
+    for mode, name in (("shard", "plan --mode shard + Dataset + equal_steps"),
+                       ("reshard", "plan --mode reshard (its data.list) + equal_steps")):
+        for e in range(EPOCHS):
+            ep = sim_plan[mode]["epochs"][e]
+            expected = [r["batches"] for r in ep["ranks"]]
+            observed = [r["epochs"][e]["batches"] for r in runs[name]]
+            predictions.append((mode, e, expected, observed, ep["min_batches"], min(views[name][e]["steps"])))
+            table.append(f"| {mode} | {e} | {' / '.join(f'{b:.1f}' for b in expected)} | "
+                         f"{' / '.join(map(str, observed))} | {ep['min_batches']:.1f} | {min(views[name][e]['steps'])} |")
     report = "\n".join(table) + "\n"
     with open(os.path.join(BUILD, "e2e-cosyvoice.md"), "w") as f:
         f.write(report)
@@ -202,6 +221,12 @@ def main():
         for e, view in enumerate(view_list):
             assert view["failures"] == 0, f"{name}, epoch {e}: the join failed"
             assert len(set(view["steps"])) == 1, f"{name}, epoch {e}: steps {view['steps']}"
+    # simulate --plan predicts the job on the plan: the cut within 2 batches, and each
+    # rank's batches within 3 (the shuffle buffers draw from unseeded randomness)
+    for mode, e, expected, observed, cut, steps in predictions:
+        assert abs(cut - steps) <= 2, f"{mode}, epoch {e}: simulate --plan cut {cut}, observed {steps}"
+        for r, (x, o) in enumerate(zip(expected, observed)):
+            assert abs(x - o) <= 3, f"{mode}, epoch {e}, rank {r}: simulate --plan {x}, observed {o}"
     shutil.rmtree(work)
     print("1 passed, 0 failed")
 

@@ -19,6 +19,8 @@ utterances in uneven WeNet tar shards, written with Python's tarfile and wave):
                   group_join with a 5 s timeout            (the problem)
    batch          equishard.loaders.wenet.Dataset, batch plan (the changed import)
    shard          equishard's Dataset, shard plan (ShardList), + equal_steps
+   raw batch      the same utterances as a raw list (data_type "raw"), batch plan
+   raw shard      the raw list, shard plan, + equal_steps
 
 and, for the table only, the shard plan without equal_steps. It asserts: the
 recipe's own list fails the barrier and skips data, and under torch_ddp leaves
@@ -60,8 +62,10 @@ PLAN_ARGS = ["--world-size", str(WORLD), "--workers", str(WORKERS), "--frame-rat
              "--min-length", "50", "--max-length", "1000", "--max-frames-in-batch", str(MAX_FRAMES)]
 
 
-def train(py, work, corpus, name, join, dataset="wenet", plan=None, equal_steps=False):
-    args = ["--recipe", RECIPE, "--data-list", os.path.join(corpus, "data.list"),
+def train(py, work, corpus, name, join, dataset="wenet", plan=None, equal_steps=False,
+          data_type="shard"):
+    data_list = os.path.join(corpus, "data.list" if data_type == "shard" else "raw.list")
+    args = ["--recipe", RECIPE, "--data-list", data_list, "--data-type", data_type,
             "--units", os.path.join(corpus, "units.txt"), "--conf", os.path.join(work, "conf.json"),
             "--dataset", dataset, "--join", join, "--epochs", str(EPOCHS), "--timeout", str(TIMEOUT),
             "--num-workers", str(WORKERS)]
@@ -94,6 +98,9 @@ def main():
     for mode in ("batch", "shard"):
         plans[mode] = os.path.join(work, mode)
         run([CLI, "plan", "-q", *PLAN_ARGS, "--mode", mode, "-o", plans[mode], data_list])
+        plans["raw " + mode] = os.path.join(work, "raw-" + mode)
+        run([CLI, "plan", "-q", *PLAN_ARGS, "--mode", mode, "-o", plans["raw " + mode],
+             os.path.join(corpus, "raw.list")])
     with open(os.path.join(plans["batch"], "plan.json")) as f:
         batch_plan = json.load(f)
     assert batch_plan["metrics"]["kept"] == len(kept), (batch_plan["metrics"]["kept"], len(kept))
@@ -106,6 +113,12 @@ def main():
             py, work, corpus, "batch", "barrier", dataset="equishard", plan=plans["batch"]),
         "plan --mode shard + Dataset (ShardList) + equal_steps": train(
             py, work, corpus, "shard", "barrier", dataset="equishard", plan=plans["shard"], equal_steps=True),
+        "raw list: plan --mode batch + Dataset": train(
+            py, work, corpus, "raw-batch", "barrier", dataset="equishard", plan=plans["raw batch"],
+            data_type="raw"),
+        "raw list: plan --mode shard + Dataset + equal_steps": train(
+            py, work, corpus, "raw-shard", "barrier", dataset="equishard", plan=plans["raw shard"],
+            equal_steps=True, data_type="raw"),
         # for comparison, not asserted: the shard plan without equal_steps
         "plan --mode shard + Dataset, no equal_steps": train(
             py, work, corpus, "shard-alone", "barrier", dataset="equishard", plan=plans["shard"]),
@@ -123,7 +136,7 @@ def main():
         f.write(report)
     print(report)
 
-    own_ddp, own_barrier, batch, shard = list(views.values())[:4]
+    own_ddp, own_barrier, batch, shard, raw_batch, raw_shard = list(views.values())[:6]
     # the problem is real: WeNet's own split leaves ranks apart (torch_ddp: the
     # ranks that ran dry idle in model.join), fails the barrier and skips data
     assert any(len(set(e["steps"])) > 1 for e in own_ddp), "the recipe's own split gave equal steps"
@@ -131,19 +144,23 @@ def main():
     assert any(e["share"] < 1 for e in own_barrier), "the recipe's own list skipped nothing"
     # batch mode: no barrier failure, the planned steps on every rank, every kept
     # utterance once, new batches per epoch
-    steps_planned = batch_plan["metrics"]["steps"]
-    for e, view in enumerate(batch):
-        assert view["failures"] == 0, f"batch mode, epoch {e}: the barrier failed"
-        assert view["steps"] == [steps_planned] * WORLD, (e, view["steps"], steps_planned)
-        assert set(view["trained"]) == kept, f"epoch {e}: trained {len(view['trained'])} of {len(kept)} kept"
-        assert max(view["trained"].values()) <= 2, f"epoch {e}: an utterance trained 3 times"
-    # twice only in the remainder's padding repeats (remainder pad, plan.json's epoch)
-    assert sum(c - 1 for c in batch[0]["trained"].values()) == batch_plan["metrics"]["remainder"]["utterances"]
-    assert set(batch[0]["batches"]) != set(batch[1]["batches"]), "epoch 1 trained epoch 0's batches"
-    # shard plan with equal_steps: the barrier never fails, every rank stops together
-    for e, view in enumerate(shard):
-        assert view["failures"] == 0, f"shard, epoch {e}: the barrier failed"
-        assert len(set(view["steps"])) == 1, f"shard, epoch {e}: steps {view['steps']}"
+    for name, views_of, outdir in (("batch", batch, plans["batch"]), ("raw batch", raw_batch, plans["raw batch"])):
+        with open(os.path.join(outdir, "plan.json")) as f:
+            metrics = json.load(f)["metrics"]
+        steps_planned = metrics["steps"]
+        for e, view in enumerate(views_of):
+            assert view["failures"] == 0, f"{name}, epoch {e}: the barrier failed"
+            assert view["steps"] == [steps_planned] * WORLD, (name, e, view["steps"], steps_planned)
+            assert set(view["trained"]) == kept, f"{name}, epoch {e}: trained {len(view['trained'])} of {len(kept)} kept"
+            assert max(view["trained"].values()) <= 2, f"{name}, epoch {e}: an utterance trained 3 times"
+        # twice only in the remainder's padding repeats (remainder pad, plan.json's epoch)
+        assert sum(c - 1 for c in views_of[0]["trained"].values()) == metrics["remainder"]["utterances"]
+        assert set(views_of[0]["batches"]) != set(views_of[1]["batches"]), f"{name}: epoch 1 trained epoch 0's batches"
+    # shard plans with equal_steps: the barrier never fails, every rank stops together
+    for name, views_of in (("shard", shard), ("raw shard", raw_shard)):
+        for e, view in enumerate(views_of):
+            assert view["failures"] == 0, f"{name}, epoch {e}: the barrier failed"
+            assert len(set(view["steps"])) == 1, f"{name}, epoch {e}: steps {view['steps']}"
     shutil.rmtree(work)
     print("1 passed, 0 failed")
 

@@ -52,6 +52,7 @@ def parse_args():
     ap = argparse.ArgumentParser()
     ap.add_argument("--recipe", required=True, help="third_party/wenet")
     ap.add_argument("--data-list", required=True)
+    ap.add_argument("--data-type", choices=("shard", "raw"), default="shard")
     ap.add_argument("--units", required=True)
     ap.add_argument("--conf", required=True, help="dataset_conf as JSON")
     ap.add_argument("--dataset", choices=("wenet", "equishard"), default="wenet")
@@ -138,7 +139,7 @@ def main():
     configs = dict(dataset_conf=dataset_conf, train_engine="torch_ddp", dtype="fp32", accum_grad=1,
                    grad_clip=5, log_interval=1000, max_epoch=args.epochs, model_dir=args.out)
     tokenizer = CharTokenizer(args.units, non_lang_syms=None, split_with_space=False)
-    ds_args = argparse.Namespace(data_type="shard", train_data=args.data_list, cv_data=args.data_list,
+    ds_args = argparse.Namespace(data_type=args.data_type, train_data=args.data_list, cv_data=args.data_list,
                                  pin_memory=False, num_workers=args.num_workers, prefetch=2)
     train_dataset, _, train_loader, _ = train_utils.init_dataset_and_dataloader(ds_args, configs, tokenizer)
     model = torch.nn.parallel.DistributedDataParallel(TinyModel())

@@ -95,6 +95,68 @@ class LoadersTest(unittest.TestCase):
             self.assertEqual(entries(epoch), entries(epoch))
         self.assertNotEqual(entries(0), entries(1))
 
+    def test_simulate_plan_replays_what_each_worker_reads(self):
+        """simulate --plan OUTDIR: per epoch, every rank's and worker's entries are
+        exactly what DataList (with set_epoch, Python's random) hands that worker;
+        raw-list plans too (lines named by their key). The CLI and the binding agree."""
+        for plan, key_of in ((self.shard, lambda e: e), (self.raw, lambda e: json.loads(e)["key"])):
+            doc = json.loads(subprocess.run(
+                [CLI, "simulate", "--loader", "cosyvoice", "--plan", plan, "--epochs", "0:2",
+                 "--shuffle-size", "0", "--json", "--quiet"],
+                cwd=CORPUS, check=True, capture_output=True, text=True).stdout)  # plan.json's inputs
+            self.assertEqual(doc["parameters"]["plan"], plan)
+            self.assertEqual((doc["parameters"]["world_size"], doc["parameters"]["workers"]), (2, 2))
+            self.assertEqual(doc["parameters"]["filter"]["min_length"], 10)  # plan.json's, not the default
+            for ep in doc["epochs"]:
+                for rank in ep["ranks"]:
+                    for w in rank["workers"]:
+                        d = loaders.DataList(plan, plan=plan, rank=rank["rank"], world_size=2,
+                                             worker_id=w["worker"], num_workers=2)
+                        d.set_epoch(ep["epoch"])
+                        self.assertEqual(w["shards"], [key_of(x["src"]) for x in d],
+                                         (plan, ep["epoch"], rank["rank"], w["worker"]))
+            if plan == self.raw:  # a raw list's order differs by epoch: the shuffle is replayed
+                self.assertNotEqual(doc["epochs"][0]["ranks"][1]["workers"][0]["shards"],
+                                    doc["epochs"][1]["ranks"][1]["workers"][0]["shards"])
+        wenet = json.loads(subprocess.run(  # WeNet's ShardList: plan order, every epoch
+            [CLI, "simulate", "--loader", "wenet", "--plan", self.raw, "--epochs", "0:1",
+             "--shuffle-size", "0", "--json", "--quiet"],
+            cwd=CORPUS, check=True, capture_output=True, text=True).stdout)
+        for ep in wenet["epochs"]:
+            for rank in ep["ranks"]:
+                for w in rank["workers"]:
+                    got = loaders.ShardList(self.raw, rank=rank["rank"], world_size=2,
+                                            worker_id=w["worker"], num_workers=2)
+                    self.assertEqual(w["shards"], [json.loads(x["line"])["key"] for x in got])
+        table = equishard.load(os.path.join(CORPUS, "raw.list"), root=CORPUS)
+        with equishard.simulate(table, "cosyvoice", epochs=(0, 2), plan=self.raw,
+                                shuffle_size=0) as r:
+            self.assertEqual([e.min_batches for e in r.epochs],
+                             [ep["min_batches"] for ep in doc["epochs"]])
+
+    def test_simulate_plan_refuses_what_it_cannot_replay(self):
+        def sim(*args, cwd=CORPUS):
+            return subprocess.run([CLI, "simulate", "--loader", "cosyvoice", *args],
+                                  cwd=cwd, capture_output=True, text=True)
+        p = sim("--plan", self.shard, "--world-size", "3")
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("planned for 2 rank(s) x 2 worker(s), simulating 3 x 2", p.stderr)
+        p = sim("--plan", self.shard, "raw.list")
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("rank-00000.worker-0.list: line 1: entry", p.stderr)
+        p = sim("--plan", self.shard, cwd=self.tmp)  # plan.json's relative inputs are elsewhere
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("is not readable from here", p.stderr)
+        p = sim("--plan", os.path.join(self.tmp, "none"))
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("plan.json", p.stderr)
+        p = sim("--plan", self.batch)  # equal steps by construction
+        self.assertEqual(p.returncode, 0, p.stderr)
+        steps = json.load(open(os.path.join(self.batch, "plan.json")))["metrics"]["steps"]
+        self.assertIn(f"every rank trains {steps} step(s) each epoch", p.stdout)
+        with self.assertRaisesRegex(ValueError, "batch plan"):
+            equishard.simulate(equishard.load(SHARDS, root=CORPUS), plan=self.batch)
+
     def test_partition_false_is_cosyvoices_own_split(self):
         d = loaders.DataList(self.lists, partition=False, worker_id=1, num_workers=2)
         self.assertEqual([x["src"] for x in d], self.lists[1::2])

@@ -92,10 +92,26 @@ def padding(data):
             "samples": data}
 
 
+def parse_json(elem):  # upstream's, as it is (wenet/dataset/processor.py)
+    line = elem['line']
+    obj = json.loads(line)
+    obj['file_name'] = elem['file_name']
+    return dict(obj)
+
+
+def decode_wav_path(sample):  # raw lists: "wav" is a path (relative to CORPUS here)
+    sample["path"] = sample["wav"]
+    return decode_wav(dict(sample, wav=open(os.path.join(CORPUS, sample["wav"]), "rb").read()))
+
+
+def padding_raw(data):
+    return {"keys": [s["key"] for s in data], "samples": data}
+
+
 PROCESSOR = types.SimpleNamespace(**{f.__name__: f for f in (
     decode_wav, singal_channel, tokenize, filter, resample, speed_perturb, compute_fbank,
     compute_mfcc, compute_log_mel_spectrogram, spec_aug, spec_sub, spec_trim, detect_language,
-    detect_task, padding)})
+    detect_task, padding, parse_json)})
 # WeNet's processor.filter defaults, fbank at 10 ms (100 frames a second), dynamic batches
 PLAN_ARGS = ["--frame-rate", "100", "--min-length", "10", "--max-length", "10240",
              "--max-frames-in-batch", "3000"]
@@ -204,13 +220,56 @@ class WeNetDatasetTest(unittest.TestCase):
             with self.subTest(message), self.assertRaisesRegex(ValueError, message):
                 self.dataset(0, conf)
 
-    def test_no_plan_and_raw_lists_are_refused(self):
+    def test_no_plan_is_refused(self):
         with mock.patch.dict(os.environ, {}, clear=False):
             os.environ.pop("EQUISHARD_PLAN", None)
             with self.assertRaisesRegex(ValueError, "no plan OUTDIR"):
                 wenet.Dataset("shard", SHARDS, None, CONF, processor=PROCESSOR)
-        with self.assertRaisesRegex(ValueError, "raw lists are not supported with a plan"):
-            wenet.Dataset("raw", SHARDS, None, CONF, plan=self.plan, processor=PROCESSOR)
+
+    def test_raw_list_batch_plan_reaches_padding_through_parse_json(self):
+        """data_type "raw": each planned line, as upstream's parse_json makes it
+        ({"key", "wav", "txt", ..., "file_name"}), batch by batch in plan order."""
+        raw = os.path.join(CORPUS, "raw.list")
+        plan = os.path.join(self.tmp, "raw-batch")
+        subprocess.run([CLI, "plan", "-q", "--mode", "batch", "--world-size", "2", *PLAN_ARGS,
+                        "-o", plan, "raw.list"], cwd=CORPUS, check=True, stdout=subprocess.DEVNULL)
+        by_key = {}
+        with open(raw, encoding="utf8") as f:
+            for line in f:
+                by_key[json.loads(line)["key"]] = json.loads(line)
+        proc = types.SimpleNamespace(**dict(vars(PROCESSOR), decode_wav=decode_wav_path,
+                                            padding=padding_raw))
+        for rank in range(2):
+            with mock.patch.dict(os.environ, RANK=str(rank), WORLD_SIZE="2"):
+                d = wenet.Dataset("raw", raw, None, CONF, plan=plan, root=CORPUS, processor=proc)
+                got = list(d)
+            want = read_jsonl(os.path.join(plan, f"rank-{rank:05d}.batches.jsonl"))
+            self.assertTrue(want)
+            self.assertEqual([b["keys"] for b in got], [b["keys"] for b in want])
+            for batch in got:
+                for sample in batch["samples"]:
+                    self.assertEqual(sample["file_name"], raw)
+                    self.assertEqual(sample["txt"], by_key[sample["key"]]["txt"])
+                    self.assertEqual(sample["path"], by_key[sample["key"]]["wav"])
+
+    def test_list_lines_index_rows_as_measure_counts_them(self):
+        """CRLF endings and blank lines: list_lines(path)[pos] is the row's line."""
+        path = os.path.join(self.tmp, "crlf.list")
+        with open(os.path.join(CORPUS, "raw.list"), encoding="utf8") as f:
+            lines = [ln.rstrip("\n") for ln in f][:6]
+        with open(path, "wb") as f:
+            f.write(("\r\n".join(lines[:3]) + "\r\n\n" + "\n".join(lines[3:]) + "\n").encode())
+        costs = os.path.join(self.tmp, "crlf.tsv")
+        subprocess.run([CLI, "measure", "-q", "--root", CORPUS, "-o", costs, path], check=True)
+        got = wenet.list_lines(path)
+        with open(costs, encoding="utf8") as f:
+            rows = [ln.rstrip("\n").split("\t") for ln in f if not ln.startswith("#")]
+        header = rows.pop(0)
+        self.assertEqual(len(rows), 6)
+        for row in rows:
+            pos, key = int(row[header.index("pos")]), row[header.index("key")]
+            self.assertEqual(json.loads(got[pos])["key"], key)
+        self.assertEqual(got[3], "")  # the blank line keeps its place
 
     def test_a_planned_batch_emptied_by_the_pipeline_is_an_error(self):
         def samples(sizes, drop):

@@ -20,10 +20,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "readers/parquet/pq_codec.h"
-#include "readers/parquet/pq_column.h"
-#include "readers/parquet/pq_file.h"
-#include "readers/parquet/pq_meta.h"
+#include "parquet/pq_codec.h"
+#include "parquet/pq_column.h"
+#include "parquet/pq_file.h"
+#include "parquet/pq_meta.h"
 
 static const char *const needed[] = {"utt", "audio_data", "text", "spk", "speech_token",
                                      "utt_embedding", "spk_embedding"};

@@ -19,7 +19,7 @@
 #include <time.h>
 
 #include "costs/cost_table.h"
-#include "plan/partition.h"
+#include "algo/partition.h"
 
 static double now(void)
 {

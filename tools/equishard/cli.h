@@ -84,6 +84,7 @@ int cli_symbol_table_option(int id, int id0, const char *arg);
 /* Parses a non-negative int option; returns 0 or -1. */
 int cli_parse_int(const char *s, int *out);
 
+int cmd_calibrate(int argc, char **argv);
 int cmd_measure(int argc, char **argv);
 int cmd_plan(int argc, char **argv);
 int cmd_report(int argc, char **argv);

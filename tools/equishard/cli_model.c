@@ -10,7 +10,7 @@ enum {
     OPT_FRAME_RATE = CLI_MODEL_FIRST, OPT_W_FRAMES, OPT_W_TEXT, OPT_W_SPEECH_TOKENS,
     OPT_W_FRAMES_SQ, OPT_W_MISSING_EMB, OPT_W_OVERHEAD, OPT_MIN_LENGTH, OPT_MAX_LENGTH,
     OPT_TOKEN_MIN, OPT_TOKEN_MAX, OPT_MIN_RATIO, OPT_MAX_RATIO, OPT_REQUIRE_SPEECH_TOKEN,
-    OPT_NO_REQUIRE_SPEECH_TOKEN, OPT_MODEL_END,
+    OPT_NO_REQUIRE_SPEECH_TOKEN, OPT_COST_MODEL, OPT_W_BATCH, OPT_MODEL_END,
     OPT_THREADS = CLI_OPT_THREADS, OPT_ROOT = CLI_OPT_ROOT, OPT_ON_ERROR = CLI_OPT_ON_ERROR,
     OPT_HASH = CLI_OPT_HASH, OPT_QUIET = CLI_OPT_QUIET, OPT_SPEECH_TOKENS = CLI_OPT_SPEECH_TOKENS,
     OPT_TOKENIZER = CLI_OPT_TOKENIZER, OPT_SPECIALS = CLI_OPT_SPECIALS,
@@ -32,6 +32,8 @@ const struct option cli_model_options[] = {
     {"max-output-input-ratio", required_argument, NULL, OPT_MAX_RATIO},
     {"require-speech-token", no_argument, NULL, OPT_REQUIRE_SPEECH_TOKEN},
     {"no-require-speech-token", no_argument, NULL, OPT_NO_REQUIRE_SPEECH_TOKEN},
+    {"cost-model", required_argument, NULL, OPT_COST_MODEL},
+    {"w-batch", required_argument, NULL, OPT_W_BATCH},
 };
 const size_t cli_model_option_count = sizeof cli_model_options / sizeof cli_model_options[0];
 
@@ -53,7 +55,11 @@ const char cli_model_usage[] =
     "            + w_frames_sq*frames^2 + w_missing_emb*[no embedding]*frames + w_overhead):\n"
     "      --frame-rate F            feature frames per second (default 50, CosyVoice 2)\n"
     "      --w-frames A  --w-text B  --w-speech-tokens C  --w-frames-sq Q\n"
-    "      --w-missing-emb E  --w-overhead U        weights (default 1 0 0 0 0 0)\n"
+    "      --w-missing-emb E  --w-overhead U  --w-batch B  weights (default 1 0 ... 0);\n"
+    "                                a batch pads: n x its longest (docs/COST_MODEL.md)\n"
+    "      --cost-model FILE         frame_rate and weights from `equishard calibrate`'s\n"
+    "                                model.json (flags after it override); the plan and\n"
+    "                                simulate's JSON record its path and xxh3 digest\n"
     "the loader's filter (CosyVoice processor.filter; lengths in 10 ms frames):\n"
     "      --min-length N            default 100\n"
     "      --max-length N            default 40960\n"
@@ -121,6 +127,21 @@ int cli_model_option(int id, const char *arg, es_cost_model *m, const char *comm
         return 0;
     if (id == OPT_REQUIRE_SPEECH_TOKEN || id == OPT_NO_REQUIRE_SPEECH_TOKEN) {
         m->require_speech_token = id == OPT_REQUIRE_SPEECH_TOKEN;
+        return 1;
+    }
+    if (id == OPT_COST_MODEL) {
+        es_context *ctx = es_context_new();
+        int rc = ctx ? es_cost_model_read(ctx, arg, m) : ES_ERR_NOMEM;
+        if (rc != ES_OK)
+            fprintf(stderr, "equishard %s: %s\n", command, ctx ? es_errmsg(ctx) : "out of memory");
+        es_context_free(ctx);
+        return rc == ES_OK ? 1 : -1;
+    }
+    if (id == OPT_W_BATCH) {
+        double v;
+        if (cli_parse_double(arg, &v) || v < 0)
+            return bad_value(command, id, arg, "a number >= 0");
+        m->w_batch = v;
         return 1;
     }
     if (id == OPT_TOKEN_MIN || id == OPT_TOKEN_MAX) {

@@ -1,16 +1,20 @@
 /* equishard simulate --loader cosyvoice|wenet --world-size K [--workers W]
  *                    [--epochs A:B] [filter/batch flags] [--trials T] [--seed S]
- *                    [--json] [-o FILE]  COSTS | LIST... */
+ *                    [--json] [-o FILE]  COSTS | LIST...
+ * equishard simulate --loader L --plan OUTDIR [flags] [COSTS | LIST...] */
 #include <getopt.h>
+#include <jansson.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli_model.h"
 
 static const char usage_text[] =
     "usage: equishard simulate --loader cosyvoice|wenet --world-size K [OPTIONS] COSTS | LIST...\n"
+    "       equishard simulate --loader cosyvoice|wenet --plan OUTDIR [OPTIONS] [COSTS | LIST...]\n"
     "\n"
     "Replays the training loader's own split of the list (per epoch, per rank and\n"
     "worker), its filter, shuffle and sort buffers and batching, and predicts each\n"
@@ -37,6 +41,14 @@ static const char usage_text[] =
     "      --json                print JSON instead of the table\n"
     "  -o, --output FILE         also write the JSON to FILE (atomically)\n"
     "      --no-plan             leave out the plan side by side\n"
+    "  -p, --plan OUTDIR         replay the plan `equishard plan -o OUTDIR` wrote, as the job\n"
+    "                            that trains on it reads it: its ranks, workers, filter and\n"
+    "                            batching (flags given override them); shard mode: each\n"
+    "                            rank's and worker's rank-R.worker-W.list, as\n"
+    "                            equishard.loaders feed them (inputs: the data planned;\n"
+    "                            default plan.json's inputs); reshard: the recipe's own\n"
+    "                            split of OUTDIR/data.list (the default input); batch:\n"
+    "                            equal steps by construction, nothing to replay\n"
     "  -j, --threads N  -q, --quiet  (measuring list inputs; see below)\n"
     "  -h, --help\n"
     "\n"
@@ -46,11 +58,15 @@ static const char usage_text[] =
 enum { OPT_MAX_FRAMES = 1, OPT_BATCH_SIZE, OPT_SHUFFLE_SIZE, OPT_SORT_SIZE, OPT_NO_LIST_SHUFFLE,
        OPT_NO_PARTITION, OPT_JSON, OPT_NO_PLAN };
 
+enum { PLAN_NONE = -1 }; /* sim_args.plan_mode without --plan */
+
 typedef struct sim_args {
     es_simulate_settings sim;
     es_measure_settings measure;
     const char *output;
     const char *speech_tokens; /* --speech-tokens SRC, or NULL */
+    const char *plan;          /* --plan OUTDIR, or NULL */
+    int plan_mode;             /* its es_plan_mode, or PLAN_NONE */
     int json, quiet, have_loader;
 } sim_args;
 
@@ -154,6 +170,7 @@ static int own_option(int c, const char *arg, sim_args *a)
     case OPT_NO_PARTITION: s->partition = 0; return 0;
     case OPT_JSON: a->json = 1; return 0;
     case OPT_NO_PLAN: s->plan_side = 0; return 0;
+    case 'p': return 0; /* read by prescan */
     default:
         fputs(usage_text, stderr);
         return -1;
@@ -174,11 +191,29 @@ static const struct option own_options[] = {
     {"no-list-shuffle", no_argument, NULL, OPT_NO_LIST_SHUFFLE},
     {"no-partition", no_argument, NULL, OPT_NO_PARTITION},
     {"no-plan", no_argument, NULL, OPT_NO_PLAN},  {"help", no_argument, NULL, 'h'},
+    {"plan", required_argument, NULL, 'p'},
 };
-static const char short_options[] = "l:k:w:e:t:s:o:hj:q";
+static const char short_options[] = "l:k:w:e:t:s:o:p:hj:q";
 
-/* First pass: only --loader (and --help), since the loader chooses the defaults
- * every other flag overrides. Returns 1 for --help, 0 otherwise. */
+/* --plan: plan.json's settings over the loader's defaults, before any flag. */
+static int apply_plan(sim_args *a)
+{
+    es_context *ctx = es_context_new();
+    if (!ctx)
+        return cli_fail("out of memory", ES_ERR_NOMEM), -1;
+    es_plan_mode mode = ES_PLAN_SHARD;
+    int rc = es_simulate_settings_from_plan(ctx, &a->sim, a->plan, &mode);
+    if (rc != ES_OK)
+        cli_fail(es_errmsg(ctx), rc);
+    es_context_free(ctx);
+    a->plan_mode = (int)mode;
+    a->sim.plan_side = 0; /* the plan is the one replayed, not planned again */
+    return rc == ES_OK ? 0 : -1;
+}
+
+/* First pass: only --loader, --plan (and --help), since the loader chooses the
+ * defaults, and a plan its settings, that every other flag overrides. Returns 1
+ * for --help, -1 for a plan that cannot be read, 0 otherwise. */
 static int prescan(int argc, char **argv, const struct option *opts, sim_args *a)
 {
     es_loader loader = ES_LOADER_COSYVOICE;
@@ -188,12 +223,17 @@ static int prescan(int argc, char **argv, const struct option *opts, sim_args *a
     while ((c = getopt_long(argc, argv, short_options, opts, NULL)) != -1) {
         if (c == 'l' && !cli_parse_enum(ES_ENUM_LOADER, optarg, &loader))
             a->have_loader = 1;
+        if (c == 'p')
+            a->plan = optarg;
         help |= c == 'h';
     }
     opterr = 1;
     optind = 0; /* glibc: start over, re-reading the (now permuted) argv */
     es_simulate_defaults(&a->sim, loader);
-    return help;
+    a->plan_mode = PLAN_NONE;
+    if (help)
+        return 1;
+    return a->plan && a->have_loader && apply_plan(a) ? -1 : 0;
 }
 
 static int parse_args(int argc, char **argv, sim_args *a)
@@ -204,10 +244,12 @@ static int parse_args(int argc, char **argv, sim_args *a)
         return -1;
     memset(a, 0, sizeof *a);
     es_measure_defaults(&a->measure);
-    if (prescan(argc, argv, opts, a)) {
-        printf("%s\n%s%s", usage_text, cli_model_usage, cli_measure_usage);
+    int pre = prescan(argc, argv, opts, a);
+    if (pre) {
+        if (pre > 0)
+            printf("%s\n%s%s", usage_text, cli_model_usage, cli_measure_usage);
         free(opts);
-        return 1;
+        return pre;
     }
     int c, rc = 0;
     while (rc == 0 && (c = getopt_long(argc, argv, short_options, opts, NULL)) != -1) {
@@ -224,9 +266,9 @@ static int parse_args(int argc, char **argv, sim_args *a)
         return rc;
     if (cli_tokenizer_check("simulate"))
         return -1;
-    if (!a->have_loader || !a->sim.world_size || optind >= argc) {
-        fprintf(stderr, "equishard simulate: --loader, --world-size and at least one input are "
-                        "required\n%s", usage_text);
+    if (!a->have_loader || !a->sim.world_size || (optind >= argc && !a->plan)) {
+        fprintf(stderr, "equishard simulate: --loader, --world-size (or --plan) and at least one "
+                        "input are required\n%s", usage_text);
         return -1;
     }
     return 0;
@@ -249,6 +291,9 @@ static void print_header(const es_simulate_settings *s, const es_simulate_result
     es_simulate_input_info(r, &in);
     printf("simulate: %s loader, %u rank(s) x %u worker(s), epoch(s) %" PRId64 "..%" PRId64 "\n",
            es_loader_name(s->loader), s->world_size, s->workers, s->epoch_first, s->epoch_last);
+    if (s->plan_dir)
+        printf("  split: the shard plan %s (each rank's and worker's own list, as "
+               "equishard.loaders feed them)\n", s->plan_dir);
     printf("  list: %zu entries, %llu utterances, %llu kept (%llu frames, %s)",
            in.entries, (unsigned long long)in.utterances, (unsigned long long)in.kept,
            (unsigned long long)in.frames, hms(in.seconds, b1, sizeof b1));
@@ -298,6 +343,11 @@ static void print_epoch(const es_simulate_settings *s, const es_simulate_result 
     }
     if (shown < s->world_size)
         printf("   ... %u more ranks (--json has them all)\n", s->world_size - shown);
+    es_simulate_step_time st;
+    if (s->model.source && es_simulate_step_time_info(r, e, &st, NULL) == ES_OK)
+        printf("  predicted step time (%s): straggler %.3f (max/mean over ranks per step), "
+               "epoch %.1f s where balanced steps would take %.1f s\n",
+               s->model.source, st.straggler, st.epoch_seconds, st.ideal_seconds);
     if (ep.empty_first_batches)
         printf("  warning: in %llu (trial, worker) stream(s) the first sample alone exceeds "
                "--max-frames-in-batch: CosyVoice yields an empty batch there, which fails in "
@@ -342,19 +392,94 @@ static void print_table(const es_simulate_settings *s, const es_simulate_result 
         print_plan_side(s, r);
 }
 
+/* ---- --plan OUTDIR ------------------------------------------------------------- */
+
+/* A batch plan: every rank trains plan.json's `steps` each epoch by construction. */
+static int report_batch_plan(const sim_args *a)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/plan.json", a->plan);
+    json_t *root = json_load_file(path, 0, NULL);
+    json_t *steps = json_object_get(json_object_get(root, "metrics"), "steps");
+    int ok = json_is_integer(steps);
+    if (ok)
+        printf("%s: a batch plan: every rank trains %" JSON_INTEGER_FORMAT " step(s) each epoch, "
+               "by construction (equishard.loaders feed its batches); nothing to replay\n",
+               a->plan, json_integer_value(steps));
+    json_decref(root);
+    if (!ok)
+        return cli_fail("plan.json of a batch plan has no metrics.steps", ES_ERR_FORMAT);
+    return EXIT_OK;
+}
+
+/* The inputs of a --plan run when none are given: a reshard plan's
+ * OUTDIR/data.list (what its recipe trains on); a shard plan's plan.json
+ * "inputs" (the data it was planned from, paths as given to plan). Returns
+ * a malloc'd array of n strings (kept in *keep), or NULL after printing why. */
+static const char **plan_inputs(const sim_args *a, json_t **keep, size_t *n)
+{
+    static char data_list[4096];
+    static const char *one[1];
+    *n = 0;
+    if (a->plan_mode == ES_PLAN_RESHARD) {
+        snprintf(data_list, sizeof data_list, "%s/data.list", a->plan);
+        one[0] = data_list;
+        *n = 1;
+        return one;
+    }
+    char path[4096];
+    snprintf(path, sizeof path, "%s/plan.json", a->plan);
+    *keep = json_load_file(path, 0, NULL);
+    json_t *inputs = json_object_get(*keep, "inputs"), *in;
+    const char **out = malloc(sizeof *out * (json_array_size(inputs) + 1));
+    if (!out)
+        return cli_fail("out of memory", ES_ERR_NOMEM), NULL;
+    size_t i;
+    json_array_foreach(inputs, i, in) {
+        const char *p = json_string_value(json_object_get(in, "path"));
+        if (!p || access(p, R_OK) != 0) {
+            fprintf(stderr, "equishard simulate: %s: planned input %s is not readable from here: "
+                            "give the cost table or lists the plan was made from\n",
+                    path, p ? p : "(none)");
+            free(out);
+            return NULL;
+        }
+        out[(*n)++] = p;
+    }
+    if (*n == 0) {
+        fprintf(stderr, "equishard simulate: %s names no inputs: give the data it was planned "
+                        "from\n", path);
+        free(out);
+        return NULL;
+    }
+    return out;
+}
+
 int cmd_simulate(int argc, char **argv)
 {
     sim_args a;
     int rc = parse_args(argc, argv, &a);
     if (rc)
         return rc > 0 ? EXIT_OK : EXIT_BAD_INPUT;
+    if (a.plan_mode == ES_PLAN_BATCH)
+        return report_batch_plan(&a);
+    const char **inputs = (const char **)argv + optind;
+    size_t n_inputs = (size_t)(argc - optind);
+    json_t *plan_json = NULL;
+    const char **planned_inputs = NULL;
+    if (a.plan && n_inputs == 0) {
+        if (!(planned_inputs = plan_inputs(&a, &plan_json, &n_inputs))) {
+            json_decref(plan_json);
+            return EXIT_BAD_INPUT;
+        }
+        inputs = planned_inputs;
+    }
     es_context *ctx = es_context_new();
     if (!ctx)
         return cli_fail("out of memory", ES_ERR_NOMEM);
     es_cost_table *table = NULL;
     es_simulate_result *result = NULL;
-    rc = cli_load_inputs(ctx, &a.measure, a.quiet, a.speech_tokens, (const char *const *)argv + optind,
-                         (size_t)(argc - optind), &table);
+    rc = cli_load_inputs(ctx, &a.measure, a.quiet, a.speech_tokens, inputs, n_inputs, &table);
     if (rc == ES_OK)
         rc = es_simulate(ctx, &a.sim, table, &result);
     if (rc == ES_OK && a.output)
@@ -370,5 +495,8 @@ int cmd_simulate(int argc, char **argv)
     es_simulate_result_free(result);
     es_cost_table_free(table);
     es_context_free(ctx);
+    if (a.plan_mode != ES_PLAN_RESHARD)
+        free(planned_inputs); /* a reshard plan's one input is static */
+    json_decref(plan_json);
     return exit_code;
 }

@@ -13,6 +13,7 @@ typedef struct command {
 } command;
 
 static const command commands[] = {
+    {"calibrate", cmd_calibrate, "fit the cost model's weights to the trainer's logged step times"},
     {"measure", cmd_measure, "measure every utterance of shard lists into a cost table"},
     {"plan", cmd_plan, "partition utterances into equal work and batches per rank"},
     {"report", cmd_report, "print a plan's metrics and per-rank load (and an SVG chart)"},

@@ -16,6 +16,9 @@ by position themselves:
   shard plans (ShardList under WeNet's own pipeline).
 - equishard.loaders.steps.equal_steps: ends every rank's epoch at the same step
   (shard and reshard plans, or no plan at all).
+- equishard.loaders.step_log: logs every step's keys and time in the training
+  process (EQUISHARD_STEP_LOG=DIR; equal_steps does too) for `equishard calibrate`.
+  The Datasets cannot: they run in DataLoader workers, which never see a step.
 - ShardList: WeNet's TextLineDataPipe(...).shard(partition) in
   wenet/dataset/datapipes.py (yields {"file_name", "line"}).
 
@@ -154,7 +157,9 @@ class PlanDir:
         """plan.json's parameters as equishard.plan() keyword arguments."""
         p = self.info["parameters"]
         out = dict(world_size=p["world_size"], workers=p["workers"], mode=p["mode"])
-        out.update(p["cost_model"])
+        model = dict(p["cost_model"])
+        model.pop("source", None)  # which model.json: provenance, not a setting
+        out.update(model)
         filt = dict(p["filter"])
         filt["require_speech_token"] = int(bool(filt.get("require_speech_token")))
         out.update(filt)
@@ -265,3 +270,5 @@ class ShardList(_IterDataPipe):
             for line in self.plan.entries(r, worker):
                 yield {"file_name": path, "line": line}
 from .steps import equal_steps  # noqa: E402  (torch is imported on first use)
+from . import step_log as step_log_module  # noqa: E402
+from .step_log import step_log  # noqa: E402

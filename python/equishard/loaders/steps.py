@@ -14,7 +14,13 @@ own, whether all still have one; the moment any rank has none, all stop together
 the other ranks are not trained this epoch (at most the spread of batch counts
 per rank; `steps` and `left_over` say what happened). Without an initialized
 torch.distributed, the loader is passed through unchanged.
+
+With EQUISHARD_STEP_LOG=DIR set, every step is also logged for `equishard
+calibrate` (step_log.py): the time from handing out a batch to the trainer's
+next request, measured here in the training process, before the all_reduce
+that waits for the other ranks.
 """
+from .step_log import open_log, timed
 
 
 _OWN_GROUP = []  # the gloo group equal_steps agrees on, made once per process
@@ -36,23 +42,30 @@ class equal_steps:
     """Iterates `loader` as long as every rank still has a batch.
     group: the ranks that must agree (default: all, through a gloo group of
     equal_steps' own); a group passed in is used as it is (on an NCCL group the
-    flag lives on the current CUDA device). After the loop: .steps (batches
+    flag lives on the current CUDA device). step_log: a folder for the step
+    log (default $EQUISHARD_STEP_LOG; neither: no log). After the loop: .steps (batches
     yielded) and .left_over (whether this rank still had a batch when another
     ran dry)."""
 
-    def __init__(self, loader, group=None):
-        self.loader, self.group = loader, group
+    def __init__(self, loader, group=None, step_log=None):
+        self.loader, self.group, self.step_log = loader, group, step_log
         self.steps, self.left_over = 0, False
 
     def __len__(self):
         return len(self.loader)
 
     def __iter__(self):
-        import torch
-        import torch.distributed as dist
+        return timed(self._batches(), open_log(self.step_log))
+
+    def _batches(self):
         self.steps, self.left_over = 0, False
         it = iter(self.loader)
-        if not (dist.is_available() and dist.is_initialized()):
+        try:
+            import torch
+            import torch.distributed as dist
+        except ImportError:  # no torch: no torch.distributed to agree over
+            dist = None
+        if dist is None or not (dist.is_available() and dist.is_initialized()):
             for batch in it:
                 self.steps += 1
                 yield batch

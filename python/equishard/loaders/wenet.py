@@ -14,7 +14,10 @@ per-utterance processors from the recipe's wenet.dataset.processor:
   and worker, tar_file_and_group) is replaced by one that fetches each planned
   batch's utterances by [shard, pos] through libequishard's row reader and
   yields the dicts tar_file_and_group yields ({"file_name", "tar_file_name",
-  "key", "txt", "wav", other members}). Then WeNet's pipeline as
+  "key", "txt", "wav", other members}); for raw lists (data_type "raw",
+  WenetRawDatasetSource + parse_json) it yields what parse_json makes of the
+  planned line (pos is the line's index in the list; each worker reads the lists
+  it needs once). Then WeNet's pipeline as
   wenet/dataset/dataset.py builds it from conf: decode_wav (errors logged and
   skipped, as map_ignore_error does), singal_channel, parse_speaker, tokenize,
   filter, resample, speed_perturb, compute_fbank / compute_mfcc /
@@ -31,13 +34,14 @@ per-utterance processors from the recipe's wenet.dataset.processor:
 - a **shard** plan: WeNet's own pipeline (upstream's Dataset, unchanged) over
   a source that reads this rank's and worker's planned shards
   (equishard.loaders.ShardList, then the list shuffle, repeat, parse_url,
-  tar_file_and_group and prefetch of WenetTarShardDatasetSource). Pair it with
-  equishard.loaders.equal_steps in the executor loop.
+  tar_file_and_group and prefetch of WenetTarShardDatasetSource; for raw lists
+  the planned lines, then WenetRawDatasetSource's shuffle and repeat, and
+  upstream's parse_json). Pair it with equishard.loaders.equal_steps in the
+  executor loop.
 - partition=False (the cross-validation set): upstream's Dataset, unchanged.
   partition=True without a plan is an error.
 
-data_type "raw" with a plan is refused (shard lists only). torch and WeNet are
-needed to iterate (WeNet's processors run on torch); `processor=` stands in for
+torch and WeNet are needed to iterate (WeNet's processors run on torch); `processor=` stands in for
 wenet.dataset.processor (tests). The library is loaded in the DataLoader
 workers on their first batch.
 """
@@ -123,8 +127,10 @@ class PlannedUtterances(_IterableDataset):
     the epoch, one tar_file_and_group dict at a time, in batch order, each
     tagged with the batch it belongs to (read by planned_batches)."""
 
-    def __init__(self, plan, data_list_file, root=None, cycle=1, lookahead=8):
+    def __init__(self, plan, data_list_file, root=None, cycle=1, lookahead=8, data_type="shard",
+                 parse_json=None):
         self.plan, self.file_name, self.root = plan, data_list_file, root
+        self.data_type, self.parse_json = data_type, parse_json
         self.cycle, self.lookahead = max(1, int(cycle)), lookahead
         self.epoch = None  # set_epoch's; None: the plan's own epoch
         self._since = 0    # iterations since then (persistent workers never see set_epoch)
@@ -143,6 +149,9 @@ class PlannedUtterances(_IterableDataset):
         worker, workers = worker_info()
         self.plan.check(rank, world, worker, workers)
         batches = [b for e in self.next_epochs() for b in self.plan.epoch_batches(rank, worker, e)]
+        if self.data_type == "raw":
+            yield from self._raw(batches)
+            return
         fetcher = RowFetcher(self.root)
         try:
             for index, (b, rows) in enumerate(fetch_batches(fetcher, batches, self.lookahead)):
@@ -155,6 +164,34 @@ class PlannedUtterances(_IterableDataset):
                         yield tag(sample, index, len(b["items"]))
         finally:
             fetcher.close()
+
+
+    def _raw(self, batches):
+        """Raw lists: each planned line through the recipe's parse_json."""
+        lists = {}
+        for index, b in enumerate(batches):
+            for (path, pos), key in zip(b["items"], b["keys"]):
+                if path not in lists:
+                    lists[path] = list_lines(os.path.join(self.root or "", path))
+                lines = lists[path]
+                sample = None
+                if pos < len(lines):
+                    sample = self.parse_json({"file_name": self.file_name, "line": lines[pos]})
+                if sample is None or sample.get("key") != key:
+                    raise ValueError(f"{path}: line {pos + 1} is not utterance {key!r} (the list "
+                                     "changed after planning: re-plan)")
+                yield tag(sample, index, len(b["items"]))
+
+
+def list_lines(path):
+    """A raw list's lines as equishard measured them: split at "\n" (a "\r"
+    before it dropped), blank lines counted, so that a row's pos indexes them."""
+    with open(path, "rb") as f:
+        data = f.read()
+    lines = data.split(b"\n")
+    if lines and lines[-1] == b"":
+        lines.pop()
+    return [(ln[:-1] if ln.endswith(b"\r") else ln).decode("utf8") for ln in lines]
 
 
 def planned_batches(data, wrapper):
@@ -272,6 +309,25 @@ class PlannedShardSource(_IterDataPipe):
             yield d
 
 
+class PlannedRawSource(_IterDataPipe):
+    """WenetRawDatasetSource over a shard plan of a raw list: this rank's and
+    worker's planned lines (ShardList: {"file_name", "line"}), the list shuffle
+    and repeat as upstream's; parse_json follows in upstream's Dataset."""
+
+    def __init__(self, filenames, prefetch=500, partition=True, shuffle=False, shuffle_size=10000,
+                 cycle=1, plan=None):
+        super().__init__()
+        _check_entries(plan, filenames)
+        self.dp = ShardList(plan.outdir, partition=partition)
+        if shuffle:
+            self.dp = self.dp.shuffle(buffer_size=shuffle_size)
+        self.dp = self.dp.repeat(cycle).prefetch(prefetch)
+
+    def __iter__(self):
+        for d in self.dp:
+            yield d
+
+
 def _check_entries(plan, data_list_file):
     with open(data_list_file, encoding="utf8") as f:
         known = {line.strip() for line in f}
@@ -299,23 +355,22 @@ def Dataset(data_type, data_list_file, tokenizer=None, conf=None, partition=True
         raise ValueError(f"equishard.loaders.wenet.Dataset: no plan OUTDIR for {data_list_file}: "
                          f"pass plan= or set ${PLAN_ENV}")
     planned = PlanDir(plan)
-    if data_type != "shard":
-        raise ValueError(f"{planned.outdir}: equishard.loaders.wenet.Dataset reads WeNet tar shard "
-                         "lists (data_type 'shard'); raw lists are not supported with a plan "
-                         "(make shards with tools/make_shard_list.py, or train without the plan)")
     if planned.mode == "shard":
         from wenet.dataset import dataset as upstream
-        saved = upstream.WenetTarShardDatasetSource
+        saved = upstream.WenetTarShardDatasetSource, upstream.WenetRawDatasetSource
         upstream.WenetTarShardDatasetSource = functools.partial(PlannedShardSource, plan=planned)
+        upstream.WenetRawDatasetSource = functools.partial(PlannedRawSource, plan=planned)
         try:
             return upstream.Dataset(data_type, data_list_file, tokenizer, conf, partition)
         finally:
-            upstream.WenetTarShardDatasetSource = saved
+            upstream.WenetTarShardDatasetSource, upstream.WenetRawDatasetSource = saved
     processor = processor or _wenet_processor()
     check_conf(planned, conf, processor)
-    source = PlannedUtterances(planned, data_list_file, root, cycle=conf.get("cycle", 1))
+    source = PlannedUtterances(planned, data_list_file, root, cycle=conf.get("cycle", 1),
+                               data_type=data_type, parse_json=processor.parse_json)
     return Pipeline(source, planned_stages(tokenizer, conf, processor))
 
 
-__all__ = ["Dataset", "PlannedUtterances", "Pipeline", "planned_batches", "planned_stages",
-           "check_conf", "tar_example", "stage_name"]
+__all__ = ["Dataset", "PlannedUtterances", "PlannedRawSource", "PlannedShardSource", "Pipeline",
+           "planned_batches", "planned_stages", "check_conf", "tar_example", "list_lines",
+           "stage_name"]

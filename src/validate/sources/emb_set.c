@@ -1,6 +1,5 @@
-/* The embedding set and the loader that picks a reader by content. */
-#include <errno.h>
-#include <stdio.h>
+/* The embedding set (emb_set.h): the container every source fills. It calls no
+ * source; picking one by content is emb_registry.c's. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -87,21 +86,20 @@ int es_emb_set_reserve(es_emb_set *s, size_t extra)
     return ES_OK;
 }
 
+/* keys, off and len share s->cap: each grows from it, which moves last. */
 static int grow_entries(es_emb_set *s)
 {
-    size_t cap = s->cap ? 2 * s->cap : 256;
-    const char **keys = realloc(s->keys, cap * sizeof *keys);
-    if (keys)
-        s->keys = keys;
-    size_t *off = realloc(s->off, cap * sizeof *off);
-    if (off)
-        s->off = off;
-    uint32_t *len = realloc(s->len, cap * sizeof *len);
-    if (len)
-        s->len = len;
-    if (!keys || !off || !len)
+    size_t ck = s->cap, co = s->cap, cl = s->cap;
+    void *keys = s->keys, *off = s->off, *len = s->len;
+    int bad = es_grow(&keys, &ck, s->n + 1, sizeof *s->keys, 256);
+    s->keys = keys;
+    bad |= es_grow(&off, &co, s->n + 1, sizeof *s->off, 256);
+    s->off = off;
+    bad |= es_grow(&len, &cl, s->n + 1, sizeof *s->len, 256);
+    s->len = len;
+    if (bad)
         return ES_ERR_NOMEM;
-    s->cap = cap;
+    s->cap = ck;
     return ES_OK;
 }
 
@@ -136,63 +134,5 @@ int es_emb_set_add_absent(es_emb_set *s, const char *key)
     if (!k)
         return ES_ERR_NOMEM;
     s->absent[s->n_absent++] = k;
-    return ES_OK;
-}
-
-/* What the first bytes say the source is. */
-typedef enum kind { K_TORCH, K_NPY, K_PARQUET, K_TEXT, K_UNKNOWN } kind;
-
-static kind sniff(const unsigned char *b, size_t n)
-{
-    if (n >= 4 && !memcmp(b, "PK\003\004", 4))
-        return K_TORCH;
-    if (n >= 2 && b[0] == 0x80 && b[1] >= 2 && b[1] <= 5)
-        return K_TORCH; /* a plain pickle (or legacy torch, refused by the reader) */
-    if (n >= 6 && !memcmp(b, "\x93NUMPY", 6))
-        return K_NPY;
-    if (n >= 4 && !memcmp(b, "PAR1", 4))
-        return K_PARQUET;
-    for (size_t i = 0; i < n; i++)
-        if (b[i] == 0)
-            return K_UNKNOWN;
-    return n ? K_TEXT : K_UNKNOWN;
-}
-
-int es_emb_set_load(es_context *ctx, const char *path, const char *keys_path, int speakers,
-                    es_emb_set **out)
-{
-    return es_emb_set_load_at(ctx, path, keys_path, NULL, speakers, out);
-}
-
-int es_emb_set_load_at(es_context *ctx, const char *path, const char *keys_path, const char *root,
-                       int speakers, es_emb_set **out)
-{
-    *out = NULL;
-    unsigned char head[512];
-    FILE *fp = fopen(path, "rb");
-    if (!fp)
-        return es_fail(ctx, ES_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
-    size_t n = fread(head, 1, sizeof head, fp);
-    fclose(fp);
-    es_emb_set *s = es_emb_set_new(path);
-    if (!s)
-        return es_fail(ctx, ES_ERR_NOMEM, "%s: out of memory", path);
-    int rc;
-    switch (sniff(head, n)) {
-    case K_TORCH: rc = es_torch_load(ctx, path, s); break;
-    case K_NPY: rc = es_npy_load(ctx, path, keys_path, s); break;
-    case K_PARQUET:
-    case K_TEXT: rc = es_parquet_emb_load(ctx, path, root, speakers, s); break;
-    default:
-        rc = es_fail(ctx, ES_ERR_UNSUPPORTED, "%s: not an embedding source (torch .pt, pickle, "
-                     ".npy, CosyVoice parquet or a list of parquet files)", path);
-    }
-    if (rc == ES_OK && keys_path && !(head[0] == 0x93 && n >= 6))
-        rc = es_fail(ctx, ES_ERR_USAGE, "%s: a key list is only used with a .npy source", path);
-    if (rc != ES_OK) {
-        es_emb_set_free(s);
-        return rc;
-    }
-    *out = s;
     return ES_OK;
 }

@@ -41,9 +41,9 @@ typedef struct es_emb_set {
  * message: control bytes become '?', long text is cut with "...". Returns out. */
 const char *es_printable(char *out, size_t cap, const char *s, size_t n);
 
-/* Loads a source, detected by content: a torch .pt (zip) or plain pickle, a
- * .npy (keys from keys_path, one per line), a CosyVoice parquet file or a list
- * of them (column spk_embedding when `speakers`, else utt_embedding). */
+/* Loads a source, detected by content (emb_registry.c, emb_source.h): a torch
+ * .pt (zip) or plain pickle, a .npy (keys from keys_path, one per line), a
+ * CosyVoice parquet file or a list of them (column spk_embedding when `speakers`, else utt_embedding). */
 int es_emb_set_load(es_context *ctx, const char *path, const char *keys_path, int speakers,
                     es_emb_set **out);
 /* es_emb_set_load with relative paths inside a list of parquet files resolved

@@ -11,7 +11,7 @@
 
 #include "core/file_stream.h"
 #include "validate/emb_kernel.h"
-#include "validate/sources/emb_set.h"
+#include "validate/sources/emb_source.h"
 
 enum { MAX_HEADER = 1 << 20, CHUNK = 1 << 16 };
 
@@ -275,3 +275,16 @@ int es_npy_load(es_context *ctx, const char *path, const char *keys_path, es_emb
     const char *key = stem(path, &n);
     return es_emb_set_add(ctx, out, key, n, 0, (uint32_t)info.cols);
 }
+
+static int npy_bid(const uint8_t *b, size_t n)
+{
+    return n >= 6 && !memcmp(b, "\x93NUMPY", 6) ? 10 : 0;
+}
+
+static int npy_source_load(es_context *ctx, const char *path, const es_emb_load_args *a,
+                           es_emb_set *out)
+{
+    return es_npy_load(ctx, path, a->keys_path, out);
+}
+
+const es_emb_source_ops es_emb_source_npy = {"npy", npy_bid, npy_source_load};

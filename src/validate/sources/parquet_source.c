@@ -4,7 +4,7 @@
  * one parquet file or a list of them, one per line (CosyVoice's data.list),
  * relative paths resolved against the current directory as its loader does.
  * Rows whose list is null or empty are recorded as absent. Reading itself is
- * the parquet reader's (src/readers/parquet). */
+ * the parquet reader's (src/parquet/). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,8 +14,8 @@
 #include "core/line_reader.h"
 #include "core/utf8.h"
 #include "readers/manifest.h"
-#include "readers/parquet/parquet_embeddings.h"
-#include "validate/sources/emb_set.h"
+#include "parquet/parquet_embeddings.h"
+#include "validate/sources/emb_source.h"
 
 typedef struct pq_load {
     es_emb_set *out;
@@ -150,3 +150,20 @@ int es_parquet_emb_load(es_context *ctx, const char *path, const char *root, int
     es_strmap_release(&l.absent);
     return rc;
 }
+
+/* A parquet file by its magic; any other text (no NUL byte in the head) is
+ * taken for a list of them, bidding least. */
+static int parquet_bid(const uint8_t *b, size_t n)
+{
+    if (n >= 4 && !memcmp(b, "PAR1", 4))
+        return 10;
+    return n && !memchr(b, 0, n) ? 1 : 0;
+}
+
+static int parquet_source_load(es_context *ctx, const char *path, const es_emb_load_args *a,
+                               es_emb_set *out)
+{
+    return es_parquet_emb_load(ctx, path, a->root, a->speakers, out);
+}
+
+const es_emb_source_ops es_emb_source_parquet = {"parquet", parquet_bid, parquet_source_load};

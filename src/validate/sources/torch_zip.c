@@ -11,7 +11,7 @@
 #include <sys/stat.h>
 
 #include "core/file_stream.h"
-#include "validate/sources/emb_set.h"
+#include "validate/sources/emb_source.h"
 
 /* The legacy format opens with the pickled magic number 0x1950a86a20f9469cfc6c. */
 static const unsigned char legacy_magic[] = {0x80, 0x02, 0x8a, 0x0a, 0x6c, 0xfc, 0x9c, 0x46,
@@ -142,3 +142,23 @@ int es_torch_load(es_context *ctx, const char *path, es_emb_set *out)
     archive_read_free(a);
     return rc;
 }
+
+/* A zip (torch >= 1.6), or a pickle of protocol 2 to 5 (a plain pickle, or
+ * legacy torch, which es_torch_load refuses by name). */
+static int torch_bid(const uint8_t *b, size_t n)
+{
+    if (n >= 4 && !memcmp(b, "PK\003\004", 4))
+        return 10;
+    if (n >= 2 && b[0] == 0x80 && b[1] >= 2 && b[1] <= 5)
+        return 10;
+    return 0;
+}
+
+static int torch_source_load(es_context *ctx, const char *path, const es_emb_load_args *a,
+                             es_emb_set *out)
+{
+    (void)a; /* a source callback: keys and root are other formats' */
+    return es_torch_load(ctx, path, out);
+}
+
+const es_emb_source_ops es_emb_source_torch = {"torch", torch_bid, torch_source_load};

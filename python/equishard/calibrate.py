@@ -1,0 +1,100 @@
+"""equishard.calibrate: the cost model's weights from logged step times (es_calibrate).
+
+    cal = equishard.calibrate("costs.tsv", ["steps/steps-rank-00000.jsonl", ...])
+    print(cal.info.median_error, cal.weights)
+    cal.write_json("model.json", inputs=["costs.tsv"])
+    equishard.plan("costs.tsv", world_size=8, mode="batch", cost_model="model.json")
+
+docs/COST_MODEL.md describes the logs, the fit and model.json.
+"""
+from ctypes import byref, c_void_p
+
+from . import _ffi
+from ._ffi import lib
+from .core import _Context, _Handle, _apply, _bytes, _record, _str, _strings, _table, _values
+
+CalibrationInfo = _record("CalibrationInfo", _ffi.CalibrationInfo)
+CalibrationTerm = _record("CalibrationTerm", _ffi.CalibrationTerm)
+
+
+def term_names():
+    """The cost terms in es_cost_term order: w_frames, w_frames_sq, ..., w_batch."""
+    names, i = [], 0
+    while (n := lib().es_cost_term_name(i)) is not None:
+        names.append(n.decode())
+        i += 1
+    return names
+
+
+class Calibration(_Handle):
+    """es_calibrate's result: info (CalibrationInfo: fit figures, the fitted
+    model), terms (CalibrationTerm per term: weight, share, worth), weights
+    (dict name -> seconds per unit); write_json(path, inputs)."""
+    _free = "es_calibration_free"
+
+    def __init__(self, ptr):
+        super().__init__(ptr)
+        info, term = _ffi.CalibrationInfo(), _ffi.CalibrationTerm()
+        lib().es_calibration_get_info(ptr, byref(info))
+        values = _values(info)
+        values["model"] = {f: getattr(info.model, f) for f, _ in _ffi.CostModel._fields_
+                           if f not in ("reserved", "source")}
+        self.info = CalibrationInfo(**values)
+        self.terms = []
+        for j in range(len(term_names())):
+            lib().es_calibration_term_info(ptr, j, byref(term))
+            self.terms.append(CalibrationTerm(**_values(term)))
+        self.weights = {t.name: t.weight for t in self.terms}
+        self.frame_rate = info.model.frame_rate
+
+    def write_json(self, path, inputs=None):
+        """model.json (atomically); inputs: the cost tables' paths, for provenance."""
+        inputs = list(inputs or [])
+        with _Context() as ctx:
+            arr, n = _strings(inputs)
+            ctx.check(lib().es_calibration_write_json(ctx.ptr, self._p, _bytes(path), arr, n))
+
+
+def calibrate(table, logs, **settings):
+    """es_calibrate. table: a CostTable or paths (cost tables); logs: step-log
+    paths. settings: es_calibrate_settings / es_cost_model fields (warmup=3,
+    holdout_every=5, outlier_mads=5, terms=mask or list of names, time_field,
+    frame_rate). -> Calibration."""
+    s = _ffi.CalibrateSettings()
+    lib().es_calibrate_defaults(byref(s))
+    terms = settings.pop("terms", None)
+    if isinstance(terms, (list, tuple)):
+        names = term_names()
+        mask = 0
+        for t in terms:
+            name = t if t.startswith("w_") else "w_" + t
+            if name not in names:
+                raise ValueError(f"terms: {t!r} is not one of {names}")
+            mask |= 1 << names.index(name)
+        terms = mask
+    if terms is not None:
+        settings["terms"] = terms
+    _apply(s, settings)
+    arr, n = _strings(logs)
+    table, owns = _table(table)
+    out = c_void_p()
+    try:
+        with _Context() as ctx:
+            ctx.check(lib().es_calibrate(ctx.ptr, byref(s), table._p, arr, n, byref(out)))
+    finally:
+        if owns:
+            table.close()
+    return Calibration(out.value)
+
+
+def read_model(path):
+    """es_cost_model_read over the default model: {"frame_rate", "w_frames", ...,
+    "source", "source_digest"}."""
+    m = _ffi.CostModel()
+    lib().es_cost_model_defaults(byref(m))
+    b = _bytes(path)
+    with _Context() as ctx:
+        ctx.check(lib().es_cost_model_read(ctx.ptr, b, byref(m)))
+    out = {f: getattr(m, f) for f, _ in _ffi.CostModel._fields_ if f != "reserved"}
+    out["source"] = _str(m.source)
+    return out

@@ -1,0 +1,291 @@
+#include "write/plan_json.h"
+
+#include <dirent.h>
+#include <stdio.h>
+#include <errno.h>
+#include <jansson.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <xxhash.h>
+
+#include "config.h"
+#include "core/strbuf.h"
+#include "core/utf8.h"
+#include "plan/plan_reshard.h"
+
+void es_json_string(es_strbuf *sb, const char *s)
+{
+    const unsigned char *c = (const unsigned char *)s;
+    size_t n = strlen(s);
+    es_strbuf_putc(sb, '"');
+    while (n > 0) {
+        size_t len = es_utf8_sequence(c, n);
+        if (len == 0) {
+            /* not UTF-8: the byte as Python's surrogateescape decodes it */
+            es_strbuf_printf(sb, "\\u%04x", 0xDC00u + *c);
+            len = 1;
+        } else if (*c == '"' || *c == '\\') {
+            es_strbuf_putc(sb, '\\');
+            es_strbuf_putc(sb, (char)*c);
+        } else if (*c < 0x20) {
+            es_strbuf_printf(sb, "\\u%04x", *c);
+        } else {
+            es_strbuf_append(sb, (const char *)c, len);
+        }
+        c += len;
+        n -= len;
+    }
+    es_strbuf_putc(sb, '"');
+}
+
+/* xxh3-64 of a file's bytes; a folder (Kaldi) hashes its files' names and bytes
+ * in name order. Returns 0 or an errno. */
+static int hash_file_into(XXH3_state_t *st, const char *path)
+{
+    FILE *fp = fopen(path, "rb");
+    if (!fp)
+        return errno;
+    char buf[65536];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, fp)) > 0)
+        XXH3_64bits_update(st, buf, n);
+    int bad = ferror(fp);
+    fclose(fp);
+    return bad ? EIO : 0;
+}
+
+static int cmp_names(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static int hash_dir_into(XXH3_state_t *st, const char *path)
+{
+    DIR *dir = opendir(path);
+    if (!dir)
+        return errno;
+    /* a Kaldi directory holds a handful of files; 256 is far beyond it */
+    char *names[256];
+    size_t n = 0;
+    struct dirent *e;
+    while ((e = readdir(dir)) && n < 256)
+        if (e->d_name[0] != '.' && (names[n] = strdup(e->d_name)))
+            n++;
+    closedir(dir);
+    qsort(names, n, sizeof *names, cmp_names);
+    int rc = 0;
+    for (size_t i = 0; i < n; i++) {
+        char child[4096];
+        struct stat s;
+        snprintf(child, sizeof child, "%s/%s", path, names[i]);
+        if (!rc && stat(child, &s) == 0 && S_ISREG(s.st_mode)) {
+            XXH3_64bits_update(st, names[i], strlen(names[i]) + 1);
+            rc = hash_file_into(st, child);
+        }
+        free(names[i]);
+    }
+    return rc;
+}
+
+/* The "inputs" array as JSON text at indent 2 (JSON_INDENT(2)'s layout),
+ * written with es_json_string: jansson refuses a string that is not UTF-8,
+ * and an input path need not be one (issue 12: such a path was dropped). */
+static int input_digests(es_context *ctx, const char *const *inputs, size_t n, es_strbuf *out)
+{
+    int rc = ES_OK;
+    es_strbuf_puts(out, n ? "[" : "[]");
+    for (size_t i = 0; i < n && rc == ES_OK; i++) {
+        XXH3_state_t *st = XXH3_createState();
+        struct stat s;
+        int e = !st ? ENOMEM : stat(inputs[i], &s) != 0 ? errno : 0;
+        if (!e) {
+            XXH3_64bits_reset(st);
+            e = S_ISDIR(s.st_mode) ? hash_dir_into(st, inputs[i]) : hash_file_into(st, inputs[i]);
+        }
+        if (e) {
+            rc = es_fail(ctx, ES_ERR_IO, "%s: cannot read for its digest: %s", inputs[i],
+                         strerror(e));
+        } else {
+            es_strbuf_puts(out, i ? ",\n    {\n      \"path\": " : "\n    {\n      \"path\": ");
+            es_json_string(out, inputs[i]);
+            es_strbuf_printf(out, ",\n      \"xxh3\": \"%016llx\"\n    }",
+                             (unsigned long long)XXH3_64bits_digest(st));
+        }
+        XXH3_freeState(st);
+    }
+    if (n)
+        es_strbuf_puts(out, "\n  ]");
+    if (rc == ES_OK && out->oom)
+        rc = es_fail(ctx, ES_ERR_NOMEM, "plan.json: out of memory");
+    return rc;
+}
+
+/* Replaces, in the dumped text, `needle` (a key whose value jansson wrote as
+ * null, found by its line break and indent, which no string value can hold)
+ * by the key and `value` (JSON text). Returns 0, or -1 when it is missing. */
+static int splice_value(es_strbuf *out, const char *text, const char *needle, const char *value)
+{
+    const char *at = strstr(text, needle);
+    if (!at)
+        return -1;
+    size_t keep = strlen(needle) - strlen("null");
+    es_strbuf_append(out, text, (size_t)(at - text) + keep);
+    es_strbuf_puts(out, value);
+    es_strbuf_puts(out, at + strlen(needle));
+    return 0;
+}
+
+/* The settings' names; es_plan_build rejected values without one. */
+static const char *mode_name(es_plan_mode m) { return es_enum_name(ES_ENUM_PLAN_MODE, (int)m); }
+
+static const char *remainder_name(es_remainder r)
+{
+    return es_enum_name(ES_ENUM_REMAINDER, (int)r);
+}
+
+/* Which model.json the weights came from (es_cost_model_read), or null. */
+static json_t *model_source(const es_cost_model *m)
+{
+    if (!m->source)
+        return json_null();
+    char digest[32];
+    snprintf(digest, sizeof digest, "xxh3-64:%016llx", (unsigned long long)m->source_digest);
+    json_t *path = json_string(m->source); /* NULL when not UTF-8: then null */
+    return json_pack("{s:o, s:s}", "path", path ? path : json_null(), "digest", digest);
+}
+
+static json_t *parameters(const es_plan_settings *s)
+{
+    const es_cost_model *m = &s->model;
+    json_t *model = json_pack(
+        "{s:f, s:f, s:f, s:f, s:f, s:f, s:f}", "frame_rate", m->frame_rate, "w_frames",
+        m->w_frames, "w_text", m->w_text, "w_speech_tokens", m->w_speech_tokens, "w_frames_sq",
+        m->w_frames_sq, "w_missing_emb", m->w_missing_emb, "w_overhead", m->w_overhead);
+    json_object_set_new(model, "w_batch", json_real(m->w_batch));
+    json_object_set_new(model, "source", model_source(m));
+    json_t *filter = json_pack("{s:f, s:f, s:I, s:I, s:f, s:f, s:b}", "min_length", m->min_length,
+                               "max_length", m->max_length, "token_min_length",
+                               (json_int_t)m->token_min_length, "token_max_length",
+                               (json_int_t)m->token_max_length, "min_output_input_ratio",
+                               m->min_output_input_ratio, "max_output_input_ratio",
+                               m->max_output_input_ratio, "require_speech_token",
+                               m->require_speech_token);
+    return json_pack("{s:s, s:I, s:I, s:o, s:o, s:I, s:I, s:I, s:s, s:I, s:I}", "mode",
+                     mode_name(s->mode), "world_size", (json_int_t)s->world_size, "workers",
+                     (json_int_t)s->workers, "cost_model", model, "filter", filter,
+                     "max_frames_in_batch", (json_int_t)s->max_frames_in_batch, "batch_size",
+                     (json_int_t)s->batch_size, "sort_size", (json_int_t)s->sort_size,
+                     "remainder", remainder_name(s->remainder), "seed", (json_int_t)s->seed,
+                     "epoch", (json_int_t)s->epoch);
+}
+
+static json_t *load_json(const char *id_name, uint32_t id, const es_plan_load *l)
+{
+    return json_pack("{s:I, s:f, s:I, s:I, s:I}", id_name, (json_int_t)id, "cost", l->cost,
+                     "utterances", (json_int_t)l->utterances, "frames", (json_int_t)l->frames,
+                     "batches", (json_int_t)l->batches);
+}
+
+static json_t *metrics(const es_plan *p)
+{
+    const es_plan_metrics *m = &p->metrics;
+    json_t *filtered = json_object();
+    for (size_t r = 1; r < ES_DROP_REASONS; r++)
+        json_object_set_new(filtered, es_filter_reason_name((es_filter_reason)r),
+                            json_integer((json_int_t)p->filtered[r]));
+    json_t *rem = json_pack("{s:s, s:I, s:I}", "policy", remainder_name(p->s.remainder),
+                            "batches", (json_int_t)m->remainder_batches, "utterances",
+                            (json_int_t)m->remainder_utterances);
+    /* what --on-error skip left out of the table (filtered.tsv: unreadable) */
+    json_int_t bad_shards = 0, bad_utts = 0;
+    for (size_t i = 0; i < p->table->n_skips; i++)
+        *(p->table->skips[i].key ? &bad_utts : &bad_shards) += 1;
+    json_t *unreadable = json_pack("{s:I, s:I}", "shards", bad_shards, "utterances", bad_utts);
+    return json_pack("{s:f, s:f, s:f, s:I, s:f, s:f, s:I, s:o, s:o, s:I, s:I, s:s, s:o}",
+                     "imbalance", m->imbalance, "lower_bound", m->lower_bound,
+                     "lower_bound_gap", m->lower_bound_gap, "batch_spread",
+                     (json_int_t)m->batch_spread, "step_straggler", m->step_straggler,
+                     "retention", m->retention, "kept", (json_int_t)m->kept, "filtered",
+                     filtered, "unreadable", unreadable, "total_batches", (json_int_t)m->total_batches, "steps",
+                     (json_int_t)m->steps, "method", m->method ? m->method : "", "remainder",
+                     rem);
+}
+
+/* How the token filters counted, and with what tokenizer (issue 11): the one
+ * given to plan, else the one the table was measured with (its "# tokenizer:"
+ * line). */
+static json_t *text_tokens(const es_plan *p)
+{
+    json_t *tok = NULL;
+    es_tokenizer_info info;
+    if (p->s.tokenizer && es_tokenizer_get_info(p->s.tokenizer, &info) == ES_OK) {
+        char digest[32];
+        snprintf(digest, sizeof digest, "xxh3-64:%016llx", (unsigned long long)info.digest);
+        /* the path is written by es_plan_json_write (es_json_string): it need not be UTF-8 */
+        tok = json_pack("{s:s, s:n, s:s, s:I, s:s, s:s}", "kind",
+                        es_tokenizer_kind(p->s.tokenizer), "path", "files", info.files,
+                        "vocab_size", (json_int_t)info.vocab_size, "specials", info.specials,
+                        "digest", digest);
+    }
+    return es_token_report(&p->s.model, &p->token_gap, p->token_note, tok, p->table->tokenizer);
+}
+
+static json_t *ranks(const es_plan *p)
+{
+    json_t *arr = json_array();
+    for (uint32_t r = 0; r < p->K; r++) {
+        es_plan_load l;
+        es_plan_rank_load(p, r, &l);
+        json_t *rank = load_json("rank", r, &l);
+        json_t *workers = json_array();
+        for (uint32_t w = 0; w < p->W; w++) {
+            es_plan_worker_load(p, r, w, &l);
+            json_array_append_new(workers, load_json("worker", w, &l));
+        }
+        json_object_set_new(rank, "workers", workers);
+        json_array_append_new(arr, rank);
+    }
+    return arr;
+}
+
+int es_plan_json_write(es_context *ctx, const es_plan *p, FILE *fp, const char *const *inputs,
+                       size_t n_inputs)
+{
+    es_strbuf digests = {0};
+    int rc = input_digests(ctx, inputs, n_inputs, &digests);
+    if (rc != ES_OK) {
+        es_strbuf_release(&digests);
+        return rc;
+    }
+    es_tokenizer_info info;
+    int has_tok = p->s.tokenizer && es_tokenizer_get_info(p->s.tokenizer, &info) == ES_OK;
+    /* "inputs" and the tokenizer's "path" are null here and spliced in below */
+    json_t *root = json_pack("{s:s, s:i, s:n, s:o, s:o, s:o, s:o}", "equishard", ES_VERSION,
+                             "format", 1, "inputs", "parameters", parameters(&p->s),
+                             "metrics", metrics(p), "text_tokens", text_tokens(p), "ranks",
+                             ranks(p));
+    if (!root) {
+        es_strbuf_release(&digests);
+        return es_fail(ctx, ES_ERR_NOMEM, "plan.json: out of memory");
+    }
+    if (p->reshard)
+        es_reshard_json(p, json_object_get(root, "parameters"), json_object_get(root, "metrics"));
+    char *text = json_dumps(root, JSON_INDENT(2) | JSON_REAL_PRECISION(12));
+    json_decref(root);
+    es_strbuf tok_path = {0}, step = {0}, done = {0};
+    if (has_tok)
+        es_json_string(&tok_path, info.path);
+    int missing = !text || splice_value(&step, text, "\n  \"inputs\": null", digests.buf) != 0 ||
+                  (has_tok && splice_value(&done, step.buf, "\n      \"path\": null", tok_path.buf) != 0);
+    free(text);
+    const es_strbuf *final = has_tok ? &done : &step;
+    if (missing || digests.oom || tok_path.oom || step.oom || done.oom)
+        rc = es_fail(ctx, ES_ERR_NOMEM, "plan.json: out of memory");
+    else if (fwrite(final->buf, 1, final->len, fp) != final->len || fputc('\n', fp) == EOF)
+        rc = es_fail(ctx, ES_ERR_IO, "plan.json: write failed");
+    es_strbuf_release(&digests);
+    es_strbuf_release(&tok_path);
+    es_strbuf_release(&step);
+    es_strbuf_release(&done);
+    return rc;
+}

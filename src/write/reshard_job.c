@@ -1,0 +1,249 @@
+/* Reshard's shared write side (reshard_job.h): the job in source order, the
+ * sources' format, and data.list / shards.tsv / filtered.tsv. */
+#include "write/reshard_job.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "core/strbuf.h"
+#include "core/strmap.h"
+#include "costs/cost_table.h"
+#include "readers/manifest.h"
+#include "readers/reader.h"
+
+static int cmp_items(const void *a, const void *b)
+{
+    const copy_item *x = a, *y = b;
+    if (x->src != y->src)
+        return x->src < y->src ? -1 : 1;
+    if (x->pos != y->pos)
+        return x->pos < y->pos ? -1 : 1;
+    return (x->row > y->row) - (x->row < y->row);
+}
+
+/* Sources in table order of first appearance; items sorted by (source, pos). */
+static int collect(es_context *ctx, reshard_job *job)
+{
+    const es_plan *p = job->p;
+    const plan_reshard *r = p->reshard;
+    es_strmap seen = {0};
+    job->items = malloc((p->n_kept ? p->n_kept : 1) * sizeof *job->items);
+    job->sources = malloc((p->n_kept ? p->n_kept : 1) * sizeof *job->sources);
+    int rc = job->items && job->sources ? ES_OK : es_fail(ctx, ES_ERR_NOMEM, "out of memory");
+    for (size_t k = 0; rc == ES_OK && k < p->n_kept; k++) {
+        const char *shard = p->table->rows[p->kept[k]].shard;
+        if (es_strmap_get(&seen, shard, strlen(shard)))
+            continue;
+        if (job->n_sources == UINT32_MAX) {
+            rc = es_fail(ctx, ES_ERR_UNSUPPORTED, "plan: reshard reads at most 2^32 - 1 shards");
+            break;
+        }
+        char buf[4096];
+        const char *path = es_resolve_path(p->s.root, shard, buf, sizeof buf);
+        copy_source *s = &job->sources[job->n_sources];
+        *s = (copy_source){shard, strdup(path), 0, 0};
+        if (!s->path || es_strmap_put(&seen, shard, strlen(shard),
+                                      (const void *)(uintptr_t)(job->n_sources + 1)))
+            rc = es_fail(ctx, ES_ERR_NOMEM, "out of memory");
+        job->n_sources += s->path != NULL;
+    }
+    for (uint32_t t = 0; rc == ES_OK && t < r->n_shards; t++)
+        for (size_t i = r->start[t]; i < r->start[t + 1]; i++) {
+            const es_cost_row *row = &p->table->rows[r->rows[i]];
+            const es_strmap_slot *slot = es_strmap_get(&seen, row->shard, strlen(row->shard));
+            job->items[job->n_items++] =
+                (copy_item){row->pos, r->rows[i], (uint32_t)((uintptr_t)slot->value - 1), t};
+        }
+    es_strmap_release(&seen);
+    if (rc != ES_OK)
+        return rc;
+    qsort(job->items, job->n_items, sizeof *job->items, cmp_items);
+    for (size_t i = 0; i < job->n_items; i++) {
+        copy_source *s = &job->sources[job->items[i].src];
+        if (s->end == 0)
+            s->begin = i;
+        s->end = i + 1;
+    }
+    return ES_OK;
+}
+
+/* A source whose size or modification time moved since measure recorded them
+ * (a table from before they were recorded has none) changed since it was
+ * measured: its rows' costs, and so the balance, may be wrong (issue 12 #5). */
+static int check_stat(es_context *ctx, const es_cost_table *t, const copy_source *s)
+{
+    const es_shard_stat *was = es_cost_table_shard_stat(t, s->shard);
+    struct stat st;
+    if (!was || stat(s->path, &st) != 0)
+        return ES_OK;
+    if ((uint64_t)st.st_size != was->size)
+        return es_fail(ctx, ES_ERR_FORMAT, "%s: %llu bytes, %llu when measured: the shard "
+                       "changed since it was measured (measure it again)", s->path,
+                       (unsigned long long)st.st_size, (unsigned long long)was->size);
+    if (st.st_mtim.tv_sec != was->mtime_s || (uint32_t)st.st_mtim.tv_nsec != was->mtime_ns)
+        return es_fail(ctx, ES_ERR_FORMAT, "%s: modified at %lld.%09ld, %lld.%09u when measured: "
+                       "the shard changed since it was measured (measure it again, or restore "
+                       "its time if only that moved)", s->path, (long long)st.st_mtim.tv_sec,
+                       (long)st.st_mtim.tv_nsec, (long long)was->mtime_s, was->mtime_ns);
+    return ES_OK;
+}
+
+/* Every source must still be there, unchanged, and all of one format, before
+ * anything is written: that format is the output's. */
+static int check_sources(es_context *ctx, reshard_job *job)
+{
+    const es_reader_ops *first = NULL;
+    for (size_t i = 0; i < job->n_sources; i++) {
+        const copy_source *s = &job->sources[i];
+        uint8_t head[ES_SNIFF_BYTES];
+        FILE *fp = fopen(s->path, "rb");
+        if (!fp)
+            return es_fail(ctx, ES_ERR_IO, "%s: source shard cannot be opened: %s (moved or "
+                           "deleted since it was measured?)", s->path, strerror(errno));
+        size_t n = fread(head, 1, sizeof head, fp);
+        int bad = ferror(fp);
+        fclose(fp);
+        if (bad)
+            return es_fail(ctx, ES_ERR_IO, "%s: source shard cannot be read", s->path);
+        int rc = check_stat(ctx, job->p->table, s);
+        if (rc != ES_OK)
+            return rc;
+        const es_reader_ops *ops = es_reader_for(head, n);
+        if (ops != &es_reader_tar && ops != &es_reader_parquet)
+            return es_fail(ctx, ES_ERR_UNSUPPORTED, "%s: neither a tar shard nor a CosyVoice "
+                           "parquet file: reshard rewrites those", s->path);
+        if (first && ops != first)
+            return es_fail(ctx, ES_ERR_UNSUPPORTED, "%s is a %s shard, %s a %s one: reshard "
+                           "writes one format, so its sources must all be tar or all parquet",
+                           s->path, ops->name, job->sources[0].path, first->name);
+        first = ops;
+    }
+    job->format = first == &es_reader_parquet ? ES_RESHARD_PARQUET : ES_RESHARD_TAR;
+    es_compress c = job->p->s.compress;
+    if (c == ES_COMPRESS_AUTO) /* tar: none; parquet: snappy, pyarrow's default */
+        c = job->format == ES_RESHARD_PARQUET ? ES_COMPRESS_SNAPPY : ES_COMPRESS_NONE;
+    if (c == ES_COMPRESS_SNAPPY && job->format == ES_RESHARD_TAR)
+        return es_fail(ctx, ES_ERR_USAGE, "plan: compress snappy is for parquet shards; tar "
+                       "shards take none, gzip or zstd");
+    job->compress = c;
+    return ES_OK;
+}
+
+/* data.list and shards.tsv: shard j is read by rank j % K, worker (j / K) % W
+ * under the un-permuted split. */
+static int write_lists(es_context *ctx, es_outdir *d, const es_plan *p)
+{
+    const plan_reshard *r = p->reshard;
+    es_strbuf list = {0}, tsv = {0};
+    es_strbuf_puts(&tsv, "shard\tutterances\tframes\tcost\trank\tworker\n");
+    for (uint32_t s = 0; s < r->n_shards; s++) {
+        char name[64];
+        es_reshard_shard_name(p, s, name, sizeof name);
+        es_strbuf_printf(&list, "%s/%s\n", d->final_path, name);
+        es_strbuf_printf(&tsv, "%s/%s\t%zu\t%llu\t%.17g\t%u\t%u\n", d->final_path, name,
+                         r->start[s + 1] - r->start[s], (unsigned long long)r->shard_frames[s],
+                         r->shard_cost[s], s % p->K, (s / p->K) % p->W);
+    }
+    int rc = es_outdir_write_text(ctx, d, "data.list", &list);
+    if (rc == ES_OK)
+        rc = es_outdir_write_text(ctx, d, "shards.tsv", &tsv);
+    es_strbuf_release(&list);
+    es_strbuf_release(&tsv);
+    return rc;
+}
+
+/* filtered.tsv: the rows the filter dropped (not copied), with the reason, and
+ * what --on-error skip left out (unreadable). */
+static int write_filtered(es_context *ctx, es_outdir *d, const es_plan *p)
+{
+    if (p->n_kept == p->table->n && !p->table->n_skips)
+        return ES_OK;
+    es_strbuf sb = {0};
+    es_strbuf_puts(&sb, "key\tshard\tpos\treason\n");
+    for (size_t i = 0, k = 0; i < p->table->n; i++) {
+        if (k < p->n_kept && p->kept[k] == i) {
+            k++;
+            continue;
+        }
+        const es_cost_row *row = &p->table->rows[i];
+        es_strbuf_printf(&sb, "%s\t%s\t%llu\t%s\n", row->key, row->shard,
+                         (unsigned long long)row->pos,
+                         es_filter_reason_name(es_filter_row(&p->s.model, row)));
+    }
+    es_plan_unreadable_rows(&sb, p);
+    int rc = es_outdir_write_text(ctx, d, "filtered.tsv", &sb);
+    es_strbuf_release(&sb);
+    return rc;
+}
+
+/* WeNet's tar_file_and_group merges adjacent members that share a key: two
+ * utterances of one key written one after the other into a new tar shard (the
+ * last of one source and the first of the next, say) would become one sample,
+ * and equishard measure refuses such a shard. Refused before anything is
+ * written, with the count and the first pair. */
+static int check_adjacent_keys(es_context *ctx, const reshard_job *job)
+{
+    const es_plan *p = job->p;
+    uint32_t n_targets = p->reshard->n_shards;
+    size_t *last = malloc((n_targets ? n_targets : 1) * sizeof *last);
+    if (!last)
+        return es_fail(ctx, ES_ERR_NOMEM, "out of memory");
+    for (uint32_t t = 0; t < n_targets; t++)
+        last[t] = SIZE_MAX;
+    size_t pairs = 0;
+    const es_cost_row *first_a = NULL, *first_b = NULL;
+    for (size_t i = 0; i < job->n_items; i++) {
+        const copy_item *it = &job->items[i];
+        const es_cost_row *row = &p->table->rows[it->row];
+        size_t prev = last[it->target];
+        last[it->target] = i;
+        if (prev == SIZE_MAX || strcmp(p->table->rows[job->items[prev].row].key, row->key) != 0)
+            continue;
+        if (pairs++ == 0) {
+            first_a = &p->table->rows[job->items[prev].row];
+            first_b = row;
+        }
+    }
+    free(last);
+    if (!pairs)
+        return ES_OK;
+    return es_fail(ctx, ES_ERR_FORMAT, "reshard: %zu pair(s) of utterances with one key would be "
+                   "adjacent in a new tar shard, where WeNet's loader merges them into one "
+                   "sample; first: %s (%s pos %llu, and %s pos %llu); give every utterance its "
+                   "own key", pairs, first_b->key, first_a->shard,
+                   (unsigned long long)first_a->pos, first_b->shard,
+                   (unsigned long long)first_b->pos);
+}
+
+static void job_release(reshard_job *job)
+{
+    for (size_t i = 0; i < job->n_sources; i++)
+        free(job->sources[i].path);
+    free(job->sources);
+    free(job->items);
+}
+
+int es_reshard_write(es_context *ctx, es_outdir *d, const es_plan *p)
+{
+    reshard_job job = {.p = p, .d = d};
+    int rc = collect(ctx, &job);
+    if (rc == ES_OK)
+        rc = check_sources(ctx, &job);
+    if (rc == ES_OK && job.format == ES_RESHARD_TAR)
+        rc = check_adjacent_keys(ctx, &job);
+    if (rc == ES_OK) {
+        /* what plan.json (written next) and the shard names report */
+        p->reshard->format = job.format;
+        p->reshard->compress = job.compress;
+        rc = job.format == ES_RESHARD_PARQUET ? reshard_copy_parquet(ctx, &job)
+                                              : reshard_copy_tar(ctx, &job);
+    }
+    if (rc == ES_OK)
+        rc = write_lists(ctx, d, p);
+    if (rc == ES_OK)
+        rc = write_filtered(ctx, d, p);
+    job_release(&job);
+    return rc;
+}

@@ -1,0 +1,54 @@
+/* The pass loop both reshard copiers run (reshard_job.h), and what both need:
+ * the new shards' names and how many may be open at once. Apart from
+ * reshard_job.c, which calls the copiers, so that no copier calls back into it. */
+#include "write/reshard_job.h"
+
+#include <stdio.h>
+#include <sys/resource.h>
+
+#define WRITER_MEMORY_BUDGET ((size_t)1 << 30)
+#define RESERVED_FDS 64
+
+void es_reshard_shard_name(const es_plan *p, uint32_t i, char *buf, size_t len)
+{
+    const plan_reshard *r = p->reshard;
+    if (r->format == ES_RESHARD_PARQUET) {
+        snprintf(buf, len, "parquet_%09u.tar", i);
+        return;
+    }
+    const char *ext = r->compress == ES_COMPRESS_GZIP   ? ".tar.gz"
+                      : r->compress == ES_COMPRESS_ZSTD ? ".tar.zst"
+                                                        : ".tar";
+    snprintf(buf, len, "shards_%09u%s", i, ext);
+}
+
+size_t reshard_open_cap(const es_plan *p, size_t writer_memory)
+{
+    if (p->reshard->max_open)
+        return p->reshard->max_open;
+    struct rlimit rl;
+    size_t fds = 1024;
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0)
+        fds = rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur > (1u << 20) ? (1u << 20) : rl.rlim_cur;
+    fds = fds > RESERVED_FDS + 1 ? fds - RESERVED_FDS : 1;
+    size_t mem = WRITER_MEMORY_BUDGET / (writer_memory ? writer_memory : 1);
+    mem = mem ? mem : 1;
+    return fds < mem ? fds : mem;
+}
+
+int reshard_run_passes(es_context *ctx, const reshard_job *job, const reshard_ops *ops,
+                       void *run)
+{
+    uint32_t N = job->p->reshard->n_shards;
+    size_t cap = reshard_open_cap(job->p, ops->target_memory(job));
+    for (uint32_t t0 = 0, t1; t0 < N; t0 = t1) {
+        t1 = N - t0 > cap ? t0 + (uint32_t)cap : N;
+        int rc = ops->begin_pass(ctx, run, t0, t1);
+        for (size_t i = 0; rc == ES_OK && i < job->n_sources; i++)
+            rc = ops->copy_source(ctx, run, &job->sources[i]);
+        rc = ops->end_pass(ctx, run, rc);
+        if (rc != ES_OK)
+            return rc;
+    }
+    return ES_OK;
+}

@@ -1,0 +1,181 @@
+#include "write/reshard_tar.h"
+
+#include <archive_entry.h>
+#include <string.h>
+#include <xxhash.h>
+
+#include "readers/shard_file.h"
+
+void reshard_digest_add(reshard_digest *d, const char *name, uint64_t size, uint64_t hash)
+{
+    uint8_t tail[16];
+    for (int i = 0; i < 8; i++) {
+        tail[i] = (uint8_t)(size >> (8 * i));
+        tail[8 + i] = (uint8_t)(hash >> (8 * i));
+    }
+    d->chain = XXH3_64bits_withSeed(name, strlen(name) + 1, d->chain);
+    d->chain = XXH3_64bits_withSeed(tail, sizeof tail, d->chain);
+    d->members++;
+    d->bytes += size;
+}
+
+static int add_filter(struct archive *a, es_compress c)
+{
+    int r;
+    switch (c) {
+    case ES_COMPRESS_GZIP:
+        r = archive_write_add_filter_gzip(a);
+        /* no value = "!timestamp": four zero bytes instead of the time */
+        return r < ARCHIVE_WARN ? r : archive_write_set_filter_option(a, "gzip", "timestamp", NULL);
+    case ES_COMPRESS_ZSTD:
+        r = archive_write_add_filter_zstd(a);
+        return r < ARCHIVE_WARN ? r : archive_write_set_filter_option(a, "zstd", "compression-level", "3");
+    default: /* none: es_reshard_write settled AUTO and refused SNAPPY for tar */
+        break;
+    }
+    return archive_write_add_filter_none(a);
+}
+
+struct archive *reshard_writer_open(es_context *ctx, FILE *fp, es_compress c, const char *label)
+{
+    struct archive *a = archive_write_new();
+    if (!a) {
+        es_fail(ctx, ES_ERR_NOMEM, "%s: out of memory", label);
+        return NULL;
+    }
+    int r = archive_write_set_format_pax_restricted(a);
+    if (r >= ARCHIVE_WARN)
+        r = add_filter(a, c);
+    /* A compressed stream ends where the compressor ends it: zero padding after
+     * it is garbage to gzip -t and a bad frame to zstd. A plain tar is padded to
+     * a whole 10240-byte record, as Python's tarfile writes it. */
+    if (r >= ARCHIVE_WARN && c != ES_COMPRESS_NONE)
+        r = archive_write_set_bytes_in_last_block(a, 1);
+    if (r >= ARCHIVE_WARN)
+        r = archive_write_open_FILE(a, fp);
+    if (r < ARCHIVE_WARN) {
+        const char *msg = archive_error_string(a);
+        es_fail(ctx, ES_ERR_IO, "%s: cannot start writing: %s", label, msg ? msg : "libarchive error");
+        archive_write_free(a);
+        return NULL;
+    }
+    return a;
+}
+
+int reshard_writer_close(es_context *ctx, struct archive *a, const char *label)
+{
+    if (!a)
+        return ES_OK;
+    int rc = ES_OK;
+    if (archive_write_close(a) != ARCHIVE_OK) {
+        const char *msg = archive_error_string(a);
+        rc = es_fail(ctx, ES_ERR_IO, "%s: write failed: %s", label, msg ? msg : "libarchive error");
+    }
+    archive_write_free(a);
+    return rc;
+}
+
+size_t reshard_writer_memory(es_compress c)
+{
+    /* zstd level 3: ZSTD_estimateCStreamSize(3) is 3.5 MiB with libzstd 1.5;
+     * deflate: 256 KiB of state and a 64 KiB output buffer; tar: 10 KiB blocks
+     * and stdio's buffer. */
+    return c == ES_COMPRESS_ZSTD ? (4u << 20) : c == ES_COMPRESS_GZIP ? (384u << 10) : (64u << 10);
+}
+
+const char *reshard_entry_name(struct archive_entry *e)
+{
+    const char *name = archive_entry_pathname(e);
+    return name ? name : archive_entry_pathname_utf8(e);
+}
+
+static int filter_code(es_compress c)
+{
+    return c == ES_COMPRESS_GZIP ? ARCHIVE_FILTER_GZIP
+           : c == ES_COMPRESS_ZSTD ? ARCHIVE_FILTER_ZSTD
+                                   : ARCHIVE_FILTER_NONE;
+}
+
+/* Hashes one member's bytes; -1 on a read error. */
+static int hash_member(struct archive *a, XXH3_state_t *st, void *buf, size_t buf_size,
+                       uint64_t *size, uint64_t *hash)
+{
+    XXH3_64bits_reset(st);
+    la_ssize_t n;
+    *size = 0;
+    while ((n = archive_read_data(a, buf, buf_size)) > 0) {
+        XXH3_64bits_update(st, buf, (size_t)n);
+        *size += (uint64_t)n;
+    }
+    *hash = XXH3_64bits_digest(st);
+    return n < 0 ? -1 : 0;
+}
+
+static int read_members(es_context *ctx, struct archive *a, XXH3_state_t *st, const char *label,
+                        reshard_digest *got, void *buf, size_t buf_size)
+{
+    struct archive_entry *e;
+    int r;
+    while ((r = archive_read_next_header(a, &e)) != ARCHIVE_EOF && es_archive_header_ok(r)) {
+        const char *name = reshard_entry_name(e);
+        uint64_t size, hash;
+        if (archive_entry_filetype(e) != AE_IFREG || !name)
+            return es_fail(ctx, ES_ERR_IO, "%s: read back: member %llu is not a named regular "
+                           "file", label, (unsigned long long)got->members + 1);
+        if (hash_member(a, st, buf, buf_size, &size, &hash))
+            break;
+        if (archive_entry_size_is_set(e) && (uint64_t)archive_entry_size(e) != size)
+            return es_fail(ctx, ES_ERR_IO, "%s: read back: member %s has %llu bytes, its "
+                           "header says %llu", label, name, (unsigned long long)size,
+                           (unsigned long long)archive_entry_size(e));
+        reshard_digest_add(got, name, size, hash);
+    }
+    if (r != ARCHIVE_EOF) {
+        const char *msg = archive_error_string(a);
+        return es_fail(ctx, ES_ERR_IO, "%s: read back failed: %s", label, msg ? msg : "read error");
+    }
+    return ES_OK;
+}
+
+static int read_back(es_context *ctx, struct archive *a, const char *label, es_compress c,
+                     reshard_digest *got, void *buf, size_t buf_size)
+{
+    XXH3_state_t *st = XXH3_createState();
+    if (!st)
+        return es_fail(ctx, ES_ERR_NOMEM, "%s: out of memory", label);
+    int rc = read_members(ctx, a, st, label, got, buf, buf_size);
+    XXH3_freeState(st);
+    if (rc != ES_OK)
+        return rc;
+    if (archive_filter_code(a, 0) != filter_code(c))
+        return es_fail(ctx, ES_ERR_INTERNAL, "%s: read back: written with filter %s, not the one "
+                       "asked for", label, archive_filter_name(a, 0));
+    return ES_OK;
+}
+
+int reshard_verify(es_context *ctx, const char *path, const char *label, es_compress c,
+                   const reshard_digest *want, void *buf, size_t buf_size)
+{
+    struct archive *a = archive_read_new();
+    if (!a)
+        return es_fail(ctx, ES_ERR_NOMEM, "%s: out of memory", label);
+    archive_read_support_filter_all(a);
+    archive_read_support_format_tar(a);
+    es_shard_file file;
+    reshard_digest got = {0};
+    int rc;
+    if (es_shard_file_open(a, &file, path) != ARCHIVE_OK) {
+        const char *msg = archive_error_string(a);
+        rc = es_fail(ctx, ES_ERR_IO, "%s: cannot read back: %s", label, msg ? msg : "open failed");
+    } else {
+        rc = read_back(ctx, a, label, c, &got, buf, buf_size);
+    }
+    archive_read_free(a);
+    if (rc == ES_OK && (got.members != want->members || got.bytes != want->bytes ||
+                        got.chain != want->chain))
+        rc = es_fail(ctx, ES_ERR_IO, "%s: read back differs from what was written (%llu members, "
+                     "%llu bytes read; %llu, %llu written, or names/xxh3 differ)", label,
+                     (unsigned long long)got.members, (unsigned long long)got.bytes,
+                     (unsigned long long)want->members, (unsigned long long)want->bytes);
+    return rc;
+}
