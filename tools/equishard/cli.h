@@ -69,20 +69,15 @@ extern cli_tokenizer_opts cli_tokenizer;
  * without one, ES_ERR_USAGE for both or for WeNet's options without
  * --symbol-table. */
 int cli_load_tokenizer(es_context *ctx, es_measure_settings *s);
-/* The option table entries of --symbol-table, --non-lang-syms and
- * --split-with-space, with ids id0, id0 + 1, id0 + 2; and applying one
- * (1 when id was one of them). */
-#define CLI_SYMBOL_TABLE_OPTIONS(id0)                                                    \
-    {"symbol-table", required_argument, NULL, (id0)},                                  \
-        {"non-lang-syms", required_argument, NULL, (id0) + 1},                         \
-        {"split-with-space", no_argument, NULL, (id0) + 2}
 /* The combination given is one tokenizer; else prints why (naming command)
  * and returns -1. */
 int cli_tokenizer_check(const char *command);
-int cli_symbol_table_option(int id, int id0, const char *arg);
 
-/* Parses a non-negative int option; returns 0 or -1. */
+/* Strict parsers of option values; each returns 0, or -1 (out untouched).
+ * cli_parse_int: 0..INT_MAX; cli_parse_u64: no sign; cli_parse_double: finite. */
 int cli_parse_int(const char *s, int *out);
+int cli_parse_u64(const char *s, unsigned long long *out);
+int cli_parse_double(const char *s, double *out);
 
 int cmd_calibrate(int argc, char **argv);
 int cmd_measure(int argc, char **argv);

@@ -1,207 +1,119 @@
+/* The option tables several commands share (cli_model.h): declared once, so
+ * plan, simulate, validate and measure parse, refuse and document them alike. */
 #include "cli_model.h"
 
-#include <errno.h>
-#include <math.h>
 #include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 
-enum {
-    OPT_FRAME_RATE = CLI_MODEL_FIRST, OPT_W_FRAMES, OPT_W_TEXT, OPT_W_SPEECH_TOKENS,
-    OPT_W_FRAMES_SQ, OPT_W_MISSING_EMB, OPT_W_OVERHEAD, OPT_MIN_LENGTH, OPT_MAX_LENGTH,
-    OPT_TOKEN_MIN, OPT_TOKEN_MAX, OPT_MIN_RATIO, OPT_MAX_RATIO, OPT_REQUIRE_SPEECH_TOKEN,
-    OPT_NO_REQUIRE_SPEECH_TOKEN, OPT_COST_MODEL, OPT_W_BATCH, OPT_MODEL_END,
-    OPT_THREADS = CLI_OPT_THREADS, OPT_ROOT = CLI_OPT_ROOT, OPT_ON_ERROR = CLI_OPT_ON_ERROR,
-    OPT_HASH = CLI_OPT_HASH, OPT_QUIET = CLI_OPT_QUIET, OPT_SPEECH_TOKENS = CLI_OPT_SPEECH_TOKENS,
-    OPT_TOKENIZER = CLI_OPT_TOKENIZER, OPT_SPECIALS = CLI_OPT_SPECIALS,
+/* --cost-model FILE: frame_rate and weights from calibrate's model.json, read
+ * when the option comes, so flags after it override the file. */
+static int read_cost_model(const cli_option *o, const char *arg, void *field, const char *command)
+{
+    (void)o;
+    es_context *ctx = es_context_new();
+    int rc = ctx ? es_cost_model_read(ctx, arg, field) : ES_ERR_NOMEM;
+    if (rc != ES_OK && command)
+        fprintf(stderr, "equishard %s: %s\n", command, ctx ? es_errmsg(ctx) : "out of memory");
+    es_context_free(ctx);
+    return rc == ES_OK ? 0 : -2;
+}
+
+#define WEIGHT(opt, meta, field_, text)                                                         \
+    {.name = opt, .kind = CLI_NUM, .target = CLI_T_MODEL, CLI_AT(es_cost_model, field_),         \
+     .metavar = meta, .help = text}
+
+const cli_option cli_cost_model_opts[] = {
+    {.name = "frame-rate", .kind = CLI_NUM, .target = CLI_T_MODEL, CLI_AT(es_cost_model, frame_rate),
+     .excl = 1, .metavar = "F", .help = "feature frames per second (default 50, CosyVoice 2)"},
+    WEIGHT("w-frames", "A", w_frames, "weight of frames (default 1)"),
+    WEIGHT("w-text", "B", w_text, "weight of text tokens (default 0)"),
+    WEIGHT("w-speech-tokens", "C", w_speech_tokens, "weight of speech tokens (default 0)"),
+    WEIGHT("w-frames-sq", "Q", w_frames_sq, "weight of frames^2 (default 0)"),
+    WEIGHT("w-missing-emb", "E", w_missing_emb, "weight of frames of utterances without an\n"
+                                                "embedding (default 0)"),
+    WEIGHT("w-overhead", "U", w_overhead, "cost of each utterance (default 0)"),
+    WEIGHT("w-batch", "B", w_batch, "cost of each batch (default 0); a batch pads:\n"
+                                    "n x its longest (docs/COST_MODEL.md)"),
+    {.name = "cost-model", .kind = CLI_CUSTOM, .has_arg = 1, .target = CLI_T_MODEL,
+     .offset = 0, .fn = read_cost_model, .metavar = "FILE",
+     .help = "frame_rate and weights from `equishard calibrate`'s\n"
+             "model.json (flags after it override); the plan and\n"
+             "simulate's JSON record its path and xxh3 digest"},
 };
+const size_t cli_cost_model_opt_count = sizeof cli_cost_model_opts / sizeof cli_cost_model_opts[0];
 
-const struct option cli_model_options[] = {
-    {"frame-rate", required_argument, NULL, OPT_FRAME_RATE},
-    {"w-frames", required_argument, NULL, OPT_W_FRAMES},
-    {"w-text", required_argument, NULL, OPT_W_TEXT},
-    {"w-speech-tokens", required_argument, NULL, OPT_W_SPEECH_TOKENS},
-    {"w-frames-sq", required_argument, NULL, OPT_W_FRAMES_SQ},
-    {"w-missing-emb", required_argument, NULL, OPT_W_MISSING_EMB},
-    {"w-overhead", required_argument, NULL, OPT_W_OVERHEAD},
-    {"min-length", required_argument, NULL, OPT_MIN_LENGTH},
-    {"max-length", required_argument, NULL, OPT_MAX_LENGTH},
-    {"token-min-length", required_argument, NULL, OPT_TOKEN_MIN},
-    {"token-max-length", required_argument, NULL, OPT_TOKEN_MAX},
-    {"min-output-input-ratio", required_argument, NULL, OPT_MIN_RATIO},
-    {"max-output-input-ratio", required_argument, NULL, OPT_MAX_RATIO},
-    {"require-speech-token", no_argument, NULL, OPT_REQUIRE_SPEECH_TOKEN},
-    {"no-require-speech-token", no_argument, NULL, OPT_NO_REQUIRE_SPEECH_TOKEN},
-    {"cost-model", required_argument, NULL, OPT_COST_MODEL},
-    {"w-batch", required_argument, NULL, OPT_W_BATCH},
+const cli_option cli_filter_opts[] = {
+    WEIGHT("min-length", "N", min_length, "default 100"),
+    WEIGHT("max-length", "N", max_length, "default 40960"),
+    {.name = "token-min-length", .kind = CLI_UINT, .target = CLI_T_MODEL,
+     CLI_AT(es_cost_model, token_min_length), .max = UINT32_MAX, .metavar = "N",
+     .help = "default 1 (text tokens; see --tokenizer)"},
+    {.name = "token-max-length", .kind = CLI_UINT, .target = CLI_T_MODEL,
+     CLI_AT(es_cost_model, token_max_length), .max = UINT32_MAX, .metavar = "N",
+     .help = "default 200"},
+    WEIGHT("min-output-input-ratio", "R", min_output_input_ratio, "default 0.0005"),
+    WEIGHT("max-output-input-ratio", "R", max_output_input_ratio, "default 1"),
+    {.name = "require-speech-token", .kind = CLI_FLAG, .target = CLI_T_MODEL, .ival = 1,
+     CLI_AT(es_cost_model, require_speech_token),
+     .help = "drop utterances without speech tokens (default:\n"
+             "when the table has speech tokens at all, as\n"
+             "CosyVoice's filter)"},
+    {.name = "no-require-speech-token", .kind = CLI_FLAG, .target = CLI_T_MODEL, .ival = 0,
+     CLI_AT(es_cost_model, require_speech_token), .help = "never drop them"},
 };
-const size_t cli_model_option_count = sizeof cli_model_options / sizeof cli_model_options[0];
+const size_t cli_filter_opt_count = sizeof cli_filter_opts / sizeof cli_filter_opts[0];
 
-const struct option cli_measure_options[] = {
-    {"threads", required_argument, NULL, OPT_THREADS},
-    {"root", required_argument, NULL, OPT_ROOT},
-    {"on-error", required_argument, NULL, OPT_ON_ERROR},
-    {"hash", no_argument, NULL, OPT_HASH},
-    {"quiet", no_argument, NULL, OPT_QUIET},
-    {"speech-tokens", required_argument, NULL, OPT_SPEECH_TOKENS},
-    {"tokenizer", required_argument, NULL, OPT_TOKENIZER},
-    {"specials", required_argument, NULL, OPT_SPECIALS},
-    CLI_SYMBOL_TABLE_OPTIONS(CLI_OPT_SYMBOL_TABLE),
+const cli_option cli_measure_opts[] = {
+    {.name = "threads", .short_name = 'j', .kind = CLI_INT, .min = 1, .target = CLI_T_MEASURE,
+     CLI_AT(es_measure_settings, threads), .metavar = "N",
+     .help = "measure N shards at once (default: all cores)"},
+    {.name = "root", .kind = CLI_STR, .target = CLI_T_MEASURE, CLI_AT(es_measure_settings, root),
+     .metavar = "DIR", .help = "resolve relative paths inside lists against DIR\n"
+                               "(default: the current directory, as the loaders do)"},
+    {.name = "on-error", .kind = CLI_ENUM, .en = ES_ENUM_ON_ERROR, .target = CLI_T_MEASURE,
+     CLI_AT(es_measure_settings, on_error),
+     .help = "fail (default): stop at the first problem, exit 2;\n"
+             "skip: leave bad shards/utterances out and list them"},
+    {.name = "hash", .kind = CLI_FLAG, .ival = 1, .target = CLI_T_MEASURE,
+     CLI_AT(es_measure_settings, hash),
+     .help = "add the xxh3-64 of every audio object (reads all bytes)"},
+    {.name = "quiet", .short_name = 'q', .kind = CLI_FLAG, .ival = 1, .target = CLI_T_LIST,
+     CLI_AT(cli_list_opts, quiet), .help = "no progress line"},
+    {.name = "speech-tokens", .kind = CLI_STR, .target = CLI_T_LIST,
+     CLI_AT(cli_list_opts, speech_tokens), .metavar = "SRC",
+     .help = "speech_tokens of each row = the length of its key's\n"
+             "list in SRC (CosyVoice utt2speech_token.pt); 0 without\n"
+             "one; the counts are reported on stderr"},
 };
-const size_t cli_measure_option_count = sizeof cli_measure_options / sizeof cli_measure_options[0];
+const size_t cli_measure_opt_count = sizeof cli_measure_opts / sizeof cli_measure_opts[0];
 
-const char cli_model_usage[] =
+const cli_option cli_tok_opts[] = {
+    {.name = "tokenizer", .kind = CLI_STR, .target = CLI_T_TOKENIZER,
+     CLI_AT(cli_tokenizer_opts, path), .metavar = "PATH",
+     .help = "count each transcript's text tokens with the recipe's\n"
+             "tokenizer: a folder with vocab.json + merges.txt\n"
+             "(CosyVoice2-0.5B/CosyVoice-BlankEN) or tokenizer.json;\n"
+             "the token filters need them and are not applied without"},
+    {.name = "specials", .kind = CLI_STR, .target = CLI_T_TOKENIZER,
+     CLI_AT(cli_tokenizer_opts, specials), .metavar = "SET",
+     .help = "cosyvoice2 (default), cosyvoice3 or none: the special\n"
+             "tokens the recipe's tokenizer class adds"},
+    {.name = "symbol-table", .kind = CLI_STR, .target = CLI_T_TOKENIZER,
+     CLI_AT(cli_tokenizer_opts, symbol_table), .metavar = "FILE",
+     .help = "count them as WeNet's CharTokenizer does (the label\n"
+             "--loader wenet filters on): units.txt, \"SYMBOL ID\" lines"},
+    {.name = "non-lang-syms", .kind = CLI_STR, .target = CLI_T_TOKENIZER,
+     CLI_AT(cli_tokenizer_opts, non_lang_syms), .metavar = "FILE",
+     .help = "its non_lang_syms ({xxx}, <xxx> or [xxx], one a line)"},
+    {.name = "split-with-space", .kind = CLI_FLAG, .ival = 1, .target = CLI_T_TOKENIZER,
+     CLI_AT(cli_tokenizer_opts, split_with_space),
+     .help = "its split_with_space (a token per word, not per character)"},
+};
+const size_t cli_tok_opt_count = sizeof cli_tok_opts / sizeof cli_tok_opts[0];
+
+const char cli_cost_model_heading[] =
     "cost model (cost = w_frames*frames + w_text*text + w_speech_tokens*tokens\n"
-    "            + w_frames_sq*frames^2 + w_missing_emb*[no embedding]*frames + w_overhead):\n"
-    "      --frame-rate F            feature frames per second (default 50, CosyVoice 2)\n"
-    "      --w-frames A  --w-text B  --w-speech-tokens C  --w-frames-sq Q\n"
-    "      --w-missing-emb E  --w-overhead U  --w-batch B  weights (default 1 0 ... 0);\n"
-    "                                a batch pads: n x its longest (docs/COST_MODEL.md)\n"
-    "      --cost-model FILE         frame_rate and weights from `equishard calibrate`'s\n"
-    "                                model.json (flags after it override); the plan and\n"
-    "                                simulate's JSON record its path and xxh3 digest\n"
-    "the loader's filter (CosyVoice processor.filter; lengths in 10 ms frames):\n"
-    "      --min-length N            default 100\n"
-    "      --max-length N            default 40960\n"
-    "      --token-min-length N      default 1 (text tokens; see --tokenizer)\n"
-    "      --token-max-length N      default 200\n"
-    "      --min-output-input-ratio R  --max-output-input-ratio R  (default 0.0005, 1)\n"
-    "      --require-speech-token    drop utterances without speech tokens (default:\n"
-    "                                when the table has speech tokens at all, as\n"
-    "                                CosyVoice's filter; --no-require-speech-token: never)\n";
-
-const char cli_measure_usage[] =
-    "when inputs are lists (measured on the fly, as `equishard measure`):\n"
-    "      --threads N  --root DIR  --on-error fail|skip  --hash  --quiet\n"
-    "      --speech-tokens SRC       speech_tokens of each row = the length of its\n"
-    "                                list in SRC (utt2speech_token.pt); 0 without one\n"
-    "      --tokenizer PATH          count text tokens with the recipe's tokenizer (e.g.\n"
-    "                                CosyVoice2-0.5B/CosyVoice-BlankEN): the token filters\n"
-    "                                need them and are not applied without\n"
-    "      --specials SET            cosyvoice2 (default), cosyvoice3 or none\n"
-    "      --symbol-table FILE       count text tokens as WeNet's CharTokenizer does\n"
-    "                                (--loader wenet's label): units.txt, \"SYMBOL ID\" lines\n"
-    "      --non-lang-syms FILE      its non_lang_syms file ({xxx}, <xxx>, [xxx] a line)\n"
-    "      --split-with-space        its split_with_space (words, not characters)\n";
-
-int cli_parse_double(const char *s, double *out)
-{
-    char *end;
-    errno = 0;
-    double v = strtod(s, &end);
-    if (errno || end == s || *end || !isfinite(v))
-        return -1;
-    *out = v;
-    return 0;
-}
-
-int cli_parse_u64(const char *s, unsigned long long *out)
-{
-    char *end;
-    errno = 0;
-    if (*s == '-')
-        return -1;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (errno || end == s || *end)
-        return -1;
-    *out = v;
-    return 0;
-}
-
-static int bad_value(const char *command, int id, const char *arg, const char *want)
-{
-    const char *name = "?";
-    for (size_t i = 0; i < cli_model_option_count; i++)
-        if (cli_model_options[i].val == id)
-            name = cli_model_options[i].name;
-    for (size_t i = 0; i < cli_measure_option_count; i++)
-        if (cli_measure_options[i].val == id)
-            name = cli_measure_options[i].name;
-    fprintf(stderr, "equishard %s: --%s needs %s, got '%s'\n", command, name, want, arg);
-    return -1;
-}
-
-int cli_model_option(int id, const char *arg, es_cost_model *m, const char *command)
-{
-    if (id < CLI_MODEL_FIRST || id >= OPT_MODEL_END)
-        return 0;
-    if (id == OPT_REQUIRE_SPEECH_TOKEN || id == OPT_NO_REQUIRE_SPEECH_TOKEN) {
-        m->require_speech_token = id == OPT_REQUIRE_SPEECH_TOKEN;
-        return 1;
-    }
-    if (id == OPT_COST_MODEL) {
-        es_context *ctx = es_context_new();
-        int rc = ctx ? es_cost_model_read(ctx, arg, m) : ES_ERR_NOMEM;
-        if (rc != ES_OK)
-            fprintf(stderr, "equishard %s: %s\n", command, ctx ? es_errmsg(ctx) : "out of memory");
-        es_context_free(ctx);
-        return rc == ES_OK ? 1 : -1;
-    }
-    if (id == OPT_W_BATCH) {
-        double v;
-        if (cli_parse_double(arg, &v) || v < 0)
-            return bad_value(command, id, arg, "a number >= 0");
-        m->w_batch = v;
-        return 1;
-    }
-    if (id == OPT_TOKEN_MIN || id == OPT_TOKEN_MAX) {
-        unsigned long long v;
-        if (cli_parse_u64(arg, &v) || v > UINT32_MAX)
-            return bad_value(command, id, arg, "a whole number");
-        *(id == OPT_TOKEN_MIN ? &m->token_min_length : &m->token_max_length) = (uint32_t)v;
-        return 1;
-    }
-    double v;
-    if (cli_parse_double(arg, &v) || v < 0 || (id == OPT_FRAME_RATE && v == 0))
-        return bad_value(command, id, arg, id == OPT_FRAME_RATE ? "a positive number" : "a number >= 0");
-    double *field[] = {&m->frame_rate, &m->w_frames, &m->w_text, &m->w_speech_tokens,
-                       &m->w_frames_sq, &m->w_missing_emb, &m->w_overhead, &m->min_length,
-                       &m->max_length, NULL, NULL, &m->min_output_input_ratio,
-                       &m->max_output_input_ratio};
-    *field[id - CLI_MODEL_FIRST] = v;
-    return 1;
-}
-
-int cli_measure_option(int id, const char *arg, es_measure_settings *s, int *quiet,
-                       const char **speech_tokens, const char *command)
-{
-    switch (id) {
-    case OPT_SPEECH_TOKENS: *speech_tokens = arg; return 1;
-    case OPT_TOKENIZER: cli_tokenizer.path = arg; return 1;
-    case OPT_SPECIALS: cli_tokenizer.specials = arg; return 1;
-    case CLI_OPT_SYMBOL_TABLE:
-    case CLI_OPT_SYMBOL_TABLE + 1:
-    case CLI_OPT_SYMBOL_TABLE + 2: return cli_symbol_table_option(id, CLI_OPT_SYMBOL_TABLE, arg);
-    case OPT_THREADS:
-        if (cli_parse_int(arg, &s->threads) || s->threads == 0)
-            return bad_value(command, id, arg, "a positive number");
-        return 1;
-    case OPT_ROOT: s->root = arg; return 1;
-    case OPT_HASH: s->hash = 1; return 1;
-    case OPT_QUIET: *quiet = 1; return 1;
-    case OPT_ON_ERROR:
-        if (cli_parse_enum(ES_ENUM_ON_ERROR, arg, &s->on_error))
-            return bad_value(command, id, arg, "fail or skip");
-        return 1;
-    default:
-        return 0;
-    }
-}
-
-struct option *cli_join_options(const struct option *own, size_t n_own, int with_model,
-                                int with_measure)
-{
-    size_t n = n_own + (with_model ? cli_model_option_count : 0) +
-               (with_measure ? cli_measure_option_count : 0);
-    struct option *all = calloc(n + 1, sizeof *all);
-    if (!all)
-        return NULL;
-    size_t at = 0;
-    for (size_t i = 0; i < n_own; i++)
-        all[at++] = own[i];
-    for (size_t i = 0; with_model && i < cli_model_option_count; i++)
-        all[at++] = cli_model_options[i];
-    for (size_t i = 0; with_measure && i < cli_measure_option_count; i++)
-        all[at++] = cli_measure_options[i];
-    return all;
-}
+    "            + w_frames_sq*frames^2 + w_missing_emb*[no embedding]*frames + w_overhead):\n";
+const char cli_filter_heading[] =
+    "the loader's filter (CosyVoice processor.filter; lengths in 10 ms frames):\n";
+const char cli_measure_heading[] =
+    "when inputs are lists (measured on the fly, as `equishard measure`):\n";

@@ -1,49 +1,43 @@
-/* Command-line flags shared by the commands that model the loader (plan,
- * simulate, validate): the cost model, CosyVoice's filter, and the measure
- * settings used when inputs are lists. Each command appends these option
- * tables to its own and hands unknown option ids to the *_option() functions. */
+/* Option tables shared by several commands (cli_options.h): the cost model and
+ * CosyVoice's filter (plan, simulate, validate), the measure settings used when
+ * inputs are lists (measure, plan, simulate), and the text tokenizer (measure,
+ * plan, simulate, validate). Each command lists them after its own table, with
+ * the heading it wants, and points the targets at its own structs. */
 #ifndef ES_CLI_MODEL_H
 #define ES_CLI_MODEL_H
 
-#include <getopt.h>
-
 #include "cli.h"
+#include "cli_options.h"
 
-/* Option ids 1000..1099 belong to the cost model and filter, 1100..1149 to
- * measure settings; commands use other values for their own options. */
-enum {
-    CLI_MODEL_FIRST = 1000,
-    CLI_MEASURE_FIRST = 1100,
-    /* measure settings, by id, so commands can map short options (-j, -q) */
-    CLI_OPT_THREADS = CLI_MEASURE_FIRST, CLI_OPT_ROOT, CLI_OPT_ON_ERROR, CLI_OPT_HASH,
-    CLI_OPT_QUIET, CLI_OPT_SPEECH_TOKENS, CLI_OPT_TOKENIZER, CLI_OPT_SPECIALS,
-    CLI_OPT_SYMBOL_TABLE, /* then --non-lang-syms, --split-with-space */
-    CLI_OPT_SYMBOL_TABLE_END = CLI_OPT_SYMBOL_TABLE + 3,
-};
+/* What the measure table writes besides es_measure_settings (CLI_T_LIST). */
+typedef struct cli_list_opts {
+    int quiet;                 /* -q, --quiet: no progress line */
+    const char *speech_tokens; /* --speech-tokens SRC, or NULL */
+} cli_list_opts;
 
-/* getopt_long entries; copy them into the command's table before its {0}. */
-extern const struct option cli_model_options[];
-extern const size_t cli_model_option_count;
-extern const struct option cli_measure_options[];
-extern const size_t cli_measure_option_count;
+/* CLI_T_MODEL: --frame-rate, the weights, --cost-model (applied in argv order,
+ * so flags after it override the file). */
+extern const cli_option cli_cost_model_opts[];
+extern const size_t cli_cost_model_opt_count;
+/* CLI_T_MODEL: the loader's filter. */
+extern const cli_option cli_filter_opts[];
+extern const size_t cli_filter_opt_count;
+/* CLI_T_MEASURE and CLI_T_LIST: -j/--threads, --root, --on-error, --hash,
+ * -q/--quiet, --speech-tokens. */
+extern const cli_option cli_measure_opts[];
+extern const size_t cli_measure_opt_count;
+/* CLI_T_TOKENIZER: --tokenizer, --specials, --symbol-table, --non-lang-syms,
+ * --split-with-space. */
+extern const cli_option cli_tok_opts[];
+extern const size_t cli_tok_opt_count;
 
-/* Usage text for the options above. */
-extern const char cli_model_usage[];
-extern const char cli_measure_usage[];
+/* A cli_table of one of the shared tables above (prefix: cli_cost_model,
+ * cli_filter, cli_measure, cli_tok). */
+#define CLI_SHARED(heading, prefix) {(heading), prefix##_opts, prefix##_opt_count}
 
-/* Applies one option. Returns 1 when id was one of the table's, 0 when it is
- * not, -1 (after printing why) when its value is bad. */
-int cli_model_option(int id, const char *arg, es_cost_model *m, const char *command);
-int cli_measure_option(int id, const char *arg, es_measure_settings *s, int *quiet,
-                       const char **speech_tokens, const char *command);
-
-/* Builds a {0}-terminated option table: own entries, then the shared ones.
- * Returns a malloc'd array. */
-struct option *cli_join_options(const struct option *own, size_t n_own, int with_model,
-                                int with_measure);
-
-/* Parses a double / unsigned 64-bit value strictly; returns 0 or -1. */
-int cli_parse_double(const char *s, double *out);
-int cli_parse_u64(const char *s, unsigned long long *out);
+/* The headings plan and simulate use. */
+extern const char cli_cost_model_heading[];
+extern const char cli_filter_heading[];
+extern const char cli_measure_heading[];
 
 #endif

@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -57,6 +58,30 @@ int cli_parse_int(const char *s, int *out)
     return 0;
 }
 
+int cli_parse_u64(const char *s, unsigned long long *out)
+{
+    char *end;
+    errno = 0;
+    if (*s == '-')
+        return -1;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno || end == s || *end)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+int cli_parse_double(const char *s, double *out)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (errno || end == s || *end || !isfinite(v))
+        return -1;
+    *out = v;
+    return 0;
+}
+
 /* Tells what --on-error skip left out, and rows whose audio was not trusted. */
 void cli_report_table_problems(const es_cost_table *t)
 {
@@ -98,19 +123,6 @@ static void free_tokenizer(void)
 {
     es_tokenizer_free(cli_tokenizer.t);
     cli_tokenizer.t = NULL;
-}
-
-int cli_symbol_table_option(int id, int id0, const char *arg)
-{
-    if (id == id0)
-        cli_tokenizer.symbol_table = arg;
-    else if (id == id0 + 1)
-        cli_tokenizer.non_lang_syms = arg;
-    else if (id == id0 + 2)
-        cli_tokenizer.split_with_space = 1;
-    else
-        return 0;
-    return 1;
 }
 
 int cli_tokenizer_check(const char *command)

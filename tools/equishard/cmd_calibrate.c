@@ -6,15 +6,16 @@
  * writes model.json for `plan/simulate/validate --cost-model`. Inputs are told
  * apart by content: cost tables are COSTS, anything else given is a log. */
 #include <dirent.h>
-#include <getopt.h>
+#include <getopt.h> /* optind */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
-#include "cli_model.h"
+#include "cli.h"
+#include "cli_options.h"
 
-static const char usage_text[] =
+static const char intro[] =
     "usage: equishard calibrate --steps LOG... [OPTIONS] COSTS... [-o model.json]\n"
     "\n"
     "Fits the cost model's weights (seconds per frame, per frame^2, per text and\n"
@@ -22,41 +23,11 @@ static const char usage_text[] =
     "by non-negative least squares over each step's padded batch (n x the longest,\n"
     "as the loader pads). Reports R^2, the median and 95th-percentile relative\n"
     "error on held-out steps, and each term's share and worth. docs/COST_MODEL.md.\n"
-    "\n"
-    "      --steps LOG           a step log (JSON lines {\"rank\", \"step\", \"keys\",\n"
-    "                            \"seconds\"}), or a folder: its *.jsonl; repeatable,\n"
-    "                            and further inputs that are not cost tables are logs\n"
-    "  -o, --output FILE         write model.json (atomically); without it, report only\n"
-    "      --frame-rate F        feature frames per second (default 50, CosyVoice 2)\n"
-    "      --warmup N            steps dropped at the start of each rank's log (default 3)\n"
-    "      --holdout-every N     every N-th step is held out and evaluated (default 5)\n"
-    "      --outlier-mads X      drop fitted steps beyond X scaled MADs of the relative\n"
-    "                            residual, then refit once (default 5; 0 = keep all)\n"
-    "      --terms LIST          terms that may be fitted, comma-separated, of frames,\n"
-    "                            frames_sq, text, speech_tokens, missing_emb, overhead,\n"
-    "                            batch (default all)\n"
-    "      --time-field NAME     the logs' key of the step time (default seconds)\n"
-    "  -q, --quiet               no report\n"
-    "  -h, --help\n"
-    "\n"
+    "\n";
+
+static const char outro[] =
     "Exit 2 with one line on a log line that cannot be read, a key the table lacks,\n"
     "too few steps, or a degenerate log (every step the same time).\n";
-
-enum { OPT_STEPS = 1, OPT_FRAME_RATE, OPT_WARMUP, OPT_HOLDOUT, OPT_OUTLIER, OPT_TERMS, OPT_TIME };
-
-static const struct option options[] = {
-    {"steps", required_argument, NULL, OPT_STEPS},
-    {"output", required_argument, NULL, 'o'},
-    {"frame-rate", required_argument, NULL, OPT_FRAME_RATE},
-    {"warmup", required_argument, NULL, OPT_WARMUP},
-    {"holdout-every", required_argument, NULL, OPT_HOLDOUT},
-    {"outlier-mads", required_argument, NULL, OPT_OUTLIER},
-    {"terms", required_argument, NULL, OPT_TERMS},
-    {"time-field", required_argument, NULL, OPT_TIME},
-    {"quiet", no_argument, NULL, 'q'},
-    {"help", no_argument, NULL, 'h'},
-    {0},
-};
 
 typedef struct list {
     char **v;
@@ -123,9 +94,27 @@ static int add_log(list *logs, const char *path)
     return rc;
 }
 
-/* "frames,frames_sq,..." → mask; -1 on an unknown name. */
-static int parse_terms(const char *arg, uint32_t *mask)
+typedef struct calib_args {
+    es_calibrate_settings s;
+    list logs;
+    const char *output;
+    int quiet, steps_given;
+} calib_args;
+
+/* --steps LOG: a log, or a folder's *.jsonl (field: the calib_args). */
+static int add_steps(const cli_option *o, const char *arg, void *field, const char *command)
 {
+    (void)o, (void)command;
+    calib_args *a = field;
+    a->steps_given = 1;
+    return add_log(&a->logs, arg) ? -2 : 0;
+}
+
+/* --terms "frames,frames_sq,..." → mask; -1 on an unknown name. */
+static int parse_terms(const cli_option *o, const char *arg, void *field, const char *command)
+{
+    (void)o, (void)command;
+    uint32_t *mask = field;
     char buf[256];
     if (strlen(arg) >= sizeof buf)
         return -1;
@@ -142,42 +131,34 @@ static int parse_terms(const char *arg, uint32_t *mask)
     return *mask ? 0 : -1;
 }
 
-static int own_option(int c, const char *arg, es_calibrate_settings *s)
-{
-    unsigned long long v;
-    double d;
-    const char *want = "a whole number >= 0";
-    switch (c) {
-    case OPT_FRAME_RATE:
-        if (!cli_parse_double(arg, &d) && d > 0)
-            return s->model.frame_rate = d, 0;
-        want = "a positive number";
-        break;
-    case OPT_WARMUP:
-        if (!cli_parse_u64(arg, &v) && v <= UINT32_MAX)
-            return s->warmup = (uint32_t)v, 0;
-        break;
-    case OPT_HOLDOUT:
-        if (!cli_parse_u64(arg, &v) && v >= 2 && v <= UINT32_MAX)
-            return s->holdout_every = (uint32_t)v, 0;
-        want = "a whole number >= 2";
-        break;
-    case OPT_OUTLIER:
-        if (!cli_parse_double(arg, &d) && d >= 0)
-            return s->outlier_mads = d, 0;
-        want = "a number >= 0";
-        break;
-    case OPT_TERMS:
-        if (!parse_terms(arg, &s->terms))
-            return 0;
-        want = "term names (frames, frames_sq, text, speech_tokens, missing_emb, overhead, batch)";
-        break;
-    case OPT_TIME: s->time_field = arg; return 0;
-    default: return -1;
-    }
-    fprintf(stderr, "equishard calibrate: bad value '%s': %s wanted\n", arg, want);
-    return -1;
-}
+static const cli_option own[] = {
+    {.name = "steps", .kind = CLI_CUSTOM, .has_arg = 1, .fn = add_steps, .offset = 0,
+     .metavar = "LOG",
+     .help = "a step log (JSON lines {\"rank\", \"step\", \"keys\",\n"
+             "\"seconds\"}), or a folder: its *.jsonl; repeatable,\n"
+             "and further inputs that are not cost tables are logs"},
+    {.name = "output", .short_name = 'o', .kind = CLI_STR, CLI_AT(calib_args, output),
+     .metavar = "FILE", .help = "write model.json (atomically); without it, report only"},
+    {.name = "frame-rate", .kind = CLI_NUM, .excl = 1, CLI_AT(calib_args, s.model.frame_rate),
+     .metavar = "F", .help = "feature frames per second (default 50, CosyVoice 2)"},
+    {.name = "warmup", .kind = CLI_UINT, CLI_AT(calib_args, s.warmup), .metavar = "N",
+     .help = "steps dropped at the start of each rank's log (default 3)"},
+    {.name = "holdout-every", .kind = CLI_UINT, .min = 2, CLI_AT(calib_args, s.holdout_every),
+     .metavar = "N", .help = "every N-th step is held out and evaluated (default 5)"},
+    {.name = "outlier-mads", .kind = CLI_NUM, CLI_AT(calib_args, s.outlier_mads), .metavar = "X",
+     .help = "drop fitted steps beyond X scaled MADs of the relative\n"
+             "residual, then refit once (default 5; 0 = keep all)"},
+    {.name = "terms", .kind = CLI_CUSTOM, .has_arg = 1, .fn = parse_terms,
+     CLI_AT(calib_args, s.terms), .metavar = "LIST",
+     .want = "term names (frames, frames_sq, text, speech_tokens, missing_emb, overhead, batch)",
+     .help = "terms that may be fitted, comma-separated, of frames,\n"
+             "frames_sq, text, speech_tokens, missing_emb, overhead,\n"
+             "batch (default all)"},
+    {.name = "time-field", .kind = CLI_STR, CLI_AT(calib_args, s.time_field), .metavar = "NAME",
+     .help = "the logs' key of the step time (default seconds)"},
+    {.name = "quiet", .short_name = 'q', .kind = CLI_FLAG, .ival = 1, CLI_AT(calib_args, quiet),
+     .help = "no report"},
+};
 
 static void report(const es_calibration *c, const es_calibrate_settings *s)
 {
@@ -206,34 +187,29 @@ static void report(const es_calibration *c, const es_calibrate_settings *s)
 
 int cmd_calibrate(int argc, char **argv)
 {
-    es_calibrate_settings s;
-    es_calibrate_defaults(&s);
-    list logs = {0}, costs = {0};
-    const char *output = NULL;
-    int c, quiet = 0, rc = 0, steps_given = 0;
-    optind = 0;
-    while (rc == 0 && (c = getopt_long(argc, argv, "o:qh", options, NULL)) != -1) {
-        if (c == 'h') {
-            fputs(usage_text, stdout);
-            release(&logs);
-            return EXIT_OK;
-        }
-        if (c == 'o')
-            output = optarg;
-        else if (c == 'q')
-            quiet = 1;
-        else if (c == OPT_STEPS)
-            rc = add_log(&logs, optarg), steps_given = 1;
-        else if (c == '?' || own_option(c, optarg, &s))
-            rc = -1;
+    const cli_table tables[] = {CLI_TABLE(NULL, own)};
+    const cli_command cmd = {"calibrate", intro, outro, tables, 1};
+    calib_args a = {0};
+    es_calibrate_defaults(&a.s);
+    list costs = {0};
+    void *const targets[CLI_T_COUNT] = {&a};
+    int rc = cli_options_parse(&cmd, targets, argc, argv);
+    if (rc > 0) {
+        release(&a.logs);
+        return EXIT_OK;
     }
     for (int i = optind; rc == 0 && i < argc; i++)
-        rc = es_is_cost_table(argv[i]) ? push(&costs, argv[i]) : add_log(&logs, argv[i]);
-    if (rc == 0 && (!steps_given || !costs.n || !logs.n)) {
+        rc = es_is_cost_table(argv[i]) ? push(&costs, argv[i]) : add_log(&a.logs, argv[i]);
+    if (rc == 0 && (!a.steps_given || !costs.n || !a.logs.n)) {
         fprintf(stderr, "equishard calibrate: --steps LOG and a cost table (COSTS) are "
-                        "required\n%s", usage_text);
+                        "required\n");
+        cli_options_usage(&cmd, stderr);
         rc = -1;
     }
+    es_calibrate_settings s = a.s;
+    list logs = a.logs;
+    const char *output = a.output;
+    int quiet = a.quiet;
     es_context *ctx = es_context_new();
     es_cost_table *t = NULL;
     es_calibration *cal = NULL;

@@ -1,6 +1,6 @@
 /* equishard plan --world-size K [--workers W] [--mode shard|batch|reshard] [cost/filter
  *                flags] [--seed S] [--epoch E] -o OUTDIR  COSTS.tsv[.zst] | LIST... */
-#include <getopt.h>
+#include <getopt.h> /* optind */
 #include <sys/resource.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,170 +8,88 @@
 
 #include "cli_model.h"
 
-static const char usage_text[] =
+static const char intro[] =
     "usage: equishard plan --world-size K -o OUTDIR [OPTIONS] COSTS | LIST...\n"
     "\n"
     "Partitions the utterances so that every rank gets the same work and the same\n"
     "number of batches. Inputs are cost tables (equishard measure) or lists, which\n"
     "are measured on the fly. Writes OUTDIR/plan.json and the per-rank files.\n"
-    "\n"
-    "  -k, --world-size K        ranks (GPUs); required\n"
-    "  -w, --workers W           data-loader workers per rank (default 1)\n"
-    "  -m, --mode MODE           shard: whole shards to ranks and workers (default)\n"
-    "                            batch: utterances into batches, equal counts per rank\n"
-    "                            reshard: rewrite tar shards or CosyVoice parquet files\n"
-    "                            into K*W*M shards of equal cost and a new\n"
-    "                            OUTDIR/data.list (parquet: also utt2data.list and\n"
-    "                            spk2data.list, as make_parquet_list.py writes them)\n"
-    "      --shards-per-worker M reshard: M shards per rank and worker (default: about\n"
-    "                            1000 utterances a shard)\n"
-    "      --compress none|gzip|zstd|snappy  reshard: the new shards' tar filter or\n"
-    "                            parquet codec (default: none for tar, snappy for\n"
-    "                            parquet; snappy is for parquet only)\n"
-    "  -o, --output OUTDIR       where to write the plan (replaced atomically)\n"
-    "      --max-frames-in-batch N  dynamic batching budget (default 2000)\n"
-    "      --batch-size N        static batches of N instead\n"
-    "      --sort-size N         the loader's sort buffer (default 500)\n"
-    "      --remainder POLICY    batch mode: pad (default), drop or carry the batches\n"
-    "                            beyond a multiple of K\n"
-    "      --seed S  --epoch E   step order in batch mode (default 0 0)\n"
-    "      --max-imbalance X     exit 1 when the plan's imbalance exceeds X (e.g. 0.01)\n"
-    "  -j, --threads N  -q, --quiet  (measuring list inputs; see below)\n"
-    "  -h, --help\n";
-
-enum { OPT_MAX_FRAMES = 1, OPT_BATCH_SIZE, OPT_SORT_SIZE, OPT_REMAINDER, OPT_SEED, OPT_EPOCH,
-       OPT_MAX_IMBALANCE, OPT_SHARDS_PER_WORKER, OPT_COMPRESS };
+    "\n";
 
 typedef struct plan_args {
     es_plan_settings plan;
     es_measure_settings measure;
     const char *outdir;
     double max_imbalance; /* < 0: none */
-    int quiet;
-    const char *speech_tokens; /* --speech-tokens SRC, or NULL */
+    cli_list_opts list;   /* --quiet, --speech-tokens */
 } plan_args;
 
-/* The plan's own options; returns 0, or -1 after printing why. */
-static int own_option(int c, const char *arg, plan_args *a)
-{
-    unsigned long long v;
-    long long e;
-    char *end;
-    switch (c) {
-    case 'k':
-        if (cli_parse_u64(arg, &v) || v == 0 || v > UINT32_MAX)
-            break;
-        a->plan.world_size = (uint32_t)v;
-        return 0;
-    case 'w':
-        if (cli_parse_u64(arg, &v) || v == 0 || v > UINT32_MAX)
-            break;
-        a->plan.workers = (uint32_t)v;
-        return 0;
-    case 'm':
-        if (cli_parse_enum(ES_ENUM_PLAN_MODE, arg, &a->plan.mode))
-            break;
-        return 0;
-    case 'o': a->outdir = arg; return 0;
-    case OPT_MAX_FRAMES:
-        if (cli_parse_u64(arg, &v) || v == 0)
-            break;
-        a->plan.max_frames_in_batch = v;
-        return 0;
-    case OPT_BATCH_SIZE:
-        if (cli_parse_u64(arg, &v) || v == 0 || v > UINT32_MAX)
-            break;
-        a->plan.batch_size = (uint32_t)v;
-        return 0;
-    case OPT_SORT_SIZE:
-        if (cli_parse_u64(arg, &v) || v == 0 || v > UINT32_MAX)
-            break;
-        a->plan.sort_size = (uint32_t)v;
-        return 0;
-    case OPT_REMAINDER:
-        if (cli_parse_enum(ES_ENUM_REMAINDER, arg, &a->plan.remainder))
-            break;
-        return 0;
-    case OPT_SEED:
-        if (cli_parse_u64(arg, &v))
-            break;
-        a->plan.seed = v;
-        return 0;
-    case OPT_EPOCH:
-        e = strtoll(arg, &end, 10);
-        if (end == arg || *end)
-            break;
-        a->plan.epoch = e;
-        return 0;
-    case OPT_SHARDS_PER_WORKER:
-        if (cli_parse_u64(arg, &v) || v == 0 || v > UINT32_MAX)
-            break;
-        a->plan.shards_per_worker = (uint32_t)v;
-        return 0;
-    case OPT_COMPRESS:
-        if (cli_parse_enum(ES_ENUM_COMPRESS, arg, &a->plan.compress))
-            break;
-        return 0;
-    case OPT_MAX_IMBALANCE:
-        if (cli_parse_double(arg, &a->max_imbalance) || a->max_imbalance < 0)
-            break;
-        return 0;
-    default:
-        fputs(usage_text, stderr);
-        return -1;
-    }
-    fprintf(stderr, "equishard plan: bad value '%s' for -%c/--%s\n", arg, c < 256 ? c : '-',
-            c == 'k' ? "world-size" : c == 'w' ? "workers" : c == 'm' ? "mode (shard|batch|reshard)" : "option");
-    return -1;
-}
+#define U32(opt, sh, field, meta, text)                                                        \
+    {.name = opt, .short_name = sh, .kind = CLI_UINT, .min = 1, CLI_AT(plan_args, field),       \
+     .metavar = meta, .help = text}
+
+static const cli_option own[] = {
+    U32("world-size", 'k', plan.world_size, "K", "ranks (GPUs); required"),
+    U32("workers", 'w', plan.workers, "W", "data-loader workers per rank (default 1)"),
+    {.name = "mode", .short_name = 'm', .kind = CLI_ENUM, .en = ES_ENUM_PLAN_MODE,
+     CLI_AT(plan_args, plan.mode), .metavar = "MODE",
+     .help = "shard: whole shards to ranks and workers (default)\n"
+             "batch: utterances into batches, equal counts per rank\n"
+             "reshard: rewrite tar shards or CosyVoice parquet files\n"
+             "into K*W*M shards of equal cost and a new\n"
+             "OUTDIR/data.list (parquet: also utt2data.list and\n"
+             "spk2data.list, as make_parquet_list.py writes them)"},
+    U32("shards-per-worker", 0, plan.shards_per_worker, "M",
+        "reshard: M shards per rank and worker (default: about\n"
+        "1000 utterances a shard)"),
+    {.name = "compress", .kind = CLI_ENUM, .en = ES_ENUM_COMPRESS, CLI_AT(plan_args, plan.compress),
+     .metavar = "none|gzip|zstd|snappy",
+     .help = "reshard: the new shards' tar filter or\n"
+             "parquet codec (default: none for tar, snappy for\n"
+             "parquet; snappy is for parquet only)"},
+    {.name = "output", .short_name = 'o', .kind = CLI_STR, CLI_AT(plan_args, outdir),
+     .metavar = "OUTDIR", .help = "where to write the plan (replaced atomically)"},
+    U32("max-frames-in-batch", 0, plan.max_frames_in_batch, "N",
+        "dynamic batching budget (default 2000)"),
+    U32("batch-size", 0, plan.batch_size, "N", "static batches of N instead"),
+    U32("sort-size", 0, plan.sort_size, "N", "the loader's sort buffer (default 500)"),
+    {.name = "remainder", .kind = CLI_ENUM, .en = ES_ENUM_REMAINDER,
+     CLI_AT(plan_args, plan.remainder), .metavar = "POLICY",
+     .help = "batch mode: pad (default), drop or carry the batches\n"
+             "beyond a multiple of K"},
+    {.name = "seed", .kind = CLI_UINT, CLI_AT(plan_args, plan.seed), .metavar = "S",
+     .help = "step order in batch mode (default 0)"},
+    {.name = "epoch", .kind = CLI_I64, CLI_AT(plan_args, plan.epoch), .metavar = "E",
+     .help = "mixed into that order (default 0)"},
+    {.name = "max-imbalance", .kind = CLI_NUM, CLI_AT(plan_args, max_imbalance), .metavar = "X",
+     .help = "exit 1 when the plan's imbalance exceeds X (e.g. 0.01)"},
+};
 
 static int parse_args(int argc, char **argv, plan_args *a)
 {
-    static const struct option own[] = {
-        {"world-size", required_argument, NULL, 'k'}, {"workers", required_argument, NULL, 'w'},
-        {"mode", required_argument, NULL, 'm'},       {"output", required_argument, NULL, 'o'},
-        {"max-frames-in-batch", required_argument, NULL, OPT_MAX_FRAMES},
-        {"batch-size", required_argument, NULL, OPT_BATCH_SIZE},
-        {"sort-size", required_argument, NULL, OPT_SORT_SIZE},
-        {"remainder", required_argument, NULL, OPT_REMAINDER},
-        {"seed", required_argument, NULL, OPT_SEED}, {"epoch", required_argument, NULL, OPT_EPOCH},
-        {"max-imbalance", required_argument, NULL, OPT_MAX_IMBALANCE},
-        {"shards-per-worker", required_argument, NULL, OPT_SHARDS_PER_WORKER},
-        {"compress", required_argument, NULL, OPT_COMPRESS},
-        {"help", no_argument, NULL, 'h'},
+    const cli_table tables[] = {
+        CLI_TABLE(NULL, own),
+        CLI_SHARED(cli_cost_model_heading, cli_cost_model),
+        CLI_SHARED(cli_filter_heading, cli_filter),
+        CLI_SHARED(cli_measure_heading, cli_measure),
+        CLI_SHARED(NULL, cli_tok),
     };
-    struct option *opts = cli_join_options(own, sizeof own / sizeof own[0], 1, 1);
-    if (!opts)
-        return -1;
+    const cli_command cmd = {"plan", intro, NULL, tables, sizeof tables / sizeof tables[0]};
     es_plan_defaults(&a->plan);
     es_measure_defaults(&a->measure);
     a->outdir = NULL;
     a->max_imbalance = -1;
-    a->quiet = 0;
-    a->speech_tokens = NULL;
-    int c, rc = 0;
-    optind = 1;
-    while (rc == 0 && (c = getopt_long(argc, argv, "k:w:m:o:hj:q", opts, NULL)) != -1) {
-        c = c == 'j' ? CLI_OPT_THREADS : c == 'q' ? CLI_OPT_QUIET : c;
-        if (c == 'h') {
-            printf("%s\n%s%s", usage_text, cli_model_usage, cli_measure_usage);
-            rc = 1;
-            break;
-        }
-        int used = cli_model_option(c, optarg, &a->plan.model, "plan");
-        if (!used)
-            used = cli_measure_option(c, optarg, &a->measure, &a->quiet, &a->speech_tokens, "plan");
-        if (used < 0 || (!used && own_option(c, optarg, a)))
-            rc = -1;
-    }
-    free(opts);
+    a->list = (cli_list_opts){0};
+    void *const targets[CLI_T_COUNT] = {a, &a->plan.model, &a->measure, &a->list, &cli_tokenizer};
+    int rc = cli_options_parse(&cmd, targets, argc, argv);
     if (rc)
         return rc;
     if (cli_tokenizer_check("plan"))
         return -1;
     if (!a->plan.world_size || !a->outdir || optind >= argc) {
         fprintf(stderr, "equishard plan: --world-size, -o OUTDIR and at least one input are "
-                        "required\n%s", usage_text);
+                        "required\n");
+        cli_options_usage(&cmd, stderr);
         return -1;
     }
     a->plan.root = a->measure.root; /* reshard reads the shards the lists name */
@@ -248,7 +166,8 @@ int cmd_plan(int argc, char **argv)
     size_t n_inputs = (size_t)(argc - optind);
     es_cost_table *table = NULL;
     es_plan *plan = NULL;
-    rc = cli_load_inputs(ctx, &a.measure, a.quiet, a.speech_tokens, inputs, n_inputs, &table);
+    rc = cli_load_inputs(ctx, &a.measure, a.list.quiet, a.list.speech_tokens, inputs, n_inputs,
+                         &table);
     a.plan.tokenizer = a.measure.tokenizer;
     if (rc == ES_OK)
         rc = es_plan_build(ctx, &a.plan, table, &plan);

@@ -9,12 +9,24 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "cli_options.h"
 
-static const char usage_text[] =
+static const char intro[] =
     "usage: equishard report OUTDIR [--svg FILE]\n"
     "\n"
     "Prints a plan's metrics and per-rank load (OUTDIR/plan.json, as written by\n"
-    "`equishard plan`). --svg FILE also draws per-rank cost as a bar chart.\n";
+    "`equishard plan`).\n"
+    "\n";
+
+typedef struct report_args {
+    const char *svg;
+} report_args;
+
+static const cli_option own[] = {
+    {.name = "svg", .kind = CLI_STR, CLI_AT(report_args, svg), .metavar = "FILE",
+     .help = "also draw per-rank cost as an SVG bar chart (mean and\n"
+             "lower bound as lines)"},
+};
 
 static double num(json_t *obj, const char *key)
 {
@@ -109,24 +121,16 @@ static int write_svg(es_context *ctx, json_t *plan, const char *path)
 
 int cmd_report(int argc, char **argv)
 {
-    static const struct option opts[] = {
-        {"svg", required_argument, NULL, 's'}, {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
-    const char *svg = NULL;
-    int c;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-        if (c == 's')
-            svg = optarg;
-        else if (c == 'h') {
-            fputs(usage_text, stdout);
-            return EXIT_OK;
-        } else {
-            fputs(usage_text, stderr);
-            return EXIT_BAD_INPUT;
-        }
-    }
+    const cli_table tables[] = {CLI_TABLE(NULL, own)};
+    const cli_command cmd = {"report", intro, NULL, tables, 1};
+    report_args a = {0};
+    void *const targets[CLI_T_COUNT] = {&a};
+    int prc = cli_options_parse(&cmd, targets, argc, argv);
+    if (prc)
+        return prc > 0 ? EXIT_OK : EXIT_BAD_INPUT;
+    const char *svg = a.svg;
     if (optind + 1 != argc) {
-        fputs(usage_text, stderr);
+        cli_options_usage(&cmd, stderr);
         return EXIT_BAD_INPUT;
     }
     char path[4096];

@@ -12,7 +12,7 @@
 
 #include "cli_model.h"
 
-static const char usage_text[] =
+static const char intro[] =
     "usage: equishard simulate --loader cosyvoice|wenet --world-size K [OPTIONS] COSTS | LIST...\n"
     "       equishard simulate --loader cosyvoice|wenet --plan OUTDIR [OPTIONS] [COSTS | LIST...]\n"
     "\n"
@@ -21,42 +21,11 @@ static const char usage_text[] =
     "rank's batches, the join cut (every rank trains as many batches as the rank\n"
     "with the fewest) and the data the cut skips; next to it, what `equishard plan`\n"
     "gives for the same data. Inputs are cost tables or lists (measured on the fly).\n"
-    "\n"
-    "  -l, --loader NAME         cosyvoice: random.Random(epoch).shuffle, [rank::K],\n"
-    "                            [worker::W] (cosyvoice/dataset/dataset.py)\n"
-    "                            wenet: entry i to worker w of rank r when\n"
-    "                            i %% (K*W) == w*K + r (list_shuffle off)\n"
-    "  -k, --world-size K        ranks (GPUs); required\n"
-    "  -w, --workers W           DataLoader num_workers per rank (default 1; 0 acts as 1)\n"
-    "  -e, --epochs A:B          epochs replayed, inclusive (default 0:0; E alone = E:E;\n"
-    "                            the trainers call set_epoch(0), (1), ...)\n"
-    "      --max-frames-in-batch N  dynamic batching budget (cosyvoice 2000, wenet 12000)\n"
-    "      --batch-size N        static batches of N instead\n"
-    "      --shuffle-size N      sample shuffle buffer (cosyvoice 1000, wenet 1500; 0 = off)\n"
-    "      --sort-size N         sort buffer (default 500; 0 = off)\n"
-    "      --no-list-shuffle     cosyvoice: DataList(shuffle=False)\n"
-    "      --no-partition        every rank reads the whole list (partition=False)\n"
-    "  -t, --trials T            draws of the unseeded shuffle buffer (default 8)\n"
-    "  -s, --seed S              seeds those draws (default 0; same seed, same output)\n"
-    "      --json                print JSON instead of the table\n"
-    "  -o, --output FILE         also write the JSON to FILE (atomically)\n"
-    "      --no-plan             leave out the plan side by side\n"
-    "  -p, --plan OUTDIR         replay the plan `equishard plan -o OUTDIR` wrote, as the job\n"
-    "                            that trains on it reads it: its ranks, workers, filter and\n"
-    "                            batching (flags given override them); shard mode: each\n"
-    "                            rank's and worker's rank-R.worker-W.list, as\n"
-    "                            equishard.loaders feed them (inputs: the data planned;\n"
-    "                            default plan.json's inputs); reshard: the recipe's own\n"
-    "                            split of OUTDIR/data.list (the default input); batch:\n"
-    "                            equal steps by construction, nothing to replay\n"
-    "  -j, --threads N  -q, --quiet  (measuring list inputs; see below)\n"
-    "  -h, --help\n"
-    "\n"
+    "\n";
+
+static const char outro[] =
     "wenet's defaults also set --frame-rate 100 and --min-length 0 (its fbank and\n"
     "recipes); flags given override them.\n";
-
-enum { OPT_MAX_FRAMES = 1, OPT_BATCH_SIZE, OPT_SHUFFLE_SIZE, OPT_SORT_SIZE, OPT_NO_LIST_SHUFFLE,
-       OPT_NO_PARTITION, OPT_JSON, OPT_NO_PLAN };
 
 enum { PLAN_NONE = -1 }; /* sim_args.plan_mode without --plan */
 
@@ -64,10 +33,10 @@ typedef struct sim_args {
     es_simulate_settings sim;
     es_measure_settings measure;
     const char *output;
-    const char *speech_tokens; /* --speech-tokens SRC, or NULL */
+    cli_list_opts list;        /* --quiet, --speech-tokens */
     const char *plan;          /* --plan OUTDIR, or NULL */
     int plan_mode;             /* its es_plan_mode, or PLAN_NONE */
-    int json, quiet, have_loader;
+    int json, have_loader;
 } sim_args;
 
 static int parse_i64(const char *s, int64_t *out)
@@ -80,9 +49,11 @@ static int parse_i64(const char *s, int64_t *out)
     return 0;
 }
 
-/* "A:B" (inclusive) or "E". */
-static int parse_epochs(const char *arg, es_simulate_settings *s)
+/* --epochs "A:B" (inclusive) or "E". */
+static int parse_epochs(const cli_option *o, const char *arg, void *field, const char *command)
 {
+    (void)o, (void)command;
+    es_simulate_settings *s = field;
     char buf[64];
     if (strlen(arg) >= sizeof buf)
         return -1;
@@ -98,102 +69,64 @@ static int parse_epochs(const char *arg, es_simulate_settings *s)
     return s->epoch_first <= s->epoch_last ? 0 : -1;
 }
 
-static int parse_u32(const char *arg, uint32_t *out, int allow_zero)
+/* --loader: the recipe, and that one was given. */
+static int parse_loader(const cli_option *o, const char *arg, void *field, const char *command)
 {
-    unsigned long long v;
-    if (cli_parse_u64(arg, &v) || v > UINT32_MAX || (!allow_zero && v == 0))
+    (void)o, (void)command;
+    sim_args *a = field;
+    if (cli_parse_enum(ES_ENUM_LOADER, arg, &a->sim.loader))
         return -1;
-    *out = (uint32_t)v;
+    a->have_loader = 1;
     return 0;
 }
 
-/* The command's own options; returns 0, or -1 after printing why. */
-static int own_option(int c, const char *arg, sim_args *a)
-{
-    es_simulate_settings *s = &a->sim;
-    unsigned long long v;
-    const char *want = "a positive whole number";
-    switch (c) {
-    case 'l':
-        if (!cli_parse_enum(ES_ENUM_LOADER, arg, &s->loader))
-            return 0;
-        want = "cosyvoice or wenet";
-        break;
-    case 'k':
-        if (!parse_u32(arg, &s->world_size, 0))
-            return 0;
-        break;
-    case 'w': /* num_workers 0: the sampler sees one worker */
-        if (!parse_u32(arg, &s->workers, 1)) {
-            s->workers += s->workers == 0;
-            return 0;
-        }
-        break;
-    case 'e':
-        if (!parse_epochs(arg, s))
-            return 0;
-        want = "A:B with A <= B, or one epoch";
-        break;
-    case 't':
-        if (!parse_u32(arg, &s->trials, 0))
-            return 0;
-        break;
-    case 's':
-        if (!cli_parse_u64(arg, &v)) {
-            s->seed = v;
-            return 0;
-        }
-        want = "a whole number >= 0";
-        break;
-    case 'o': a->output = arg; return 0;
-    case OPT_MAX_FRAMES:
-        if (!cli_parse_u64(arg, &v) && v > 0) {
-            s->max_frames_in_batch = v;
-            return 0;
-        }
-        break;
-    case OPT_BATCH_SIZE:
-        if (!parse_u32(arg, &s->batch_size, 0))
-            return 0;
-        break;
-    case OPT_SHUFFLE_SIZE:
-        if (!parse_u32(arg, &s->shuffle_size, 1))
-            return 0;
-        want = "a whole number >= 0";
-        break;
-    case OPT_SORT_SIZE:
-        if (!parse_u32(arg, &s->sort_size, 1))
-            return 0;
-        want = "a whole number >= 0";
-        break;
-    case OPT_NO_LIST_SHUFFLE: s->list_shuffle = 0; return 0;
-    case OPT_NO_PARTITION: s->partition = 0; return 0;
-    case OPT_JSON: a->json = 1; return 0;
-    case OPT_NO_PLAN: s->plan_side = 0; return 0;
-    case 'p': return 0; /* read by prescan */
-    default:
-        fputs(usage_text, stderr);
-        return -1;
-    }
-    fprintf(stderr, "equishard simulate: bad value '%s': %s wanted\n", arg, want);
-    return -1;
-}
+#define WHOLE(opt, sh, lo, field, meta, text)                                                  \
+    {.name = opt, .short_name = sh, .kind = CLI_UINT, .min = lo, CLI_AT(sim_args, field),       \
+     .metavar = meta, .help = text}
+#define OFF(opt, field, text)                                                                  \
+    {.name = opt, .kind = CLI_FLAG, .ival = 0, CLI_AT(sim_args, field), .help = text}
 
-static const struct option own_options[] = {
-    {"loader", required_argument, NULL, 'l'},     {"world-size", required_argument, NULL, 'k'},
-    {"workers", required_argument, NULL, 'w'},    {"epochs", required_argument, NULL, 'e'},
-    {"trials", required_argument, NULL, 't'},     {"seed", required_argument, NULL, 's'},
-    {"output", required_argument, NULL, 'o'},     {"json", no_argument, NULL, OPT_JSON},
-    {"max-frames-in-batch", required_argument, NULL, OPT_MAX_FRAMES},
-    {"batch-size", required_argument, NULL, OPT_BATCH_SIZE},
-    {"shuffle-size", required_argument, NULL, OPT_SHUFFLE_SIZE},
-    {"sort-size", required_argument, NULL, OPT_SORT_SIZE},
-    {"no-list-shuffle", no_argument, NULL, OPT_NO_LIST_SHUFFLE},
-    {"no-partition", no_argument, NULL, OPT_NO_PARTITION},
-    {"no-plan", no_argument, NULL, OPT_NO_PLAN},  {"help", no_argument, NULL, 'h'},
-    {"plan", required_argument, NULL, 'p'},
+static const cli_option own[] = {
+    {.name = "loader", .short_name = 'l', .kind = CLI_CUSTOM, .has_arg = 1, .fn = parse_loader,
+     .offset = 0, .metavar = "NAME", .want = "cosyvoice or wenet",
+     .help = "cosyvoice: random.Random(epoch).shuffle, [rank::K],\n"
+             "[worker::W] (cosyvoice/dataset/dataset.py)\n"
+             "wenet: entry i to worker w of rank r when\n"
+             "i % (K*W) == w*K + r (list_shuffle off)"},
+    WHOLE("world-size", 'k', 1, sim.world_size, "K", "ranks (GPUs); required"),
+    {.name = "workers", .short_name = 'w', .kind = CLI_UINT, .zero_is_one = 1,
+     CLI_AT(sim_args, sim.workers), .metavar = "W",
+     .help = "DataLoader num_workers per rank (default 1; 0 acts as 1)"},
+    {.name = "epochs", .short_name = 'e', .kind = CLI_CUSTOM, .has_arg = 1, .fn = parse_epochs,
+     CLI_AT(sim_args, sim), .metavar = "A:B", .want = "A:B with A <= B, or one epoch",
+     .help = "epochs replayed, inclusive (default 0:0; E alone = E:E;\n"
+             "the trainers call set_epoch(0), (1), ...)"},
+    WHOLE("max-frames-in-batch", 0, 1, sim.max_frames_in_batch, "N",
+          "dynamic batching budget (cosyvoice 2000, wenet 12000)"),
+    WHOLE("batch-size", 0, 1, sim.batch_size, "N", "static batches of N instead"),
+    WHOLE("shuffle-size", 0, 0, sim.shuffle_size, "N",
+          "sample shuffle buffer (cosyvoice 1000, wenet 1500; 0 = off)"),
+    WHOLE("sort-size", 0, 0, sim.sort_size, "N", "sort buffer (default 500; 0 = off)"),
+    OFF("no-list-shuffle", sim.list_shuffle, "cosyvoice: DataList(shuffle=False)"),
+    OFF("no-partition", sim.partition, "every rank reads the whole list (partition=False)"),
+    WHOLE("trials", 't', 1, sim.trials, "T", "draws of the unseeded shuffle buffer (default 8)"),
+    WHOLE("seed", 's', 0, sim.seed, "S", "seeds those draws (default 0; same seed, same output)"),
+    {.name = "json", .kind = CLI_FLAG, .ival = 1, CLI_AT(sim_args, json),
+     .help = "print JSON instead of the table"},
+    {.name = "output", .short_name = 'o', .kind = CLI_STR, CLI_AT(sim_args, output),
+     .metavar = "FILE", .help = "also write the JSON to FILE (atomically)"},
+    OFF("no-plan", sim.plan_side, "leave out the plan side by side"),
+    {.name = "plan", .short_name = 'p', .kind = CLI_STR, CLI_AT(sim_args, plan),
+     .metavar = "OUTDIR",
+     .help = "replay the plan `equishard plan -o OUTDIR` wrote, as the job\n"
+             "that trains on it reads it: its ranks, workers, filter and\n"
+             "batching (flags given override them); shard mode: each\n"
+             "rank's and worker's rank-R.worker-W.list, as\n"
+             "equishard.loaders feed them (inputs: the data planned;\n"
+             "default plan.json's inputs); reshard: the recipe's own\n"
+             "split of OUTDIR/data.list (the default input); batch:\n"
+             "equal steps by construction, nothing to replay"},
 };
-static const char short_options[] = "l:k:w:e:t:s:o:p:hj:q";
 
 /* --plan: plan.json's settings over the loader's defaults, before any flag. */
 static int apply_plan(sim_args *a)
@@ -211,25 +144,26 @@ static int apply_plan(sim_args *a)
     return rc == ES_OK ? 0 : -1;
 }
 
+static void targets_of(sim_args *a, void *t[CLI_T_COUNT])
+{
+    t[CLI_T_CMD] = a, t[CLI_T_MODEL] = &a->sim.model, t[CLI_T_MEASURE] = &a->measure;
+    t[CLI_T_LIST] = &a->list, t[CLI_T_TOKENIZER] = &cli_tokenizer;
+}
+
 /* First pass: only --loader, --plan (and --help), since the loader chooses the
  * defaults, and a plan its settings, that every other flag overrides. Returns 1
  * for --help, -1 for a plan that cannot be read, 0 otherwise. */
-static int prescan(int argc, char **argv, const struct option *opts, sim_args *a)
+static int prescan(const cli_command *cmd, int argc, char **argv, sim_args *a)
 {
-    es_loader loader = ES_LOADER_COSYVOICE;
-    int c, help = 0;
-    opterr = 0;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, short_options, opts, NULL)) != -1) {
-        if (c == 'l' && !cli_parse_enum(ES_ENUM_LOADER, optarg, &loader))
-            a->have_loader = 1;
-        if (c == 'p')
-            a->plan = optarg;
-        help |= c == 'h';
-    }
-    opterr = 1;
-    optind = 0; /* glibc: start over, re-reading the (now permuted) argv */
-    es_simulate_defaults(&a->sim, loader);
+    static const char *const first[] = {"loader", "plan", NULL};
+    sim_args pre = {0};
+    pre.sim.loader = ES_LOADER_COSYVOICE;
+    void *t[CLI_T_COUNT];
+    targets_of(&pre, t);
+    int help = cli_options_prescan(cmd, t, argc, argv, first);
+    es_simulate_defaults(&a->sim, pre.sim.loader);
+    a->have_loader = pre.have_loader;
+    a->plan = pre.plan;
     a->plan_mode = PLAN_NONE;
     if (help)
         return 1;
@@ -238,37 +172,32 @@ static int prescan(int argc, char **argv, const struct option *opts, sim_args *a
 
 static int parse_args(int argc, char **argv, sim_args *a)
 {
-    struct option *opts = cli_join_options(own_options, sizeof own_options / sizeof own_options[0],
-                                           1, 1);
-    if (!opts)
-        return -1;
+    const cli_table tables[] = {
+        CLI_TABLE(NULL, own),
+        CLI_SHARED(cli_cost_model_heading, cli_cost_model),
+        CLI_SHARED(cli_filter_heading, cli_filter),
+        CLI_SHARED(cli_measure_heading, cli_measure),
+        CLI_SHARED(NULL, cli_tok),
+    };
+    const cli_command cmd = {"simulate", intro, outro, tables, sizeof tables / sizeof tables[0]};
     memset(a, 0, sizeof *a);
     es_measure_defaults(&a->measure);
-    int pre = prescan(argc, argv, opts, a);
-    if (pre) {
-        if (pre > 0)
-            printf("%s\n%s%s", usage_text, cli_model_usage, cli_measure_usage);
-        free(opts);
-        return pre;
-    }
-    int c, rc = 0;
-    while (rc == 0 && (c = getopt_long(argc, argv, short_options, opts, NULL)) != -1) {
-        c = c == 'j' ? CLI_OPT_THREADS : c == 'q' ? CLI_OPT_QUIET : c;
-        int used = cli_model_option(c, optarg, &a->sim.model, "simulate");
-        if (!used)
-            used = cli_measure_option(c, optarg, &a->measure, &a->quiet, &a->speech_tokens,
-                                      "simulate");
-        if (used < 0 || (!used && own_option(c, optarg, a)))
-            rc = -1;
-    }
-    free(opts);
+    int rc = prescan(&cmd, argc, argv, a);
+    if (rc > 0)
+        cli_options_usage(&cmd, stdout);
+    if (rc)
+        return rc;
+    void *t[CLI_T_COUNT];
+    targets_of(a, t);
+    rc = cli_options_parse(&cmd, t, argc, argv);
     if (rc)
         return rc;
     if (cli_tokenizer_check("simulate"))
         return -1;
     if (!a->have_loader || !a->sim.world_size || (optind >= argc && !a->plan)) {
         fprintf(stderr, "equishard simulate: --loader, --world-size (or --plan) and at least one "
-                        "input are required\n%s", usage_text);
+                        "input are required\n");
+        cli_options_usage(&cmd, stderr);
         return -1;
     }
     return 0;
@@ -479,7 +408,8 @@ int cmd_simulate(int argc, char **argv)
         return cli_fail("out of memory", ES_ERR_NOMEM);
     es_cost_table *table = NULL;
     es_simulate_result *result = NULL;
-    rc = cli_load_inputs(ctx, &a.measure, a.quiet, a.speech_tokens, inputs, n_inputs, &table);
+    rc = cli_load_inputs(ctx, &a.measure, a.list.quiet, a.list.speech_tokens, inputs, n_inputs,
+                         &table);
     if (rc == ES_OK)
         rc = es_simulate(ctx, &a.sim, table, &result);
     if (rc == ES_OK && a.output)

@@ -10,8 +10,9 @@
 #include <string.h>
 
 #include "cli.h"
+#include "cli_options.h"
 
-static const char usage_text[] =
+static const char intro[] =
     "usage: equishard tokenize --tokenizer PATH|--symbol-table FILE [OPTIONS] [FILE...]\n"
     "\n"
     "Encodes each line of the files (standard input when none or \"-\") with the\n"
@@ -19,18 +20,7 @@ static const char usage_text[] =
     "{\"n\": N, \"ids\": [...]}. A line is its text without the final \"\\n\".\n"
     "Text that is not UTF-8 gives {\"n\": null, \"error\": \"...\"} (the loaders drop\n"
     "it) and exit status 1.\n"
-    "\n"
-    "  -t, --tokenizer PATH   a folder with vocab.json + merges.txt (+ tokenizer_config.json),\n"
-    "                         e.g. CosyVoice2-0.5B/CosyVoice-BlankEN, or with tokenizer.json,\n"
-    "                         or a tokenizer.json file\n"
-    "      --specials SET     cosyvoice2 (default), cosyvoice3 or none: the special tokens\n"
-    "                         the recipe's tokenizer class adds\n"
-    "      --symbol-table FILE  WeNet's CharTokenizer instead (ids of units.txt, \"SYMBOL ID\"\n"
-    "                         lines: the label --loader wenet filters on)\n"
-    "      --non-lang-syms FILE  its non_lang_syms ({xxx}, <xxx> or [xxx], one a line)\n"
-    "      --split-with-space its split_with_space (a token per word)\n"
-    "      --jsonl            the inputs are JSON lines whose \"text\" string is encoded\n"
-    "  -h, --help             this text\n";
+    "\n";
 
 typedef struct tok_args {
     int jsonl;
@@ -109,36 +99,43 @@ static int one_file(es_context *ctx, es_tokenizer *t, const tok_args *a, const c
     return worst;
 }
 
+#define TOK(opt, sh, field, meta, text)                                                        \
+    {.name = opt, .short_name = sh, .kind = CLI_STR, .target = CLI_T_TOKENIZER,                 \
+     CLI_AT(cli_tokenizer_opts, field), .metavar = meta, .help = text}
+
+static const cli_option own[] = {
+    TOK("tokenizer", 't', path, "PATH",
+        "a folder with vocab.json + merges.txt (+ tokenizer_config.json),\n"
+        "e.g. CosyVoice2-0.5B/CosyVoice-BlankEN, or with tokenizer.json,\n"
+        "or a tokenizer.json file"),
+    TOK("specials", 0, specials, "SET",
+        "cosyvoice2 (default), cosyvoice3 or none: the special tokens\n"
+        "the recipe's tokenizer class adds"),
+    TOK("symbol-table", 0, symbol_table, "FILE",
+        "WeNet's CharTokenizer instead (ids of units.txt, \"SYMBOL ID\"\n"
+        "lines: the label --loader wenet filters on)"),
+    TOK("non-lang-syms", 0, non_lang_syms, "FILE",
+        "its non_lang_syms ({xxx}, <xxx> or [xxx], one a line)"),
+    {.name = "split-with-space", .kind = CLI_FLAG, .ival = 1, .target = CLI_T_TOKENIZER,
+     CLI_AT(cli_tokenizer_opts, split_with_space), .help = "its split_with_space (a token per word)"},
+    {.name = "jsonl", .kind = CLI_FLAG, .ival = 1, CLI_AT(tok_args, jsonl),
+     .help = "the inputs are JSON lines whose \"text\" string is encoded"},
+};
+
 static int parse_args(int argc, char **argv, tok_args *a)
 {
-    enum { OPT_SPECIALS = 256, OPT_JSONL, OPT_SYMBOL_TABLE };
-    static const struct option opts[] = {
-        {"tokenizer", required_argument, NULL, 't'}, {"specials", required_argument, NULL, OPT_SPECIALS},
-        CLI_SYMBOL_TABLE_OPTIONS(OPT_SYMBOL_TABLE),
-        {"jsonl", no_argument, NULL, OPT_JSONL},     {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
+    const cli_table tables[] = {CLI_TABLE(NULL, own)};
+    const cli_command cmd = {"tokenize", intro, NULL, tables, 1};
     *a = (tok_args){0};
-    int c;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "t:h", opts, NULL)) != -1) {
-        switch (c) {
-        case 't': cli_tokenizer.path = optarg; break;
-        case OPT_SPECIALS: cli_tokenizer.specials = optarg; break;
-        case OPT_JSONL: a->jsonl = 1; break;
-        case 'h': fputs(usage_text, stdout); return 1;
-        default:
-            if (cli_symbol_table_option(c, OPT_SYMBOL_TABLE, optarg))
-                break;
-            fputs(usage_text, stderr);
-            return -1;
-        }
-    }
+    void *const targets[CLI_T_COUNT] = {[CLI_T_CMD] = a, [CLI_T_TOKENIZER] = &cli_tokenizer};
+    int rc = cli_options_parse(&cmd, targets, argc, argv);
+    if (rc)
+        return rc;
     if (cli_tokenizer_check("tokenize"))
         return -1;
     if (!cli_tokenizer.path && !cli_tokenizer.symbol_table) {
-        fprintf(stderr, "equishard tokenize: --tokenizer PATH or --symbol-table FILE is required\n%s",
-                usage_text);
+        fprintf(stderr, "equishard tokenize: --tokenizer PATH or --symbol-table FILE is required\n");
+        cli_options_usage(&cmd, stderr);
         return -1;
     }
     return 0;

@@ -13,7 +13,7 @@
 
 #include "cli_model.h"
 
-static const char usage_text[] =
+static const char intro[] =
     "usage: equishard validate [OPTIONS] [LIST...]\n"
     "\n"
     "Checks utterance and speaker embeddings: missing ones, wrong dimension, NaN/Inf,\n"
@@ -24,52 +24,9 @@ static const char usage_text[] =
     "should have embeddings; unreadable shards or members are findings too.\n"
     "\n"
     "Sources (detected by content): torch .pt (utt2embedding.pt, spk2embedding.pt),\n"
-    ".npy with a key list, CosyVoice parquet shards or a list of them.\n"
-    "      --utt-emb SRC      utterance embeddings\n"
-    "      --utt-keys FILE    keys of a .npy --utt-emb, one per line\n"
-    "      --spk-emb SRC      speaker embeddings\n"
-    "      --spk-keys FILE    keys of a .npy --spk-emb\n"
-    "      --utt2spk FILE     speakers (Kaldi); default: LIST's, or the parquet spk column\n"
-    "      --costs FILE       a cost table (`measure --hash`) instead of LIST\n"
-    "      --root DIR         resolve relative paths inside LIST, and inside parquet\n"
-    "                         lists named by --utt-emb/--spk-emb, against DIR\n"
-    "      --no-hash          do not hash audio (no duplicate_audio check; faster)\n"
-    "      --speech-tokens SRC  utt2speech_token.pt: each row's speech_tokens (for the\n"
-    "                         filter, e.g. --require-speech-token), 0 without a list\n"
-    "      --tokenizer PATH [--specials SET]  count LIST's text tokens with the recipe's\n"
-    "                         tokenizer (the filtered check's token filters need them)\n"
-    "      --symbol-table FILE [--non-lang-syms FILE] [--split-with-space]  or with\n"
-    "                         WeNet's CharTokenizer (--loader wenet's label)\n"
-    "\n"
-    "Checks:\n"
-    "      --dim D            expected dimension (default 192; 0 = any)\n"
-    "      --min-cosine X     far_from_centroid below X (default 0.5)\n"
-    "      --zero-norm X      zero_norm at or below X (default 1e-6)\n"
-    "      --norm-ratio R     abnormal_norm beyond R x or 1/R x the median (default 3; 0 off)\n"
-    "      --min-norm X       abnormal_norm below X (default off)\n"
-    "      --max-norm X       abnormal_norm above X (default off)\n"
-    "      --spk-mean-tol X   spk_mean_mismatch above relative difference X (default 1e-3)\n"
-    "      --no-duplicates    skip the duplicate_vector check\n"
-    "\n"
-    "Data checks (with LIST or --costs; the filter and frames come from the cost\n"
-    "model options below):\n"
-    "      --loader NAME      cosyvoice (default) or wenet: its recipe's filter defaults\n"
-    "                         and, with --world-size, its split of the list\n"
-    "      --world-size K     replay the loader over K ranks (imbalance check; default off)\n"
-    "      --workers W        data-loader workers per rank (default 1)\n"
-    "      --max-imbalance X  imbalance when rank frames' max/mean - 1 > X or the\n"
-    "                         retention under the join < 1 - X (default 0.05)\n"
-    "\n"
-    "Output:\n"
-    "      --fail-on LIST     comma-separated checks that make the exit code 1, or all,\n"
-    "                         none (default: every check but duplicate_audio, filtered)\n"
-    "      --json FILE        write every finding as JSON (docs/VALIDATE.md)\n"
-    "      --show N           keys shown per check on the terminal (default 5)\n"
-    "      --device D         auto (default: CUDA when present), cpu or cuda\n"
-    "  -j, --threads N        CPU threads (default: all cores)\n"
-    "  -q, --quiet            no progress line\n"
-    "  -h, --help             this text\n"
-    "\n"
+    ".npy with a key list, CosyVoice parquet shards or a list of them.\n";
+
+static const char outro[] =
     "Checks: missing_utt_emb missing_spk_emb wrong_dim nan inf zero_norm abnormal_norm\n"
     "far_from_centroid spk_mean_mismatch duplicate_vector duplicate_audio unreadable\n"
     "filtered imbalance\n"
@@ -93,156 +50,131 @@ static int bad(const char *fmt, const char *arg)
     return -1;
 }
 
-static int parse_double(const char *opt, const char *s, double *out)
+/* --fail-on LIST: the checks that make the exit code 1 (field: fail_on). */
+static int parse_fail_on(const cli_option *o, const char *list, void *field, const char *command)
 {
-    char *end;
-    double v = strtod(s, &end);
-    if (end == s || *end)
-        return bad("--%s needs a number", opt);
-    *out = v;
-    return 0;
-}
-
-static int parse_fail_on(validate_args *a, const char *list)
-{
+    int *fail_on = field;
     char *copy = strdup(list), *save = NULL;
     if (!copy)
-        return bad("%s", "out of memory");
-    memset(a->fail_on, 0, sizeof a->fail_on);
+        return bad("%s", "out of memory"), -2;
+    memset(fail_on, 0, sizeof(int) * ES_CHECK_COUNT);
     int rc = 0;
     for (char *t = strtok_r(copy, ",", &save); t && !rc; t = strtok_r(NULL, ",", &save)) {
         if (!strcmp(t, "all"))
             for (int c = 0; c < ES_CHECK_COUNT; c++)
-                a->fail_on[c] = 1;
+                fail_on[c] = 1;
         else if (strcmp(t, "none") != 0) {
             int c = es_check_from_name(t);
+            char want[200];
+            snprintf(want, sizeof want, "checks named in --help, all or none; '%.80s' is not one", t);
             if (c < 0)
-                rc = bad("--fail-on: unknown check '%s' (see --help)", t);
+                rc = cli_option_bad(command, o, list, want);
             else
-                a->fail_on[c] = 1;
+                fail_on[c] = 1;
         }
     }
     free(copy);
     return rc;
 }
 
-enum {
-    OPT_UTT_EMB = 256, OPT_UTT_KEYS, OPT_SPK_EMB, OPT_SPK_KEYS, OPT_UTT2SPK, OPT_COSTS, OPT_ROOT,
-    OPT_NO_HASH, OPT_DIM, OPT_MIN_COSINE, OPT_ZERO_NORM, OPT_NORM_RATIO, OPT_MIN_NORM, OPT_MAX_NORM,
-    OPT_SPK_MEAN_TOL, OPT_NO_DUP, OPT_FAIL_ON, OPT_JSON, OPT_SHOW, OPT_DEVICE,
-    OPT_LOADER, OPT_WORLD_SIZE, OPT_WORKERS, OPT_MAX_IMBALANCE, OPT_SPEECH_TOKENS, OPT_TOKENIZER, OPT_SPECIALS,
-    OPT_SYMBOL_TABLE, OPT_SYMBOL_TABLE_END = OPT_SYMBOL_TABLE + 3,
+#define STR(opt, field, meta, text)                                                            \
+    {.name = opt, .kind = CLI_STR, CLI_AT(validate_args, field), .metavar = meta, .help = text}
+#define REAL(opt, field, meta, text)                                                           \
+    {.name = opt, .kind = CLI_ANYNUM, CLI_AT(validate_args, field), .metavar = meta, .help = text}
+
+static const cli_option sources[] = {
+    STR("utt-emb", src.utt_emb, "SRC", "utterance embeddings"),
+    STR("utt-keys", src.utt_keys, "FILE", "keys of a .npy --utt-emb, one per line"),
+    STR("spk-emb", src.spk_emb, "SRC", "speaker embeddings"),
+    STR("spk-keys", src.spk_keys, "FILE", "keys of a .npy --spk-emb"),
+    STR("utt2spk", src.utt2spk, "FILE", "speakers (Kaldi); default: LIST's, or the parquet spk column"),
+    STR("costs", costs, "FILE", "a cost table (`measure --hash`) instead of LIST"),
+    STR("root", root, "DIR", "resolve relative paths inside LIST, and inside parquet\n"
+                             "lists named by --utt-emb/--spk-emb, against DIR"),
+    {.name = "no-hash", .kind = CLI_FLAG, .ival = 0, CLI_AT(validate_args, hash),
+     .help = "do not hash audio (no duplicate_audio check; faster)"},
+    STR("speech-tokens", speech_tokens, "SRC",
+        "utt2speech_token.pt: each row's speech_tokens (for the\n"
+        "filter, e.g. --require-speech-token), 0 without a list"),
 };
 
-static const struct option opts[] = {
-    {"utt-emb", required_argument, NULL, OPT_UTT_EMB}, {"utt-keys", required_argument, NULL, OPT_UTT_KEYS},
-    {"spk-emb", required_argument, NULL, OPT_SPK_EMB}, {"spk-keys", required_argument, NULL, OPT_SPK_KEYS},
-    {"utt2spk", required_argument, NULL, OPT_UTT2SPK}, {"costs", required_argument, NULL, OPT_COSTS},
-    {"root", required_argument, NULL, OPT_ROOT},       {"no-hash", no_argument, NULL, OPT_NO_HASH},
-    {"dim", required_argument, NULL, OPT_DIM},         {"min-cosine", required_argument, NULL, OPT_MIN_COSINE},
-    {"zero-norm", required_argument, NULL, OPT_ZERO_NORM},
-    {"norm-ratio", required_argument, NULL, OPT_NORM_RATIO},
-    {"min-norm", required_argument, NULL, OPT_MIN_NORM}, {"max-norm", required_argument, NULL, OPT_MAX_NORM},
-    {"spk-mean-tol", required_argument, NULL, OPT_SPK_MEAN_TOL},
-    {"no-duplicates", no_argument, NULL, OPT_NO_DUP},  {"fail-on", required_argument, NULL, OPT_FAIL_ON},
-    {"json", required_argument, NULL, OPT_JSON},       {"show", required_argument, NULL, OPT_SHOW},
-    {"device", required_argument, NULL, OPT_DEVICE},   {"threads", required_argument, NULL, 'j'},
-    {"quiet", no_argument, NULL, 'q'},                 {"help", no_argument, NULL, 'h'},
-    {"loader", required_argument, NULL, OPT_LOADER},   {"world-size", required_argument, NULL, OPT_WORLD_SIZE},
-    {"workers", required_argument, NULL, OPT_WORKERS},
-    {"max-imbalance", required_argument, NULL, OPT_MAX_IMBALANCE},
-    {"speech-tokens", required_argument, NULL, OPT_SPEECH_TOKENS},
-    {"tokenizer", required_argument, NULL, OPT_TOKENIZER},
-    {"specials", required_argument, NULL, OPT_SPECIALS},
-    CLI_SYMBOL_TABLE_OPTIONS(OPT_SYMBOL_TABLE),
+static const cli_option checks[] = {
+    {.name = "dim", .kind = CLI_INT, CLI_AT(validate_args, s.dim), .metavar = "D",
+     .help = "expected dimension (default 192; 0 = any)"},
+    REAL("min-cosine", s.min_cosine, "X", "far_from_centroid below X (default 0.5)"),
+    REAL("zero-norm", s.zero_norm, "X", "zero_norm at or below X (default 1e-6)"),
+    REAL("norm-ratio", s.norm_ratio, "R", "abnormal_norm beyond R x or 1/R x the median (default 3; 0 off)"),
+    REAL("min-norm", s.min_norm, "X", "abnormal_norm below X (default off)"),
+    REAL("max-norm", s.max_norm, "X", "abnormal_norm above X (default off)"),
+    REAL("spk-mean-tol", s.spk_mean_tol, "X", "spk_mean_mismatch above relative difference X (default 1e-3)"),
+    {.name = "no-duplicates", .kind = CLI_FLAG, .ival = 0, CLI_AT(validate_args, s.duplicates),
+     .help = "skip the duplicate_vector check"},
 };
-static const char short_options[] = "j:qh";
 
-/* One option; returns 0, or -1 after printing why. */
-static int option(validate_args *a, int c, const char *arg)
+static const cli_option data_checks[] = {
+    {.name = "loader", .kind = CLI_ENUM, .en = ES_ENUM_LOADER, CLI_AT(validate_args, data.loader),
+     .metavar = "NAME", .help = "cosyvoice (default) or wenet: its recipe's filter defaults\n"
+                                "and, with --world-size, its split of the list"},
+    {.name = "world-size", .kind = CLI_INT, .min = 1, CLI_AT(validate_args, data.world_size),
+     .metavar = "K", .help = "replay the loader over K ranks (imbalance check; default off)"},
+    {.name = "workers", .kind = CLI_INT, .zero_is_one = 1, CLI_AT(validate_args, data.workers),
+     .metavar = "W", .help = "data-loader workers per rank (default 1)"},
+    {.name = "max-imbalance", .kind = CLI_NUM, CLI_AT(validate_args, data.max_imbalance),
+     .metavar = "X", .help = "imbalance when rank frames' max/mean - 1 > X or the\n"
+                             "retention under the join < 1 - X (default 0.05)"},
+};
+
+static const cli_option output[] = {
+    {.name = "fail-on", .kind = CLI_CUSTOM, .has_arg = 1, .fn = parse_fail_on,
+     CLI_AT(validate_args, fail_on), .metavar = "LIST",
+     .help = "comma-separated checks that make the exit code 1, or all,\n"
+             "none (default: every check but duplicate_audio, filtered)"},
+    STR("json", json, "FILE", "write every finding as JSON (docs/VALIDATE.md)"),
+    {.name = "show", .kind = CLI_INT, CLI_AT(validate_args, show), .metavar = "N",
+     .help = "keys shown per check on the terminal (default 5)"},
+    {.name = "device", .kind = CLI_ENUM, .en = ES_ENUM_DEVICE, CLI_AT(validate_args, s.device),
+     .help = "auto (default: CUDA when present), cpu or cuda"},
+    {.name = "threads", .short_name = 'j', .kind = CLI_INT, .min = 1,
+     CLI_AT(validate_args, threads), .metavar = "N", .help = "CPU threads (default: all cores)"},
+    {.name = "quiet", .short_name = 'q', .kind = CLI_FLAG, .ival = 1,
+     CLI_AT(validate_args, quiet), .help = "no progress line"},
+};
+
+static void targets_of(validate_args *a, void *t[CLI_T_COUNT])
 {
-    int dim;
-    switch (c) {
-    case OPT_UTT_EMB: a->src.utt_emb = arg; return 0;
-    case OPT_UTT_KEYS: a->src.utt_keys = arg; return 0;
-    case OPT_SPK_EMB: a->src.spk_emb = arg; return 0;
-    case OPT_SPK_KEYS: a->src.spk_keys = arg; return 0;
-    case OPT_UTT2SPK: a->src.utt2spk = arg; return 0;
-    case OPT_COSTS: a->costs = arg; return 0;
-    case OPT_SPEECH_TOKENS: a->speech_tokens = arg; return 0;
-    case OPT_TOKENIZER: cli_tokenizer.path = arg; return 0;
-    case OPT_SPECIALS: cli_tokenizer.specials = arg; return 0;
-    case OPT_SYMBOL_TABLE:
-    case OPT_SYMBOL_TABLE + 1:
-    case OPT_SYMBOL_TABLE + 2: cli_symbol_table_option(c, OPT_SYMBOL_TABLE, arg); return 0;
-    case OPT_ROOT: a->root = a->src.root = arg; return 0;
-    case OPT_NO_HASH: a->hash = 0; return 0;
-    case OPT_DIM:
-        if (cli_parse_int(arg, &dim))
-            return bad("--dim needs a non-negative number, got '%s'", arg);
-        a->s.dim = (size_t)dim;
-        return 0;
-    case OPT_MIN_COSINE: return parse_double("min-cosine", arg, &a->s.min_cosine);
-    case OPT_ZERO_NORM: return parse_double("zero-norm", arg, &a->s.zero_norm);
-    case OPT_NORM_RATIO: return parse_double("norm-ratio", arg, &a->s.norm_ratio);
-    case OPT_MIN_NORM: return parse_double("min-norm", arg, &a->s.min_norm);
-    case OPT_MAX_NORM: return parse_double("max-norm", arg, &a->s.max_norm);
-    case OPT_SPK_MEAN_TOL: return parse_double("spk-mean-tol", arg, &a->s.spk_mean_tol);
-    case OPT_NO_DUP: a->s.duplicates = 0; return 0;
-    case OPT_FAIL_ON: return parse_fail_on(a, arg);
-    case OPT_JSON: a->json = arg; return 0;
-    case OPT_SHOW: return cli_parse_int(arg, &a->show) ? bad("--show needs a number, got '%s'", arg) : 0;
-    case OPT_DEVICE:
-        if (cli_parse_enum(ES_ENUM_DEVICE, arg, &a->s.device))
-            return bad("--device is auto, cpu or cuda, got '%s'", arg);
-        return 0;
-    case 'j':
-        if (cli_parse_int(arg, &a->threads) || a->threads == 0)
-            return bad("-j needs a positive number, got '%s'", arg);
-        a->s.threads = a->threads;
-        return 0;
-    case 'q': a->quiet = 1; return 0;
-    case OPT_LOADER: /* applied by prescan; checked here */
-        return cli_parse_enum(ES_ENUM_LOADER, arg, &a->data.loader) ? bad("--loader is cosyvoice or wenet, got '%s'", arg) : 0;
-    case OPT_WORLD_SIZE:
-        if (cli_parse_int(arg, &dim) || dim <= 0)
-            return bad("--world-size needs a positive number, got '%s'", arg);
-        a->data.world_size = (uint32_t)dim;
-        return 0;
-    case OPT_WORKERS:
-        if (cli_parse_int(arg, &dim) || dim < 0)
-            return bad("--workers needs a number >= 0, got '%s'", arg);
-        a->data.workers = dim ? (uint32_t)dim : 1; /* num_workers 0 behaves as 1 */
-        return 0;
-    case OPT_MAX_IMBALANCE:
-        if (cli_parse_double(arg, &a->data.max_imbalance) || !(a->data.max_imbalance >= 0))
-            return bad("--max-imbalance needs a number >= 0, got '%s'", arg);
-        return 0;
-    default: return -1;
-    }
+    t[CLI_T_CMD] = a, t[CLI_T_MODEL] = &a->data.model, t[CLI_T_MEASURE] = NULL;
+    t[CLI_T_LIST] = NULL, t[CLI_T_TOKENIZER] = &cli_tokenizer;
 }
 
 /* First pass: only --loader, whose recipe gives the cost model's defaults that
  * the cost model options then override (as in simulate). */
-static void prescan(int argc, char **argv, const struct option *all, validate_args *a)
+static void prescan(const cli_command *cmd, int argc, char **argv, validate_args *a)
 {
-    es_loader loader = ES_LOADER_COSYVOICE;
-    int c;
-    opterr = 0;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, short_options, all, NULL)) != -1)
-        if (c == OPT_LOADER)
-            cli_parse_enum(ES_ENUM_LOADER, optarg, &loader);
-    opterr = 1;
-    optind = 0; /* glibc: start over, re-reading the (now permuted) argv */
+    static const char *const first[] = {"loader", NULL};
+    validate_args pre = {0};
+    pre.data.loader = ES_LOADER_COSYVOICE;
+    void *t[CLI_T_COUNT];
+    targets_of(&pre, t);
+    cli_options_prescan(cmd, t, argc, argv, first);
     es_simulate_settings sim;
-    es_simulate_defaults(&sim, loader);
-    a->data.loader = loader;
+    es_simulate_defaults(&sim, pre.data.loader);
+    a->data.loader = pre.data.loader;
     a->data.model = sim.model;
 }
 
 static int parse_args(int argc, char **argv, validate_args *a)
 {
+    const cli_table tables[] = {
+        CLI_TABLE(NULL, sources),
+        CLI_SHARED(NULL, cli_tok),
+        CLI_TABLE("Checks:\n", checks),
+        CLI_TABLE("Data checks (with LIST or --costs; the filter and frames come from the cost\n"
+                  "model options below):\n", data_checks),
+        CLI_TABLE("Output:\n", output),
+        CLI_SHARED(cli_cost_model_heading, cli_cost_model),
+        CLI_SHARED(cli_filter_heading, cli_filter),
+    };
+    const cli_command cmd = {"validate", intro, outro, tables, sizeof tables / sizeof tables[0]};
     memset(a, 0, sizeof *a);
     es_validate_defaults(&a->s);
     es_validate_data_defaults(&a->data);
@@ -250,27 +182,15 @@ static int parse_args(int argc, char **argv, validate_args *a)
     a->show = 5;
     for (int c = 0; c < ES_CHECK_COUNT; c++)
         a->fail_on[c] = c != ES_CHECK_DUPLICATE_AUDIO && c != ES_CHECK_FILTERED;
-    struct option *all = cli_join_options(opts, sizeof opts / sizeof opts[0], 1, 0);
-    if (!all)
-        return bad("%s", "out of memory");
-    prescan(argc, argv, all, a);
-    int c, rc = 0;
-    while (!rc && (c = getopt_long(argc, argv, short_options, all, NULL)) != -1) {
-        if (c == 'h') {
-            printf("%s\n%s", usage_text, cli_model_usage);
-            rc = 1;
-            break;
-        }
-        int used = c == '?' ? 0 : cli_model_option(c, optarg, &a->data.model, "validate");
-        if (used < 0 || (!used && (c == '?' || option(a, c, optarg)))) {
-            if (c == '?')
-                fputs(usage_text, stderr);
-            rc = -1;
-        }
-    }
-    free(all);
+    prescan(&cmd, argc, argv, a);
+    void *t[CLI_T_COUNT];
+    targets_of(a, t);
+    int rc = cli_options_parse(&cmd, t, argc, argv);
     if (rc)
         return rc;
+    a->src.root = a->root;
+    if (a->threads) /* -j N (N >= 1) */
+        a->s.threads = a->threads;
     if (cli_tokenizer_check("validate"))
         return -1;
     if (a->costs && optind < argc)

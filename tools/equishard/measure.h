@@ -3,14 +3,13 @@
 #ifndef ES_CLI_MEASURE_H
 #define ES_CLI_MEASURE_H
 
-#include "cli.h"
+#include "cli_model.h"
 
 typedef struct measure_args {
     es_measure_settings s;
     const char *output;
     es_emb_sources emb; /* --utt-emb/--spk-emb: embedding presence flags */
-    const char *speech_tokens; /* --speech-tokens SRC, or NULL */
-    int quiet;
+    cli_list_opts list; /* --quiet, --speech-tokens */
     const char *const *inputs;
     size_t n_inputs;
 } measure_args;

@@ -219,7 +219,7 @@ int measure_mpi(measure_args *a)
     MPI_Comm_size(MPI_COMM_WORLD, &r.size);
     /* progress: rank 0's own units, on rank 0's terminal */
     cli_progress progress;
-    cli_progress_init(&progress, "measure (rank 0)", a->quiet || r.rank != 0);
+    cli_progress_init(&progress, "measure (rank 0)", a->list.quiet || r.rank != 0);
     a->s.progress = r.rank == 0 ? cli_progress_update : NULL;
     a->s.progress_user = &progress;
     int rc = run(&r, a);

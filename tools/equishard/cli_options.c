@@ -1,0 +1,298 @@
+/* The option-table layer (cli_options.h): getopt_long array and short-option
+ * string from the tables, one apply per kind, the uniform bad-value line, and
+ * the option lines of --help. One place, so every command parses, refuses and
+ * documents its options the same way. */
+#include "cli_options.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+enum { LONG_ONLY = 256, HELP_COLUMN = 28 };
+
+/* ---- the getopt_long view of the tables ---------------------------------------- */
+
+typedef struct parser {
+    struct option *longs;    /* {0}-terminated; --help last */
+    const cli_option **opts; /* by index: val - LONG_ONLY */
+    size_t n;
+    char shorts[64];
+} parser;
+
+static int parser_init(parser *p, const cli_command *c)
+{
+    size_t n = 0;
+    for (size_t t = 0; t < c->n_tables; t++)
+        n += c->tables[t].n;
+    p->longs = calloc(n + 2, sizeof *p->longs);
+    p->opts = calloc(n + 1, sizeof *p->opts);
+    if (!p->longs || !p->opts)
+        return -1;
+    size_t at = 0, s = 0;
+    for (size_t t = 0; t < c->n_tables; t++)
+        for (size_t i = 0; i < c->tables[t].n; i++) {
+            const cli_option *o = &c->tables[t].opts[i];
+            int arg = o->kind != CLI_FLAG && (o->kind != CLI_CUSTOM || o->has_arg);
+            p->opts[at] = o;
+            p->longs[at] = (struct option){o->name, arg ? required_argument : no_argument, NULL,
+                                           o->short_name ? o->short_name : LONG_ONLY + (int)at};
+            at++;
+            if (o->short_name && s + 3 < sizeof p->shorts) {
+                p->shorts[s++] = o->short_name;
+                if (arg)
+                    p->shorts[s++] = ':';
+            }
+        }
+    p->longs[at] = (struct option){"help", no_argument, NULL, 'h'};
+    p->n = at;
+    p->shorts[s++] = 'h';
+    p->shorts[s] = '\0';
+    return 0;
+}
+
+static void parser_release(parser *p)
+{
+    free(p->longs);
+    free(p->opts);
+}
+
+static const cli_option *parser_find(const parser *p, int val)
+{
+    if (val >= LONG_ONLY && (size_t)(val - LONG_ONLY) < p->n)
+        return p->opts[val - LONG_ONLY];
+    for (size_t i = 0; i < p->n; i++)
+        if (p->opts[i]->short_name && p->opts[i]->short_name == val)
+            return p->opts[i];
+    return NULL;
+}
+
+/* ---- what a value should have been ------------------------------------------------ */
+
+static void enum_names(int e, const char *sep, const char *last, char *buf, size_t len)
+{
+    size_t n = es_enum_size(e), at = 0;
+    buf[0] = '\0';
+    for (size_t v = 0; v < n && at < len; v++)
+        at += (size_t)snprintf(buf + at, len - at, "%s%s", v == 0 ? "" : v + 1 == n ? last : sep,
+                               es_enum_name(e, (int)v));
+}
+
+/* The upper bound of a CLI_UINT: .max, or the field type's (.max 0). */
+static unsigned long long type_max(const cli_option *o)
+{
+    return o->size == 4 ? UINT32_MAX : ULLONG_MAX;
+}
+
+static unsigned long long upper(const cli_option *o)
+{
+    return o->max ? o->max : type_max(o);
+}
+
+static void want_text(const cli_option *o, char *buf, size_t len)
+{
+    if (o->want)
+        snprintf(buf, len, "%s", o->want);
+    else if (o->kind == CLI_ENUM)
+        enum_names(o->en, ", ", " or ", buf, len);
+    else if (o->kind == CLI_UINT && upper(o) < type_max(o))
+        snprintf(buf, len, "a whole number from %llu to %llu", o->min, o->max);
+    else if (o->kind == CLI_UINT || o->kind == CLI_INT)
+        snprintf(buf, len, "a whole number >= %llu", o->min);
+    else if (o->kind == CLI_I64)
+        snprintf(buf, len, "a whole number");
+    else if (o->kind == CLI_NUM)
+        snprintf(buf, len, "a number %s %g", o->excl ? ">" : ">=", o->dmin);
+    else
+        snprintf(buf, len, "a number");
+}
+
+int cli_option_bad(const char *command, const cli_option *o, const char *arg, const char *want)
+{
+    char buf[256];
+    if (!command) /* a prescan: silent */
+        return -2;
+    if (!want) {
+        want_text(o, buf, sizeof buf);
+        want = buf;
+    }
+    fprintf(stderr, "equishard %s: bad value '%s' for --%s: %s\n", command, arg, o->name, want);
+    return -2;
+}
+
+/* ---- applying one option ------------------------------------------------------------ */
+
+static void store_whole(const cli_option *o, void *field, unsigned long long v)
+{
+    if (o->zero_is_one && v == 0)
+        v = 1;
+    if (o->size == 4) {
+        uint32_t u = (uint32_t)v; /* an int field holds the same bits for v <= INT_MAX */
+        memcpy(field, &u, sizeof u);
+    } else {
+        uint64_t u = v;
+        memcpy(field, &u, sizeof u);
+    }
+}
+
+static int parse_i64(const char *arg, int64_t *out)
+{
+    char *end;
+    long long v = strtoll(arg, &end, 10);
+    if (end == arg || *end)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+static int parse_anynum(const char *arg, double *out)
+{
+    char *end;
+    double v = strtod(arg, &end);
+    if (end == arg || *end)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+/* 0, -1 (bad value, not yet told) or -2 (told). */
+static int apply_value(const cli_option *o, const char *arg, void *field, const char *command)
+{
+    unsigned long long u;
+    int i;
+    double d;
+    switch (o->kind) {
+    case CLI_FLAG: memcpy(field, &o->ival, sizeof o->ival); return 0;
+    case CLI_STR: memcpy(field, &arg, sizeof arg); return 0;
+    case CLI_UINT:
+        if (cli_parse_u64(arg, &u) || u < o->min || u > upper(o))
+            return -1;
+        store_whole(o, field, u);
+        return 0;
+    case CLI_INT:
+        if (cli_parse_int(arg, &i) || (unsigned long long)i < o->min)
+            return -1;
+        store_whole(o, field, (unsigned long long)i);
+        return 0;
+    case CLI_I64: return parse_i64(arg, field);
+    case CLI_NUM:
+        if (cli_parse_double(arg, &d) || d < o->dmin || (o->excl && d == o->dmin))
+            return -1;
+        memcpy(field, &d, sizeof d);
+        return 0;
+    case CLI_ANYNUM:
+        if (parse_anynum(arg, &d))
+            return -1;
+        memcpy(field, &d, sizeof d);
+        return 0;
+    case CLI_ENUM: return cli_parse_enum_int(o->en, arg, field);
+    case CLI_CUSTOM: return o->fn(o, arg, field, command);
+    }
+    return -1;
+}
+
+static int apply(const cli_command *c, const cli_option *o, void *const targets[], const char *arg,
+                 int quiet)
+{
+    char *base = targets[o->target];
+    int rc = base ? apply_value(o, arg, base + o->offset, quiet ? NULL : c->name) : -2;
+    if (rc == -1 && !quiet)
+        cli_option_bad(c->name, o, arg, NULL);
+    return rc ? -1 : 0;
+}
+
+/* ---- the two passes ------------------------------------------------------------------- */
+
+int cli_options_parse(const cli_command *c, void *const targets[CLI_T_COUNT], int argc,
+                      char **argv)
+{
+    parser p;
+    if (parser_init(&p, c)) {
+        parser_release(&p);
+        fprintf(stderr, "equishard %s: out of memory\n", c->name);
+        return -1;
+    }
+    int ch, rc = 0;
+    optind = 0; /* glibc: start over, re-reading argv (a prescan may have permuted it) */
+    while (rc == 0 && (ch = getopt_long(argc, argv, p.shorts, p.longs, NULL)) != -1) {
+        const cli_option *o = parser_find(&p, ch);
+        if (ch == 'h' && !o) {
+            cli_options_usage(c, stdout);
+            rc = 1;
+        } else if (!o) {
+            cli_options_usage(c, stderr);
+            rc = -1;
+        } else {
+            rc = apply(c, o, targets, optarg, 0);
+        }
+    }
+    parser_release(&p);
+    return rc;
+}
+
+int cli_options_prescan(const cli_command *c, void *const targets[CLI_T_COUNT], int argc,
+                        char **argv, const char *const *names)
+{
+    parser p;
+    if (parser_init(&p, c)) {
+        parser_release(&p);
+        return 0;
+    }
+    int ch, help = 0;
+    opterr = 0;
+    optind = 0;
+    while ((ch = getopt_long(argc, argv, p.shorts, p.longs, NULL)) != -1) {
+        const cli_option *o = parser_find(&p, ch);
+        help |= ch == 'h' && !o;
+        for (size_t i = 0; o && names[i]; i++)
+            if (!strcmp(names[i], o->name))
+                apply(c, o, targets, optarg, 1);
+    }
+    opterr = 1;
+    optind = 0;
+    parser_release(&p);
+    return help;
+}
+
+/* ---- --help ------------------------------------------------------------------------- */
+
+static void option_line(const cli_option *o, FILE *out)
+{
+    char names[128], meta[128];
+    const char *m = o->metavar;
+    if (!m && o->kind == CLI_ENUM) {
+        enum_names(o->en, "|", "|", meta, sizeof meta);
+        m = meta;
+    }
+    int n = o->short_name ? snprintf(names, sizeof names, "  -%c, --%s", o->short_name, o->name)
+                          : snprintf(names, sizeof names, "      --%s", o->name);
+    if (m && n > 0 && (size_t)n < sizeof names)
+        snprintf(names + n, sizeof names - (size_t)n, " %s", m);
+    int width = (int)strlen(names);
+    fprintf(out, "%s%*s", names, width + 2 <= HELP_COLUMN ? HELP_COLUMN - width : 2, "");
+    for (const char *h = o->help ? o->help : ""; *h; h++) {
+        fputc(*h, out);
+        if (*h == '\n' && h[1])
+            fprintf(out, "%*s", HELP_COLUMN, "");
+    }
+    fputc('\n', out);
+}
+
+void cli_options_usage(const cli_command *c, FILE *out)
+{
+    fputs(c->intro, out);
+    for (size_t t = 0; t < c->n_tables; t++) {
+        const cli_table *tb = &c->tables[t];
+        if (tb->heading)
+            fprintf(out, "\n%s", tb->heading);
+        for (size_t i = 0; i < tb->n; i++)
+            option_line(&tb->opts[i], out);
+        if (t == 0)
+            fprintf(out, "  -h, --help%*sthis text\n", HELP_COLUMN - 12, "");
+    }
+    if (c->outro)
+        fprintf(out, "\n%s", c->outro);
+}

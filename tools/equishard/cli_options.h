@@ -1,0 +1,107 @@
+/* Command-line options as declared tables (git's parse-options idea): each
+ * command lists its options once, with kind, bounds, target field and help,
+ * and this layer builds the getopt_long array, applies the options in argv
+ * order, prints one uniform line for a bad value and writes the option part of
+ * --help. Hand-written option switches drifted from their usage text and each
+ * worded its errors its own way; a table cannot.
+ *
+ * Invariants: tables are static const; a long name appears once among the
+ * tables of one command; -h/--help is added by the layer to every command. */
+#ifndef ES_CLI_OPTIONS_H
+#define ES_CLI_OPTIONS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/* Which object an option writes: the command's own struct, or one of the
+ * shared ones (the shared tables in cli_model.c use these). */
+typedef enum cli_target {
+    CLI_T_CMD = 0,   /* the command's own argument struct */
+    CLI_T_MODEL,     /* es_cost_model */
+    CLI_T_MEASURE,   /* es_measure_settings */
+    CLI_T_LIST,      /* cli_list_opts: --quiet, --speech-tokens */
+    CLI_T_TOKENIZER, /* cli_tokenizer_opts (the global cli_tokenizer) */
+    CLI_T_COUNT
+} cli_target;
+
+typedef enum cli_kind {
+    CLI_FLAG,   /* no argument: stores .ival into an int */
+    CLI_UINT,   /* whole number (cli_parse_u64) in [.min, .max]; stored by .size */
+    CLI_INT,    /* whole number (cli_parse_int: 0..INT_MAX) >= .min; stored by .size */
+    CLI_I64,    /* any whole number strtoll reads entirely; int64_t */
+    CLI_NUM,    /* finite number (cli_parse_double) >= .min (> .min with .excl) */
+    CLI_ANYNUM, /* any number strtod reads entirely (inf, nan too); double */
+    CLI_STR,    /* const char *: the argument itself */
+    CLI_ENUM,   /* a named value of es_enum .en (cli_parse_enum) into an int-sized enum */
+    CLI_CUSTOM, /* .fn decides */
+} cli_kind;
+
+typedef struct cli_option cli_option;
+
+/* A custom option: field is the target's byte at .offset. Returns 0, -1 for a
+ * bad value (the layer prints the uniform line with .want), or -2 when it
+ * printed why itself (cli_option_bad or its own line). */
+typedef int (*cli_option_fn)(const cli_option *o, const char *arg, void *field,
+                             const char *command);
+
+struct cli_option {
+    const char *name;    /* long name without "--" */
+    char short_name;     /* 0: none */
+    cli_kind kind;
+    int has_arg;         /* all kinds but CLI_FLAG take one; CLI_CUSTOM says */
+    cli_target target;
+    size_t offset, size; /* the field in the target (size: whole numbers) */
+    unsigned long long min, max; /* CLI_UINT/CLI_INT bounds; max 0: the field type's */
+    double dmin;         /* CLI_NUM lower bound */
+    int excl;            /* CLI_NUM: the bound is excluded */
+    int zero_is_one;     /* whole numbers: 0 is stored as 1 (num_workers 0) */
+    int ival;            /* CLI_FLAG: the value stored */
+    int en;              /* CLI_ENUM: the es_enum */
+    cli_option_fn fn;    /* CLI_CUSTOM */
+    const char *metavar; /* shown after the name; CLI_ENUM default: its names a|b|c */
+    const char *want;    /* what a bad value should have been; default from the kind */
+    const char *help;    /* '\n' starts a continuation line */
+};
+
+/* A field of struct type T, for the tables. */
+#define CLI_AT(T, field) .offset = offsetof(T, field), .size = sizeof(((T *)0)->field)
+
+/* One group of options, printed under its heading (NULL: none). */
+typedef struct cli_table {
+    const char *heading;
+    const cli_option *opts;
+    size_t n;
+} cli_table;
+#define CLI_TABLE(heading, opts) {(heading), (opts), sizeof(opts) / sizeof((opts)[0])}
+
+typedef struct cli_command {
+    const char *name;  /* "plan": the messages say "equishard plan: ..." */
+    const char *intro; /* usage line and description, before the options */
+    const char *outro; /* after them, or NULL */
+    const cli_table *tables;
+    size_t n_tables;
+} cli_command;
+
+/* Parses argv (getopt_long, so operands may come anywhere; optind is left at
+ * the first of them), applying each option to targets[o->target] in argv
+ * order. Returns 0; 1 after printing --help on stdout; -1 after printing why
+ * on stderr (a bad value: one line; an unknown option: getopt's line and the
+ * usage). */
+int cli_options_parse(const cli_command *c, void *const targets[CLI_T_COUNT], int argc,
+                      char **argv);
+
+/* A first pass: applies only the options named in names (NULL-terminated), in
+ * argv order, silently ignoring bad values and anything else; the options
+ * that choose the defaults later flags override. Returns 1 when -h/--help is
+ * among the options, else 0. */
+int cli_options_prescan(const cli_command *c, void *const targets[CLI_T_COUNT], int argc,
+                        char **argv, const char *const *names);
+
+/* Writes the intro, the option lines of every table, and the outro. */
+void cli_options_usage(const cli_command *c, FILE *out);
+
+/* The uniform line: "equishard CMD: bad value 'ARG' for --NAME: WANT"; -2. */
+int cli_option_bad(const char *command, const cli_option *o, const char *arg, const char *want);
+
+#endif
