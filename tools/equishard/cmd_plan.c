@@ -32,7 +32,7 @@ static const cli_option own[] = {
     U32("world-size", 'k', plan.world_size, "K", "ranks (GPUs); required"),
     U32("workers", 'w', plan.workers, "W", "data-loader workers per rank (default 1)"),
     {.name = "mode", .short_name = 'm', .kind = CLI_ENUM, .en = ES_ENUM_PLAN_MODE,
-     CLI_AT(plan_args, plan.mode), .metavar = "MODE",
+     CLI_AT(plan_args, plan.mode),
      .help = "shard: whole shards to ranks and workers (default)\n"
              "batch: utterances into batches, equal counts per rank\n"
              "reshard: rewrite tar shards or CosyVoice parquet files\n"
@@ -54,7 +54,7 @@ static const cli_option own[] = {
     U32("batch-size", 0, plan.batch_size, "N", "static batches of N instead"),
     U32("sort-size", 0, plan.sort_size, "N", "the loader's sort buffer (default 500)"),
     {.name = "remainder", .kind = CLI_ENUM, .en = ES_ENUM_REMAINDER,
-     CLI_AT(plan_args, plan.remainder), .metavar = "POLICY",
+     CLI_AT(plan_args, plan.remainder),
      .help = "batch mode: pad (default), drop or carry the batches\n"
              "beyond a multiple of K"},
     {.name = "seed", .kind = CLI_UINT, CLI_AT(plan_args, plan.seed), .metavar = "S",

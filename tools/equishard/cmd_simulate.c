@@ -88,7 +88,7 @@ static int parse_loader(const cli_option *o, const char *arg, void *field, const
 
 static const cli_option own[] = {
     {.name = "loader", .short_name = 'l', .kind = CLI_CUSTOM, .has_arg = 1, .fn = parse_loader,
-     .offset = 0, .metavar = "NAME", .want = "cosyvoice or wenet",
+     .offset = 0, .metavar = "cosyvoice|wenet", .want = "cosyvoice or wenet",
      .help = "cosyvoice: random.Random(epoch).shuffle, [rank::K],\n"
              "[worker::W] (cosyvoice/dataset/dataset.py)\n"
              "wenet: entry i to worker w of rank r when\n"

@@ -66,7 +66,7 @@ static int parse_fail_on(const cli_option *o, const char *list, void *field, con
         else if (strcmp(t, "none") != 0) {
             int c = es_check_from_name(t);
             char want[200];
-            snprintf(want, sizeof want, "checks named in --help, all or none; '%.80s' is not one", t);
+            snprintf(want, sizeof want, "unknown check '%.80s' (see --help; or all, none)", t);
             if (c < 0)
                 rc = cli_option_bad(command, o, list, want);
             else
@@ -113,7 +113,7 @@ static const cli_option checks[] = {
 
 static const cli_option data_checks[] = {
     {.name = "loader", .kind = CLI_ENUM, .en = ES_ENUM_LOADER, CLI_AT(validate_args, data.loader),
-     .metavar = "NAME", .help = "cosyvoice (default) or wenet: its recipe's filter defaults\n"
+     .help = "cosyvoice (default) or wenet: its recipe's filter defaults\n"
                                 "and, with --world-size, its split of the list"},
     {.name = "world-size", .kind = CLI_INT, .min = 1, CLI_AT(validate_args, data.world_size),
      .metavar = "K", .help = "replay the loader over K ranks (imbalance check; default off)"},
