@@ -4,7 +4,6 @@
  * documents its options the same way. */
 #include "cli_options.h"
 
-#include <errno.h>
 #include <getopt.h>
 #include <limits.h>
 #include <stdlib.h>
