@@ -22,8 +22,8 @@ static int read_cost_model(const cli_option *o, const char *arg, void *field, co
      .metavar = meta, .help = text}
 
 const cli_option cli_cost_model_opts[] = {
-    {.name = "frame-rate", .kind = CLI_NUM, .target = CLI_T_MODEL, CLI_AT(es_cost_model, frame_rate),
-     .excl = 1, .metavar = "F", .help = "feature frames per second (default 50, CosyVoice 2)"},
+    {.name = "frame-rate", .kind = CLI_NUM, .excl = 1, .target = CLI_T_MODEL,
+     CLI_AT(es_cost_model, frame_rate), .metavar = "F", .help = "feature frames per second (default 50, CosyVoice 2)"},
     WEIGHT("w-frames", "A", w_frames, "weight of frames (default 1)"),
     WEIGHT("w-text", "B", w_text, "weight of text tokens (default 0)"),
     WEIGHT("w-speech-tokens", "C", w_speech_tokens, "weight of speech tokens (default 0)"),

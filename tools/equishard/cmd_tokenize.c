@@ -117,7 +117,8 @@ static const cli_option own[] = {
     TOK("non-lang-syms", 0, non_lang_syms, "FILE",
         "its non_lang_syms ({xxx}, <xxx> or [xxx], one a line)"),
     {.name = "split-with-space", .kind = CLI_FLAG, .ival = 1, .target = CLI_T_TOKENIZER,
-     CLI_AT(cli_tokenizer_opts, split_with_space), .help = "its split_with_space (a token per word)"},
+     CLI_AT(cli_tokenizer_opts, split_with_space),
+     .help = "its split_with_space (a token per word)"},
     {.name = "jsonl", .kind = CLI_FLAG, .ival = 1, CLI_AT(tok_args, jsonl),
      .help = "the inputs are JSON lines whose \"text\" string is encoded"},
 };
