@@ -260,18 +260,18 @@ int cli_options_prescan(const cli_command *c, void *const targets[CLI_T_COUNT], 
 
 static void option_line(const cli_option *o, FILE *out)
 {
-    char names[128], meta[128];
+    char meta[128];
     const char *m = o->metavar;
     if (!m && o->kind == CLI_ENUM) {
         enum_names(o->en, "|", "|", meta, sizeof meta);
         m = meta;
     }
-    int n = o->short_name ? snprintf(names, sizeof names, "  -%c, --%s", o->short_name, o->name)
-                          : snprintf(names, sizeof names, "      --%s", o->name);
-    if (m && n > 0 && (size_t)n < sizeof names)
-        snprintf(names + n, sizeof names - (size_t)n, " %s", m);
-    int width = (int)strlen(names);
-    fprintf(out, "%s%*s", names, width + 2 <= HELP_COLUMN ? HELP_COLUMN - width : 2, "");
+    /* printed straight to out (no fixed buffer to truncate): "  -k, --name META" */
+    int width = o->short_name ? fprintf(out, "  -%c, --%s", o->short_name, o->name)
+                              : fprintf(out, "      --%s", o->name);
+    if (m)
+        width += fprintf(out, " %s", m);
+    fprintf(out, "%*s", width + 2 <= HELP_COLUMN ? HELP_COLUMN - width : 2, "");
     for (const char *h = o->help ? o->help : ""; *h; h++) {
         fputc(*h, out);
         if (*h == '\n' && h[1])
