@@ -1,7 +1,8 @@
 /* The CLI's plan path in phases, on a cost table FILE (issue 14):
  *
- *   bench_plan_io COSTS.tsv K W shard|batch OUTDIR
+ *   bench_plan_io COSTS.tsv K W shard|batch|read OUTDIR
  *
+ * ("read": only the first phase, for profiling the reader.)
  * Prints the seconds and bytes of each phase: reading the table
  * (es_cost_table_read), planning (es_plan_build), writing OUTDIR
  * (es_plan_write), and, for batch mode, writing the table as zstd into
@@ -72,6 +73,8 @@ int main(int argc, char **argv)
     printf("read   %8.3f s  cpu %8.3f s  %7.3f GB/s of cpu  (%zu rows, %.2f GB)\n", t_read, c_read,
            st.st_size / c_read / 1e9, es_cost_table_size(t), st.st_size / 1e9);
 
+    if (strcmp(argv[4], "read") == 0)
+        return 0;
     es_plan_settings s;
     es_plan_defaults(&s);
     s.world_size = (uint32_t)atoi(argv[2]);
