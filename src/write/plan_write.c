@@ -13,6 +13,7 @@
  * epoch's batches, and equishard.loaders re-plans later epochs from that table
  * (their own batches, identical on every rank, no communication). */
 #include <math.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -205,10 +206,43 @@ static void batch_line(es_strbuf *sb, const plan_batch *b, const line_row *rows)
     es_strbuf_advance(sb, w);
 }
 
+/* OUTDIR/costs.tsv.zst, written by a second thread while the JSONL is formatted:
+ * the two are independent, and compressing the table takes as long as all the
+ * lines. The thread has its own context; its message is copied when it is the
+ * error to report. */
+typedef struct costs_job {
+    es_context *ctx;
+    const es_cost_table *t;
+    FILE *fp;
+    int rc;
+} costs_job;
+
+static void *costs_main(void *arg)
+{
+    costs_job *j = arg;
+    j->rc = es_cost_table_write_stream(j->ctx, j->t, j->fp, "costs.tsv.zst", 1);
+    return NULL;
+}
+
+/* Writes costs.tsv.zst (fp already created) and closes it. */
+static int finish_costs(es_context *ctx, es_outdir *d, const es_plan *p, FILE *fp)
+{
+    int rc = es_cost_table_write_stream(ctx, p->table, fp, "costs.tsv.zst", 1);
+    int crc = es_outdir_close(ctx, d, fp, "costs.tsv.zst");
+    return rc == ES_OK ? crc : rc;
+}
+
 static int write_batch_mode(es_context *ctx, es_outdir *d, const es_plan *p)
 {
     es_strbuf sb = {0};
     int rc = ES_OK;
+    /* Start the table first, in its own thread when one can be had; errors are
+     * reported as before: the JSONL's first, then the table's. */
+    costs_job job = {es_context_new(), p->table, NULL, ES_OK};
+    pthread_t costs_thread;
+    int threaded = 0;
+    if (job.ctx && (job.fp = es_outdir_create(job.ctx, d, "costs.tsv.zst")) != NULL)
+        threaded = pthread_create(&costs_thread, NULL, costs_main, &job) == 0;
     line_row *rows = NULL;
     size_t cap = 0;
     for (uint32_t r = 0; rc == ES_OK && r < p->K; r++) {
@@ -228,15 +262,24 @@ static int write_batch_mode(es_context *ctx, es_outdir *d, const es_plan *p)
         rc = sb.oom ? es_fail(ctx, ES_ERR_NOMEM, "out of memory") : es_outdir_write_text(ctx, d, name, &sb);
     }
     free(rows);
-    FILE *fp = rc == ES_OK ? es_outdir_create(ctx, d, "costs.tsv.zst") : NULL;
-    if (rc == ES_OK && !fp)
-        rc = ES_ERR_IO;
-    if (fp) {
-        rc = es_cost_table_write_stream(ctx, p->table, fp, "costs.tsv.zst", 1);
-        int crc = es_outdir_close(ctx, d, fp, "costs.tsv.zst");
-        if (rc == ES_OK)
-            rc = crc;
+    if (threaded) {
+        pthread_join(costs_thread, NULL);
+        int crc = es_outdir_close(job.ctx, d, job.fp, "costs.tsv.zst");
+        if (job.rc == ES_OK)
+            job.rc = crc;
+        if (rc == ES_OK && job.rc != ES_OK)
+            rc = es_fail(ctx, job.rc, "%s", es_errmsg(job.ctx));
+    } else if (rc != ES_OK) {
+        if (job.fp)
+            fclose(job.fp);
+    } else if (job.fp) {
+        rc = finish_costs(ctx, d, p, job.fp); /* no thread: write it here */
+    } else {
+        /* not created above (or no context for it): create it now, as before */
+        FILE *fp = es_outdir_create(ctx, d, "costs.tsv.zst");
+        rc = fp ? finish_costs(ctx, d, p, fp) : ES_ERR_IO;
     }
+    es_context_free(job.ctx);
     if (rc == ES_OK && p->n_carried) {
         sb.len = 0;
         es_strbuf_puts(&sb, "key\tshard\tpos\n");
