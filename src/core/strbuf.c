@@ -33,6 +33,17 @@ void es_strbuf_append(es_strbuf *sb, const char *data, size_t n)
     sb->buf[sb->len] = '\0';
 }
 
+char *es_strbuf_reserve(es_strbuf *sb, size_t extra)
+{
+    return reserve(sb, extra) ? sb->buf + sb->len : NULL;
+}
+
+void es_strbuf_advance(es_strbuf *sb, char *end)
+{
+    sb->len = (size_t)(end - sb->buf);
+    *end = '\0';
+}
+
 void es_strbuf_puts(es_strbuf *sb, const char *s) { es_strbuf_append(sb, s, strlen(s)); }
 
 void es_strbuf_putc(es_strbuf *sb, char c) { es_strbuf_append(sb, &c, 1); }

@@ -26,6 +26,12 @@ void es_strbuf_printf(es_strbuf *sb, const char *fmt, ...)
 #endif
     ;
 void es_strbuf_release(es_strbuf *sb);
+/* Room for `extra` more bytes (and the NUL): returns where they go, buf + len,
+ * or NULL (oom set). The caller writes at most `extra` bytes there and hands the
+ * end to es_strbuf_advance, which moves len and writes the NUL. For formatting
+ * loops that write straight into the buffer instead of one append per piece. */
+char *es_strbuf_reserve(es_strbuf *sb, size_t extra);
+void es_strbuf_advance(es_strbuf *sb, char *end);
 
 typedef struct es_arena_block es_arena_block;
 typedef struct es_arena {

@@ -75,6 +75,39 @@ int es_cost_table_append(es_cost_table *t, const es_cost_row *row)
     if (!r.key || !r.shard || !r.spk)
         return ES_ERR_NOMEM;
     t->last_shard = r.shard;
+    t->last_shard_len = strlen(r.shard);
+    t->rows[t->n++] = r;
+    return ES_OK;
+}
+
+/* intern() with s's length known: s equals prev when prev's first n bytes are
+ * s's (strncmp stops at prev's end) and prev ends there. */
+static const char *intern_n(es_arena *a, const char *s, size_t n, const char *prev)
+{
+    if (prev && strncmp(prev, s, n) == 0 && prev[n] == '\0')
+        return prev;
+    return es_arena_strndup(a, s, n);
+}
+
+int es_cost_table_append_n(es_cost_table *t, const es_cost_row *row, const size_t len[3])
+{
+    if (t->n == t->cap) {
+        void *rows = t->rows;
+        if (es_grow(&rows, &t->cap, t->n + 1, sizeof(es_cost_row), 1024) != 0)
+            return ES_ERR_NOMEM;
+        t->rows = rows;
+    }
+    es_cost_row r = *row;
+    r.key = es_arena_strndup(&t->strings, row->key, len[0]);
+    r.shard = t->last_shard && t->last_shard_len == len[1] &&
+                      memcmp(t->last_shard, row->shard, len[1]) == 0
+                  ? t->last_shard
+                  : es_arena_strndup(&t->strings, row->shard, len[1]);
+    r.spk = intern_n(&t->strings, row->spk, len[2], t->n ? t->rows[t->n - 1].spk : NULL);
+    if (!r.key || !r.shard || !r.spk)
+        return ES_ERR_NOMEM;
+    t->last_shard = r.shard;
+    t->last_shard_len = len[1];
     t->rows[t->n++] = r;
     return ES_OK;
 }
@@ -144,8 +177,10 @@ int es_cost_table_move_into(es_cost_table *dst, es_cost_table *src)
         memcpy(dst->skips + dst->n_skips, src->skips, src->n_skips * sizeof(es_cost_skip));
         dst->n_skips += src->n_skips;
     }
-    if (src->last_shard)
+    if (src->last_shard) {
         dst->last_shard = src->last_shard;
+        dst->last_shard_len = src->last_shard_len;
+    }
     if (!dst->tokenizer) { /* the first table's record; callers compare them first */
         dst->tokenizer = src->tokenizer;
         src->tokenizer = NULL;

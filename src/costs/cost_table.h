@@ -36,6 +36,7 @@ struct es_cost_table {
     size_t n, cap;
     es_arena strings;
     const char *last_shard; /* interning: consecutive rows usually share a shard */
+    size_t last_shard_len;  /* strlen(last_shard) */
     es_cost_skip *skips;
     size_t n_skips, cap_skips;
     es_strmap shard_stats;  /* shard (as rows name it) → es_shard_stat in `strings` */
@@ -47,6 +48,9 @@ es_cost_table *es_cost_table_new(void);
 
 /* Appends a copy of *row (its strings are copied into the table). */
 int es_cost_table_append(es_cost_table *t, const es_cost_row *row);
+/* The same with the strings' lengths known (key, shard, spk; none NULL), as the
+ * reader has them: no strlen, and interning compares at most that many bytes. */
+int es_cost_table_append_n(es_cost_table *t, const es_cost_row *row, const size_t len[3]);
 
 /* Appends a skip (strings copied; shard may be NULL, key NULL for a whole shard). */
 int es_cost_table_add_skip(es_cost_table *t, const char *msg, const char *shard,

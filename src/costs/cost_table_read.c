@@ -204,6 +204,9 @@ typedef struct parser {
     int want_header;   /* the previous line was the magic line */
     int stats;         /* the header has shard_size and shard_mtime after hash */
     size_t tokens_col; /* the header's text_tokens column (after those, if any); 0 = none */
+    char flags_text[64]; /* the last flags field parsed, and its value */
+    size_t flags_len;    /* 0: none yet (an empty field is an error, never cached) */
+    uint32_t flags;
 } parser;
 
 static int line_error(parser *p, int status, const char *problem)
@@ -290,12 +293,13 @@ static const char *parse_hash(const char *s, size_t n, uint64_t *out)
 }
 
 /* Undoes the writer's escapes in place and NUL-terminates; returns NULL or the
- * problem. */
-static const char *unescape(char *s, size_t n)
+ * problem, and the unescaped length in *out_n. */
+static const char *unescape(char *s, size_t n, size_t *out_n)
 {
     char *bs = memchr(s, '\\', n);
     if (!bs) {
         s[n] = '\0';
+        *out_n = n;
         return NULL;
     }
     char *w = bs, *r = bs, *end = s + n;
@@ -316,6 +320,7 @@ static const char *unescape(char *s, size_t n)
         r += 2;
     }
     *w = '\0';
+    *out_n = (size_t)(w - s);
     return NULL;
 }
 
@@ -342,15 +347,39 @@ static int parse_row(parser *p, char *s, size_t n)
 {
     if (p->ncols == 0)
         return line_error(p, ES_ERR_FORMAT, "expected the column header row");
-    /* One pass finds the TABs and any NUL (which would cut a C string short). A
-     * byte loop beats a dozen short memchr calls per row. */
+    /* One pass finds the TABs and any NUL (which would cut a C string short),
+     * eight bytes at a time: each word's TAB and NUL bytes become exact 0x80
+     * marks, and the TABs are taken from the mark bits. */
     char *f[N_READ];
     size_t len[N_READ];
-    size_t k = 0, from = 0;
-    unsigned nul = 0;
-    for (size_t i = 0; i < n; i++) {
+    size_t k = 0, from = 0, i = 0;
+    uint64_t nul = 0;
+    uint64_t slash = 0; /* any backslash: only then can a string hold escapes */
+    const uint64_t low7 = 0x7f7f7f7f7f7f7f7fu, tabs = 0x0909090909090909u,
+                   slashes = 0x5c5c5c5c5c5c5c5cu;
+    for (; i + 8 <= n; i += 8) {
+        uint64_t x, t, b;
+        memcpy(&x, s + i, 8);
+        t = x ^ tabs;
+        b = x ^ slashes;
+        nul |= ~(((x & low7) + low7) | x | low7);
+        slash |= ~(((b & low7) + low7) | b | low7);
+        t = ~(((t & low7) + low7) | t | low7); /* 0x80 where a byte is TAB */
+        while (t) {
+            size_t at = i + ((size_t)__builtin_ctzll(t) >> 3);
+            if (k < N_READ) {
+                f[k] = s + from;
+                len[k] = at - from;
+            }
+            k++;
+            from = at + 1;
+            t &= t - 1;
+        }
+    }
+    for (; i < n; i++) {
         unsigned char c = (unsigned char)s[i];
         nul |= c == '\0';
+        slash |= c == '\\';
         if (c == '\t') {
             if (k < N_READ) {
                 f[k] = s + from;
@@ -387,9 +416,19 @@ static int parse_row(parser *p, char *s, size_t n)
         col--;
         return value_error(p, col, bad, f[col], len[col]);
     }
-    if (es_flags_parse(f[C_FLAGS], len[C_FLAGS], &r.flags) != 0)
-        return value_error(p, C_FLAGS, "unknown, repeated or empty flag name",
-                           f[C_FLAGS], len[C_FLAGS]);
+    /* Rows mostly repeat the previous row's flags: a byte compare decides. */
+    if (len[C_FLAGS] == p->flags_len && memcmp(f[C_FLAGS], p->flags_text, p->flags_len) == 0) {
+        r.flags = p->flags;
+    } else {
+        if (es_flags_parse(f[C_FLAGS], len[C_FLAGS], &r.flags) != 0)
+            return value_error(p, C_FLAGS, "unknown, repeated or empty flag name",
+                               f[C_FLAGS], len[C_FLAGS]);
+        if (len[C_FLAGS] <= sizeof p->flags_text) {
+            memcpy(p->flags_text, f[C_FLAGS], len[C_FLAGS]);
+            p->flags_len = len[C_FLAGS];
+            p->flags = r.flags;
+        }
+    }
     r.hash = 0;
     int dash = len[C_HASH] == 1 && f[C_HASH][0] == '-';
     if (r.flags & ES_FLAG_HASHED) {
@@ -405,9 +444,15 @@ static int parse_row(parser *p, char *s, size_t n)
     /* Strings last: unescaping writes the terminators over the TABs, which the
      * other columns no longer need. */
     static const int str_cols[3] = {C_KEY, C_SHARD, C_SPK};
-    for (int i = 0; i < 3; i++)
-        if ((bad = unescape(f[str_cols[i]], len[str_cols[i]])) != NULL)
-            return col_error(p, (size_t)str_cols[i], bad);
+    size_t str_len[3];
+    for (int j = 0; j < 3; j++) {
+        if (!slash) {
+            f[str_cols[j]][len[str_cols[j]]] = '\0';
+            str_len[j] = len[str_cols[j]];
+        } else if ((bad = unescape(f[str_cols[j]], len[str_cols[j]], &str_len[j])) != NULL) {
+            return col_error(p, (size_t)str_cols[j], bad);
+        }
+    }
 
     r.key = f[C_KEY];
     r.shard = f[C_SHARD];
@@ -435,7 +480,7 @@ static int parse_row(parser *p, char *s, size_t n)
             return value_error(p, tc, bad, f[tc], len[tc]);
         r.text_tokens = (uint32_t)tt;
     }
-    if (es_cost_table_append(p->t, &r) != ES_OK)
+    if (es_cost_table_append_n(p->t, &r, str_len) != ES_OK)
         return es_fail(p->ctx, ES_ERR_NOMEM, "%s: line %zu: out of memory", p->name, p->line);
     return ES_OK;
 }
@@ -521,6 +566,13 @@ static int parse_line(parser *p, char *s, size_t n)
     if (p->line == 1 && !is_version_line(s, n))
         return line_error(p, ES_ERR_FORMAT,
                           "not an equishard cost table (expected " ES_COSTS_MAGIC_LINE ")");
+    /* a row, unless it starts as the version line or the header row do */
+    if (n == 0 || (s[0] != '#' && s[0] != ES_COSTS_HEADER[0])) {
+        if (p->want_header)
+            return line_error(p, ES_ERR_FORMAT,
+                              "expected the column header row after " ES_COSTS_MAGIC_LINE);
+        return parse_row(p, s, n);
+    }
     if (is_version_line(s, n))
         return parse_version(p, s, n);
     if (p->want_header && has_prefix(s, n, ES_COSTS_TOKENIZER_LINE) && !memchr(s, '\t', n))

@@ -35,6 +35,7 @@
 #include "core/atomic_file.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,6 +46,7 @@ enum {
     OUT_CHUNK = 1 << 20,   /* formatted bytes collected before each flush */
     ROW_FIXED = 384,       /* bound on a row's bytes besides its three strings */
     ZSTD_LEVEL = 3,
+    PIPE_ROWS = 50000,     /* rows above which a second thread compresses */
 };
 
 typedef struct writer {
@@ -58,7 +60,15 @@ typedef struct writer {
     size_t zout_cap;
     const char *stat_shard;    /* the shard whose stat `stat` is (rows share the pointer) */
     const es_shard_stat *stat;
+    struct zpipe *pipe;  /* non-NULL: a second thread compresses (zstd output only) */
 } writer;
+
+/* A failure in the compressing thread, turned into the error message by the
+ * calling thread (the context is not shared between threads). */
+typedef struct feed_error {
+    size_t zstd_code; /* ZSTD error code, or 0 */
+    int io_errno;     /* errno of a failed write, or 0 */
+} feed_error;
 
 static int io_error(writer *w, const char *what)
 {
@@ -73,26 +83,173 @@ static int put_file(writer *w, const void *data, size_t n)
 }
 
 /* Feeds `n` bytes to the compressor (mode ZSTD_e_continue) or, with ZSTD_e_end,
- * finishes the frame; writes whatever it produces. */
-static int put_zstd(writer *w, const void *data, size_t n, ZSTD_EndDirective mode)
+ * finishes the frame; writes whatever it produces. Returns 0, or -1 with *e set. */
+static int zstd_feed(writer *w, const void *data, size_t n, ZSTD_EndDirective mode, feed_error *e)
 {
     ZSTD_inBuffer in = {data, n, 0};
     for (;;) {
         ZSTD_outBuffer out = {w->zout, w->zout_cap, 0};
         size_t left = ZSTD_compressStream2(w->z, &out, &in, mode);
-        if (ZSTD_isError(left))
-            return es_fail(w->ctx, ES_ERR_IO, "%s: zstd: %s", w->path, ZSTD_getErrorName(left));
-        int rc = put_file(w, w->zout, out.pos);
-        if (rc != ES_OK)
-            return rc;
+        if (ZSTD_isError(left)) {
+            e->zstd_code = left;
+            return -1;
+        }
+        if (out.pos && fwrite(w->zout, 1, out.pos, w->file.fp) != out.pos) {
+            e->io_errno = errno;
+            return -1;
+        }
         /* continue: done once all input is consumed; end: once the frame is flushed. */
         if (mode == ZSTD_e_end ? left == 0 : in.pos == in.size)
-            return ES_OK;
+            return 0;
     }
+}
+
+static int feed_fail(writer *w, const feed_error *e)
+{
+    if (e->zstd_code)
+        return es_fail(w->ctx, ES_ERR_IO, "%s: zstd: %s", w->path, ZSTD_getErrorName(e->zstd_code));
+    errno = e->io_errno;
+    return io_error(w, "write failed");
+}
+
+static int put_zstd(writer *w, const void *data, size_t n, ZSTD_EndDirective mode)
+{
+    feed_error e = {0, 0};
+    return zstd_feed(w, data, n, mode, &e) == 0 ? ES_OK : feed_fail(w, &e);
+}
+
+/* Compression beside formatting: the formatter hands each full buffer to the
+ * compressing thread and goes on in the other buffer. The compressor gets the
+ * same buffers, in the same order and sizes, as the single-threaded writer
+ * feeds it, so the output is the same bytes. */
+typedef struct zpipe {
+    pthread_t thread;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    writer *w;
+    char *spare;          /* the buffer the formatter takes next */
+    size_t spare_cap;
+    const char *job;      /* handed over, not yet compressed; NULL: none */
+    size_t job_len;
+    int finish;           /* no more input: end the frame and stop */
+    int failed;
+    feed_error err;
+} zpipe;
+
+static void *zpipe_main(void *arg)
+{
+    zpipe *z = arg;
+    pthread_mutex_lock(&z->mu);
+    for (;;) {
+        while (!z->job && !z->finish)
+            pthread_cond_wait(&z->cv, &z->mu);
+        if (!z->job)
+            break;
+        const char *job = z->job;
+        size_t len = z->job_len;
+        int failed = z->failed;
+        pthread_mutex_unlock(&z->mu);
+        feed_error e = {0, 0};
+        int bad = !failed && zstd_feed(z->w, job, len, ZSTD_e_continue, &e) != 0;
+        pthread_mutex_lock(&z->mu);
+        if (bad) {
+            z->failed = 1;
+            z->err = e;
+        }
+        z->job = NULL;
+        pthread_cond_broadcast(&z->cv);
+    }
+    if (!z->failed) {
+        feed_error e = {0, 0};
+        if (zstd_feed(z->w, NULL, 0, ZSTD_e_end, &e) != 0) {
+            z->failed = 1;
+            z->err = e;
+        }
+    }
+    pthread_mutex_unlock(&z->mu);
+    return NULL;
+}
+
+/* Hands w's buffer to the compressor once it has taken the previous one, and
+ * gives w the other buffer. */
+static int zpipe_handoff(writer *w)
+{
+    zpipe *z = w->pipe;
+    pthread_mutex_lock(&z->mu);
+    while (z->job)
+        pthread_cond_wait(&z->cv, &z->mu);
+    int failed = z->failed;
+    if (!failed && w->len) {
+        char *mine = w->buf;
+        size_t cap = w->cap;
+        /* the buffer the compressor finished last is free again */
+        w->buf = z->spare;
+        w->cap = z->spare_cap;
+        z->spare = mine;
+        z->spare_cap = cap;
+        z->job = mine;
+        z->job_len = w->len;
+        pthread_cond_broadcast(&z->cv);
+    }
+    pthread_mutex_unlock(&z->mu);
+    w->len = 0;
+    return failed ? feed_fail(w, &z->err) : ES_OK;
+}
+
+/* Starts the compressing thread; 0, or -1 (the writer then compresses itself). */
+static int zpipe_start(writer *w)
+{
+    zpipe *z = calloc(1, sizeof *z);
+    if (!z)
+        return -1;
+    z->w = w;
+    z->spare_cap = w->cap;
+    z->spare = malloc(z->spare_cap);
+    if (!z->spare || pthread_mutex_init(&z->mu, NULL) != 0) {
+        free(z->spare);
+        free(z);
+        return -1;
+    }
+    pthread_cond_init(&z->cv, NULL);
+    if (pthread_create(&z->thread, NULL, zpipe_main, z) != 0) {
+        pthread_cond_destroy(&z->cv);
+        pthread_mutex_destroy(&z->mu);
+        free(z->spare);
+        free(z);
+        return -1;
+    }
+    w->pipe = z;
+    return 0;
+}
+
+/* Hands over what is left, ends the frame and stops the thread; ES_OK or the
+ * first failure's message. Also releases the pipe after a failure. */
+static int zpipe_finish(writer *w, int rc)
+{
+    zpipe *z = w->pipe;
+    if (rc == ES_OK)
+        rc = zpipe_handoff(w);
+    pthread_mutex_lock(&z->mu);
+    z->finish = 1;
+    if (rc != ES_OK)
+        z->failed = 1; /* no end of frame after a failure */
+    pthread_cond_broadcast(&z->cv);
+    pthread_mutex_unlock(&z->mu);
+    pthread_join(z->thread, NULL);
+    if (rc == ES_OK && z->failed)
+        rc = feed_fail(w, &z->err);
+    pthread_cond_destroy(&z->cv);
+    pthread_mutex_destroy(&z->mu);
+    free(z->spare);
+    free(z);
+    w->pipe = NULL;
+    return rc;
 }
 
 static int flush(writer *w)
 {
+    if (w->pipe)
+        return zpipe_handoff(w);
     int rc = w->z ? put_zstd(w, w->buf, w->len, ZSTD_e_continue) : put_file(w, w->buf, w->len);
     w->len = 0;
     return rc;
@@ -314,9 +471,14 @@ static int write_all(writer *w, const es_cost_table *t)
     int tokens = 0;
     for (size_t i = 0; i < t->n && !tokens; i++)
         tokens = t->rows[i].text_tokens > 0;
+    /* A table of more than a buffer or two is compressed in a second thread. */
+    if (w->z && t->n > PIPE_ROWS)
+        zpipe_start(w);
     int rc = put_header(w, t->shard_stats.n > 0, tokens, t->tokenizer);
     for (size_t i = 0; rc == ES_OK && i < t->n; i++)
         rc = put_row(w, &t->rows[i], t, tokens);
+    if (w->pipe)
+        return zpipe_finish(w, rc);
     if (rc == ES_OK)
         rc = flush(w);
     if (rc == ES_OK && w->z)

@@ -105,12 +105,51 @@ static int cmp_row_at(const void *a, const void *b)
     return (x->row > y->row) - (x->row < y->row);
 }
 
+static int cmp_run_shard(const void *a, const void *b)
+{
+    return strcmp(((const row_at *)a)->shard, ((const row_at *)b)->shard);
+}
+
+/* The common case decided without sorting every row: tables list each shard's
+ * rows together, positions rising. Returns 1 when the rows form runs of one
+ * shard string with strictly rising pos and no shard string heads two runs
+ * (then no (shard, pos) repeats); 0 when that is not so or memory is short,
+ * and the full check decides. */
+static int unique_by_runs(const es_cost_table *t)
+{
+    size_t n_runs = 1;
+    for (size_t i = 1; i < t->n; i++) {
+        const es_cost_row *a = &t->rows[i - 1], *b = &t->rows[i];
+        if (a->shard == b->shard || strcmp(a->shard, b->shard) == 0) {
+            if (b->pos <= a->pos)
+                return 0;
+        } else {
+            n_runs++;
+        }
+    }
+    row_at *runs = malloc(n_runs * sizeof *runs);
+    if (!runs)
+        return 0;
+    size_t k = 0;
+    runs[k++] = (row_at){t->rows[0].shard, 0, 0};
+    for (size_t i = 1; i < t->n; i++)
+        if (t->rows[i].shard != t->rows[i - 1].shard &&
+            strcmp(t->rows[i].shard, t->rows[i - 1].shard) != 0)
+            runs[k++] = (row_at){t->rows[i].shard, 0, i};
+    qsort(runs, n_runs, sizeof *runs, cmp_run_shard);
+    int unique = 1;
+    for (size_t i = 1; i < n_runs && unique; i++)
+        unique = strcmp(runs[i - 1].shard, runs[i].shard) != 0;
+    free(runs);
+    return unique;
+}
+
 /* One utterance, one row: a table concatenated with an overlapping one, or a
  * list naming one shard twice, would plan (and count, and copy) an utterance
  * twice. Refused, naming the first duplicate (shard, pos) in table order. */
 static int check_unique_rows(es_context *ctx, const es_cost_table *t)
 {
-    if (t->n < 2)
+    if (t->n < 2 || unique_by_runs(t))
         return ES_OK;
     row_at *at = malloc(t->n * sizeof *at);
     if (!at)

@@ -3,6 +3,7 @@
 #include <dirent.h>
 #include <stdio.h>
 #include <errno.h>
+#include <stdint.h>
 #include <jansson.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -13,29 +14,76 @@
 #include "core/utf8.h"
 #include "plan/plan_reshard.h"
 
-void es_json_string(es_strbuf *sb, const char *s)
+/* Any byte of the word that JSON or the surrogateescape rule treats specially:
+ * below 0x20, '"', '\\', or 0x80 and above (maybe not UTF-8). The classic
+ * has-less / has-zero word tests never miss one; a false alarm only sends the
+ * word to the byte loop, which decides. */
+static inline int word_special(uint64_t x)
 {
-    const unsigned char *c = (const unsigned char *)s;
-    size_t n = strlen(s);
-    es_strbuf_putc(sb, '"');
-    while (n > 0) {
-        size_t len = es_utf8_sequence(c, n);
+    const uint64_t ones = 0x0101010101010101u, high = 0x8080808080808080u;
+    uint64_t q = x ^ (ones * '"'), b = x ^ (ones * '\\');
+    uint64_t below = (x - ones * 0x20) & ~x, quote = (q - ones) & ~q, slash = (b - ones) & ~b;
+    return ((below | quote | slash | x) & high) != 0;
+}
+
+static const char hex_lower[] = "0123456789abcdef";
+
+char *es_json_escape(char *w, const char *s, size_t n)
+{
+    const unsigned char *c = (const unsigned char *)s, *end = c + n;
+    *w++ = '"';
+    while (c < end) {
+        /* runs of plain bytes: eight at a time, then one at a time */
+        while (end - c >= 8) {
+            uint64_t x;
+            memcpy(&x, c, 8);
+            if (word_special(x))
+                break;
+            memcpy(w, &x, 8);
+            w += 8;
+            c += 8;
+        }
+        while (c < end && *c >= 0x20 && *c < 0x80 && *c != '"' && *c != '\\')
+            *w++ = (char)*c++;
+        if (c == end)
+            break;
+        if (*c < 0x80) {
+            if (*c == '"' || *c == '\\') {
+                *w++ = '\\';
+                *w++ = (char)*c;
+            } else {
+                memcpy(w, "\\u00", 4);
+                w[4] = hex_lower[*c >> 4];
+                w[5] = hex_lower[*c & 15];
+                w += 6;
+            }
+            c++;
+            continue;
+        }
+        size_t len = es_utf8_sequence(c, (size_t)(end - c));
         if (len == 0) {
             /* not UTF-8: the byte as Python's surrogateescape decodes it */
-            es_strbuf_printf(sb, "\\u%04x", 0xDC00u + *c);
-            len = 1;
-        } else if (*c == '"' || *c == '\\') {
-            es_strbuf_putc(sb, '\\');
-            es_strbuf_putc(sb, (char)*c);
-        } else if (*c < 0x20) {
-            es_strbuf_printf(sb, "\\u%04x", *c);
+            memcpy(w, "\\udc", 4);
+            w[4] = hex_lower[*c >> 4];
+            w[5] = hex_lower[*c & 15];
+            w += 6;
+            c++;
         } else {
-            es_strbuf_append(sb, (const char *)c, len);
+            memcpy(w, c, len);
+            w += len;
+            c += len;
         }
-        c += len;
-        n -= len;
     }
-    es_strbuf_putc(sb, '"');
+    *w++ = '"';
+    return w;
+}
+
+void es_json_string(es_strbuf *sb, const char *s)
+{
+    size_t n = strlen(s);
+    char *w = es_strbuf_reserve(sb, ES_JSON_ESCAPED_MAX(n));
+    if (w)
+        es_strbuf_advance(sb, es_json_escape(w, s, n));
 }
 
 /* xxh3-64 of a file's bytes; a folder (Kaldi) hashes its files' names and bytes

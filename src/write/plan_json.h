@@ -18,4 +18,10 @@ int es_plan_json_write(es_context *ctx, const es_plan *p, FILE *fp,
  * tarfile and os already decode such names. */
 void es_json_string(es_strbuf *sb, const char *s);
 
+/* The same literal written at w, which has room for ES_JSON_ESCAPED_MAX(n)
+ * bytes (every byte escaped as \uXXXX, and the quotes); returns its end.
+ * Runs of bytes that need no escape are copied whole. */
+#define ES_JSON_ESCAPED_MAX(n) (6 * (n) + 2)
+char *es_json_escape(char *w, const char *s, size_t n);
+
 #endif

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "core/atomic_file.h"
+#include "core/grow.h"
 #include "core/strbuf.h"
 #include "core/temporaries.h"
 
@@ -37,6 +38,11 @@ static void remove_flat_dir(const char *path)
 
 static void release(es_outdir *d)
 {
+    for (size_t i = 0; i < d->n_unsynced; i++)
+        free(d->unsynced[i]);
+    free(d->unsynced);
+    d->unsynced = NULL;
+    d->n_unsynced = d->cap_unsynced = 0;
     es_temporary_drop(d->slot);
     d->slot = -1;
     free(d->final_path);
@@ -235,9 +241,30 @@ FILE *es_outdir_create(es_context *ctx, es_outdir *d, const char *name)
     return fp;
 }
 
+void es_outdir_defer_sync(es_outdir *d) { d->defer_sync = 1; }
+
+/* Remembers `name` for es_outdir_commit's fsync; 0, or -1 when out of memory. */
+static int remember_unsynced(es_outdir *d, const char *name)
+{
+    void *names = d->unsynced;
+    char *copy = strdup(name);
+    if (!copy || es_grow(&names, &d->cap_unsynced, d->n_unsynced + 1, sizeof(char *), 64)) {
+        free(copy);
+        return -1;
+    }
+    d->unsynced = names;
+    d->unsynced[d->n_unsynced++] = copy;
+    return 0;
+}
+
 int es_outdir_close(es_context *ctx, es_outdir *d, FILE *fp, const char *name)
 {
-    int bad = fflush(fp) != 0 || ferror(fp) || fsync(fileno(fp)) != 0;
+    int bad = fflush(fp) != 0 || ferror(fp);
+    if (!bad && d->defer_sync && remember_unsynced(d, name) == 0)
+        /* start the writeback now; es_outdir_commit waits for it */
+        sync_file_range(fileno(fp), 0, 0, SYNC_FILE_RANGE_WRITE);
+    else if (!bad)
+        bad = fsync(fileno(fp)) != 0;
     int e = errno;
     if (fclose(fp) != 0 && !bad) {
         bad = 1;
@@ -248,8 +275,30 @@ int es_outdir_close(es_context *ctx, es_outdir *d, FILE *fp, const char *name)
                : ES_OK;
 }
 
+/* The fsync es_outdir_close left to the commit, file by file in closing order. */
+static int sync_deferred(es_context *ctx, es_outdir *d)
+{
+    for (size_t i = 0; i < d->n_unsynced; i++) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s/%s", d->temp_path, d->unsynced[i]);
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
+        int bad = fd < 0 || fsync(fd) != 0;
+        int e = errno;
+        if (fd >= 0)
+            close(fd);
+        if (bad)
+            return es_fail(ctx, ES_ERR_IO, "%s/%s: write failed: %s", d->final_path,
+                           d->unsynced[i], strerror(e));
+    }
+    return ES_OK;
+}
+
 int es_outdir_commit(es_context *ctx, es_outdir *d)
 {
+    if (sync_deferred(ctx, d) != ES_OK) {
+        es_outdir_abort(d);
+        return ES_ERR_IO;
+    }
     struct stat st;
     int exists = lstat(d->target_path, &st) == 0;
     if (exists && !S_ISDIR(st.st_mode)) {

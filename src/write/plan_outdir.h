@@ -20,7 +20,18 @@ typedef struct es_outdir {
     char *target_path; /* the folder replaced: a symlink's target, else final_path */
     char *temp_path;
     int slot;          /* es_temporary_add's, -1 when not registered */
+    /* es_outdir_defer_sync: files closed so far, fsync'd by es_outdir_commit */
+    int defer_sync;
+    char **unsynced;
+    size_t n_unsynced, cap_unsynced;
 } es_outdir;
+
+/* From now on es_outdir_close starts each file's writeback without waiting for
+ * it, and es_outdir_commit fsyncs them all before the folder is put in place:
+ * the same promise (every file on disk before the rename), but the many small
+ * files of a plan share journal commits instead of waiting for one each. Only
+ * for callers that close files from one thread. */
+void es_outdir_defer_sync(es_outdir *d);
 
 int es_outdir_begin(es_context *ctx, es_outdir *d, const char *path);
 /* Opens a new file `name` inside the temporary folder for writing. */

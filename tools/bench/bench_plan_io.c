@@ -1,0 +1,114 @@
+/* The CLI's plan path in phases, on a cost table FILE (issue 14):
+ *
+ *   bench_plan_io COSTS.tsv K W shard|batch|read OUTDIR
+ *
+ * ("read": only the first phase, for profiling the reader.)
+ * Prints the seconds and bytes of each phase: reading the table
+ * (es_cost_table_read), planning (es_plan_build), writing OUTDIR
+ * (es_plan_write), and, for batch mode, writing the table as zstd into
+ * /dev/null the way es_plan_write writes OUTDIR/costs.tsv.zst (so the rest of
+ * the write, the JSONL and plan.json, is the difference). GB/s are per core:
+ * every phase runs on one thread. */
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "costs/cost_table.h"
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* CPU seconds of the process: on a shared machine a single-threaded phase's
+ * CPU time is steadier than its wall time (both are printed). */
+static double cpu(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static double dir_bytes(const char *dir, const char *suffix)
+{
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    double sum = 0;
+    char path[4096];
+    struct stat st;
+    while (d && (e = readdir(d))) {
+        size_t n = strlen(e->d_name), k = strlen(suffix);
+        if (n < k || strcmp(e->d_name + n - k, suffix))
+            continue;
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        if (stat(path, &st) == 0)
+            sum += (double)st.st_size;
+    }
+    if (d)
+        closedir(d);
+    return sum;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 6) {
+        fprintf(stderr, "usage: bench_plan_io COSTS.tsv K W shard|batch OUTDIR\n");
+        return 2;
+    }
+    es_context *ctx = es_context_new();
+    struct stat st;
+    stat(argv[1], &st);
+    double t0 = now(), c0 = cpu();
+    es_cost_table *t = NULL;
+    if (es_cost_table_read(ctx, argv[1], &t) != ES_OK) {
+        fprintf(stderr, "%s\n", es_errmsg(ctx));
+        return 1;
+    }
+    double t_read = now() - t0, c_read = cpu() - c0;
+    printf("read   %8.3f s  cpu %8.3f s  %7.3f GB/s of cpu  (%zu rows, %.2f GB)\n", t_read, c_read,
+           st.st_size / c_read / 1e9, es_cost_table_size(t), st.st_size / 1e9);
+
+    if (strcmp(argv[4], "read") == 0)
+        return 0;
+    es_plan_settings s;
+    es_plan_defaults(&s);
+    s.world_size = (uint32_t)atoi(argv[2]);
+    s.workers = (uint32_t)atoi(argv[3]);
+    s.mode = strcmp(argv[4], "batch") == 0 ? ES_PLAN_BATCH : ES_PLAN_SHARD;
+    es_plan *p = NULL;
+    t0 = now(), c0 = cpu();
+    if (es_plan_build(ctx, &s, t, &p) != ES_OK) {
+        fprintf(stderr, "%s\n", es_errmsg(ctx));
+        return 1;
+    }
+    printf("build  %8.3f s  cpu %8.3f s\n", now() - t0, cpu() - c0);
+
+    t0 = now(), c0 = cpu();
+    if (es_plan_write(ctx, p, argv[5], (const char *const *)&argv[1], 1) != ES_OK) {
+        fprintf(stderr, "%s\n", es_errmsg(ctx));
+        return 1;
+    }
+    double t_write = now() - t0, c_write = cpu() - c0;
+    double lists = dir_bytes(argv[5], s.mode == ES_PLAN_BATCH ? ".jsonl" : ".list");
+    printf("write  %8.3f s  cpu %8.3f s  (%s %.2f GB)\n", t_write, c_write, s.mode == ES_PLAN_BATCH ? "jsonl" : "lists",
+           lists / 1e9);
+    if (s.mode == ES_PLAN_BATCH) {
+        FILE *null = fopen("/dev/null", "wb");
+        t0 = now(), c0 = cpu();
+        es_cost_table_write_stream(ctx, t, null, "/dev/null", 1);
+        double t_zst = now() - t0, c_zst = cpu() - c0;
+        fclose(null);
+        printf("costs.tsv.zst %8.3f s  cpu %8.3f s; jsonl + plan.json ~ %.3f s  cpu %.3f s  "
+               "%7.3f GB/s of cpu\n", t_zst, c_zst, t_write - t_zst, c_write - c_zst,
+               lists / (c_write - c_zst) / 1e9);
+    }
+    es_plan_free(p);
+    es_cost_table_free(t);
+    es_context_free(ctx);
+    return 0;
+}
