@@ -20,11 +20,9 @@
  * definition: bidirectional class WS, B or S, or general category Zs. */
 #include "text/tok_model.h"
 
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <utf8proc.h>
 #include <xxhash.h>
 
@@ -222,31 +220,6 @@ int tok_char_encode(es_context *ctx, const tok_char *c, tok_state *st, const cha
 
 /* ---- loading -------------------------------------------------------------------- */
 
-static int slurp(es_context *ctx, const char *path, char **data, size_t *len)
-{
-    FILE *fp = fopen(path, "rb");
-    if (!fp)
-        return es_fail(ctx, ES_ERR_IO, "%s: %s", path, strerror(errno));
-    struct stat st;
-    char *buf = NULL;
-    int rc = ES_OK;
-    if (fstat(fileno(fp), &st) != 0 || !S_ISREG(st.st_mode))
-        rc = es_fail(ctx, ES_ERR_IO, "%s: not a regular file", path);
-    else if (!(buf = malloc((size_t)st.st_size + 1)))
-        rc = es_fail(ctx, ES_ERR_NOMEM, "%s: out of memory", path);
-    else if (fread(buf, 1, (size_t)st.st_size, fp) != (size_t)st.st_size)
-        rc = es_fail(ctx, ES_ERR_IO, "%s: read error", path);
-    fclose(fp);
-    if (rc != ES_OK) {
-        free(buf);
-        return rc;
-    }
-    buf[st.st_size] = '\0';
-    *data = buf;
-    *len = (size_t)st.st_size;
-    return ES_OK;
-}
-
 /* Python's text-mode lines (universal newlines: \n, \r\n and \r end a line),
  * each decoded and stripped into st->cps[*a..*b). Returns 1 for a line, 0 at
  * the end, -1 for bytes that are not UTF-8 (*bad = their offset). */
@@ -413,10 +386,10 @@ int tok_char_load(es_context *ctx, tok_model *m, const char *symbol_table,
     tok_state st = {0};
     char *sd = NULL, *nd = NULL;
     size_t sl = 0, nl = 0, distinct = 0;
-    int rc = slurp(ctx, symbol_table, &sd, &sl);
+    int rc = tok_read_file(ctx, symbol_table, &sd, &sl);
     if (rc == ES_OK)
         rc = load_symbols(ctx, c, &st, symbol_table, sd, sl, &distinct);
-    if (rc == ES_OK && non_lang_syms && (rc = slurp(ctx, non_lang_syms, &nd, &nl)) == ES_OK)
+    if (rc == ES_OK && non_lang_syms && (rc = tok_read_file(ctx, non_lang_syms, &nd, &nl)) == ES_OK)
         rc = load_non_lang(ctx, c, &st, non_lang_syms, nd, nl);
     if (rc == ES_OK) {
         const es_strmap_slot *u = es_strmap_get(&c->symbols, "<unk>", 5);

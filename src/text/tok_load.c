@@ -26,7 +26,7 @@ static const char qwen2_pattern[] =
     "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*"
     "|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
 
-static int read_file(es_context *ctx, const char *path, char **data, size_t *len)
+int tok_read_file(es_context *ctx, const char *path, char **data, size_t *len)
 {
     FILE *fp = fopen(path, "rb");
     if (!fp)
@@ -486,7 +486,7 @@ static int load_json_file(es_context *ctx, tok_model *m, const char *file)
 {
     char *data = NULL;
     size_t len = 0;
-    int rc = read_file(ctx, file, &data, &len);
+    int rc = tok_read_file(ctx, file, &data, &len);
     if (rc == ES_OK) {
         m->digest = XXH3_64bits(data, len);
         rc = parse_tokenizer_json(ctx, m, file, data, len);
@@ -513,9 +513,9 @@ static int load_folder(es_context *ctx, tok_model *m, const char *dir)
         rc = es_fail(ctx, ES_ERR_IO,
                      "%s: not a tokenizer folder: no tokenizer.json, and no vocab.json + merges.txt",
                      dir);
-    else if ((rc = read_file(ctx, vocab, &vd, &vl)) == ES_OK &&
-             (rc = read_file(ctx, merges, &md, &ml)) == ES_OK &&
-             (!exists(config) || (rc = read_file(ctx, config, &cd, &cl)) == ES_OK)) {
+    else if ((rc = tok_read_file(ctx, vocab, &vd, &vl)) == ES_OK &&
+             (rc = tok_read_file(ctx, merges, &md, &ml)) == ES_OK &&
+             (!exists(config) || (rc = tok_read_file(ctx, config, &cd, &cl)) == ES_OK)) {
         XXH3_state_t *h = XXH3_createState();
         if (h) {
             XXH3_64bits_reset(h);

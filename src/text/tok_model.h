@@ -169,4 +169,9 @@ int tok_py_space(int32_t c);
  * ES_ERR_FORMAT for text that is not UTF-8 (message names the byte offset). */
 int tok_encode(es_context *ctx, const tok_model *m, tok_state *st, const char *text, size_t n);
 
+/* A whole regular file into a NUL-terminated malloc'd buffer (*len bytes
+ * before the NUL); ES_ERR_IO / ES_ERR_NOMEM name the file. Shared by the BPE
+ * and the symbol-table loaders. */
+int tok_read_file(es_context *ctx, const char *path, char **data, size_t *len);
+
 #endif

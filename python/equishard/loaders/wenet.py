@@ -297,11 +297,7 @@ class PlannedShardSource(_IterDataPipe):
         super().__init__()
         from wenet.dataset import datapipes  # noqa: F401  registers tar_file_and_group, ...
         from wenet.dataset.processor import parse_url
-        _check_entries(plan, filenames)
-        self.dp = ShardList(plan.outdir, partition=partition)
-        if shuffle:
-            self.dp = self.dp.shuffle(buffer_size=shuffle_size)
-        self.dp = self.dp.repeat(cycle)
+        self.dp = _planned_lines(plan, filenames, partition, shuffle, shuffle_size, cycle)
         self.dp = self.dp.map_ignore_error(parse_url).tar_file_and_group().prefetch(prefetch)
 
     def __iter__(self):
@@ -317,15 +313,22 @@ class PlannedRawSource(_IterDataPipe):
     def __init__(self, filenames, prefetch=500, partition=True, shuffle=False, shuffle_size=10000,
                  cycle=1, plan=None):
         super().__init__()
-        _check_entries(plan, filenames)
-        self.dp = ShardList(plan.outdir, partition=partition)
-        if shuffle:
-            self.dp = self.dp.shuffle(buffer_size=shuffle_size)
-        self.dp = self.dp.repeat(cycle).prefetch(prefetch)
+        self.dp = _planned_lines(plan, filenames, partition, shuffle, shuffle_size,
+                                 cycle).prefetch(prefetch)
 
     def __iter__(self):
         for d in self.dp:
             yield d
+
+
+def _planned_lines(plan, filenames, partition, shuffle, shuffle_size, cycle):
+    """The start both WeNet sources share: this rank's and worker's planned
+    entries (ShardList), then upstream's list shuffle and repeat."""
+    _check_entries(plan, filenames)
+    dp = ShardList(plan.outdir, partition=partition)
+    if shuffle:
+        dp = dp.shuffle(buffer_size=shuffle_size)
+    return dp.repeat(cycle)
 
 
 def _check_entries(plan, data_list_file):
