@@ -301,7 +301,8 @@ ES_API int es_calibrate(es_context *ctx, const es_calibrate_settings *s, const e
     double *buf = NULL;
     if (rc == ES_OK) {
         c->info.steps_read = c->n_steps;
-        qsort(c->steps, c->n_steps, sizeof *c->steps, cmp_step);
+        if (c->n_steps > 1) /* qsort's pointer must not be NULL, even for 0 steps */
+            qsort(c->steps, c->n_steps, sizeof *c->steps, cmp_step);
         assign_roles(c);
         buf = malloc((c->n_steps ? c->n_steps : 1) * sizeof *buf);
         rc = buf ? fit_and_report(ctx, c, buf) : es_fail(ctx, ES_ERR_NOMEM, "calibrate: out of memory");
