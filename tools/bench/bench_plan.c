@@ -19,6 +19,7 @@
 #include <time.h>
 
 #include "costs/cost_table.h"
+#include "synth_rows.h"
 #include "algo/partition.h"
 
 static double now(void)
@@ -35,42 +36,17 @@ static long peak_rss_kib(void)
     return ru.ru_maxrss;
 }
 
-/* xorshift64*: fast, seeded, good enough for synthetic durations */
-static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
-static double uniform(void)
-{
-    rng_state ^= rng_state >> 12;
-    rng_state ^= rng_state << 25;
-    rng_state ^= rng_state >> 27;
-    return ((rng_state * 0x2545f4914f6cdd1dull) >> 11) * 0x1.0p-53;
-}
-
-static double lognormal_seconds(void)
-{
-    double u1 = uniform() + 1e-12, u2 = uniform();
-    double z = sqrt(-2 * log(u1)) * cos(2 * M_PI * u2);
-    double s = exp(log(5.0) + 0.75 * z);
-    return s < 1.1 ? 1.1 : s > 35 ? 35 : s;
-}
-
 static es_cost_table *generate(size_t n, size_t per_shard)
 {
     es_cost_table *t = es_cost_table_new();
     char key[32], shard[48], spk[16];
     size_t speaker = 0, left_in_speaker = 0;
     for (size_t i = 0; i < n; i++) {
-        if (left_in_speaker == 0) {
-            speaker++;
-            left_in_speaker = 20 + (size_t)(uniform() * 400);
-        }
-        left_in_speaker--;
+        synth_next_utterance(&speaker, &left_in_speaker);
         snprintf(key, sizeof key, "%zu_%zu", speaker, i);
         snprintf(shard, sizeof shard, "parquet/parquet_%09zu.tar", i / per_shard);
         snprintf(spk, sizeof spk, "%zu", speaker);
-        double sec = lognormal_seconds();
-        es_cost_row r = {key, shard, i % per_shard, 24000, 1, (uint64_t)(sec * 24000),
-                         (uint64_t)(sec * 48000), (uint32_t)(sec * 14), 0, spk,
-                         ES_FLAG_AUDIO | ES_FLAG_TEXT, 0, 0};
+        es_cost_row r = synth_row(key, shard, i % per_shard, spk, lognormal_seconds());
         if (es_cost_table_append(t, &r) != ES_OK) {
             fprintf(stderr, "out of memory\n");
             exit(3);

@@ -12,29 +12,12 @@
  * make a concatenated table; instead each slice goes through the library's
  * writer into memory and only the first keeps its two header lines), so memory
  * stays small at 50 M rows. */
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "costs/cost_table.h"
-
-static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
-static double uniform(void)
-{
-    rng_state ^= rng_state >> 12;
-    rng_state ^= rng_state << 25;
-    rng_state ^= rng_state >> 27;
-    return ((rng_state * 0x2545f4914f6cdd1dull) >> 11) * 0x1.0p-53;
-}
-
-static double lognormal_seconds(void)
-{
-    double u1 = uniform() + 1e-12, u2 = uniform();
-    double z = sqrt(-2 * log(u1)) * cos(2 * M_PI * u2);
-    double s = exp(log(5.0) + 0.75 * z);
-    return s < 1.1 ? 1.1 : s > 35 ? 35 : s;
-}
+#include "synth_rows.h"
 
 static const char *const odd_keys[] = {
     "tab\there", "quote\"and\\slash", "ctl\001byte", "utf8_\xc3\xa9t\xc3\xa9_\xe4\xb8\xad",
@@ -61,21 +44,14 @@ int main(int argc, char **argv)
         es_cost_table *t = es_cost_table_new();
         size_t to = from + SLICE < n ? from + SLICE : n;
         for (size_t i = from; i < to; i++) {
-            if (left_in_speaker == 0) {
-                speaker++;
-                left_in_speaker = 20 + (size_t)(uniform() * 400);
-            }
-            left_in_speaker--;
+            synth_next_utterance(&speaker, &left_in_speaker);
             if (i % 100000 == 99999)
                 snprintf(key, sizeof key, "%s_%zu", odd_keys[(i / 100000) % 8], i);
             else
                 snprintf(key, sizeof key, "%zu_%zu_%06zu", speaker, i / 977, i % 977);
             snprintf(shard, sizeof shard, "/data/libritts/parquet/parquet_%09zu.tar", i / per_shard);
             snprintf(spk, sizeof spk, "%zu", speaker);
-            double sec = lognormal_seconds();
-            es_cost_row r = {key, shard, i % per_shard, 24000, 1, (uint64_t)(sec * 24000),
-                             (uint64_t)(sec * 48000), (uint32_t)(sec * 14), 0, spk,
-                             ES_FLAG_AUDIO | ES_FLAG_TEXT, 0, 0};
+            es_cost_row r = synth_row(key, shard, i % per_shard, spk, lognormal_seconds());
             if (es_cost_table_append(t, &r) != ES_OK) {
                 fprintf(stderr, "out of memory\n");
                 return 3;
