@@ -28,8 +28,8 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from test_cosyvoice_e2e import (BUILD, CLI, HERE, NODE_MODULES, RECIPE, TORCH_PYTHON, install,  # noqa: E402
-                                launch, run, skip)
+from test_cosyvoice_e2e import (BUILD, CLI, HERE, NODE_MODULES, RECIPE, install,  # noqa: E402
+                                launch, require, run)
 
 WORLD, WORKERS, EPOCHS, WARMUP = 2, 1, 2, 3
 PLAN_ARGS = ["--world-size", str(WORLD), "--workers", str(WORKERS), "--max-length", "6000",
@@ -63,14 +63,7 @@ def train(py, work, name, plan, data_list):
 
 
 def main():
-    if not os.path.isdir(RECIPE):
-        skip(f"{RECIPE} is absent (CosyVoice's upstream files, ../shared/third_party)")
-    import subprocess
-    if not shutil.which(TORCH_PYTHON) or subprocess.run(
-            [TORCH_PYTHON, "-c", "import torch, torchaudio"], capture_output=True).returncode != 0:
-        skip(f"{TORCH_PYTHON} has no torch/torchaudio")
-    if not shutil.which("node") or not os.path.isdir(os.path.join(NODE_MODULES, "hyparquet-writer")):
-        skip("node or hyparquet-writer (build-npm/) is missing: tools/dev.sh test installs them")
+    require(RECIPE, "CosyVoice")
     work = tempfile.mkdtemp(prefix="e2e-calibrate-", dir=BUILD)
     py = install(work)
     corpus = os.path.join(work, "corpus")

@@ -127,14 +127,21 @@ def epoch_view(ranks, e, kept, waits=("join_seconds_max",)):
                 batches=[frozenset(step) for r in ranks for step in r["epochs"][e]["utts"]])
 
 
-def main():
-    if not os.path.isdir(RECIPE):
-        skip(f"{RECIPE} is absent (CosyVoice's upstream files, ../shared/third_party)")
+def require(recipe, what, parquet=True):
+    """SKIP (exit 77) unless the recipe's upstream files, torch/torchaudio for
+    TORCH_PYTHON and, for a parquet corpus, node + hyparquet-writer are here."""
+    if not os.path.isdir(recipe):
+        skip(f"{recipe} is absent ({what}'s upstream files, ../shared/third_party)")
     if not shutil.which(TORCH_PYTHON) or subprocess.run(
             [TORCH_PYTHON, "-c", "import torch, torchaudio"], capture_output=True).returncode != 0:
         skip(f"{TORCH_PYTHON} has no torch/torchaudio (apt-get install python3-torch python3-torchaudio)")
-    if not shutil.which("node") or not os.path.isdir(os.path.join(NODE_MODULES, "hyparquet-writer")):
+    if parquet and (not shutil.which("node") or
+                    not os.path.isdir(os.path.join(NODE_MODULES, "hyparquet-writer"))):
         skip("node or hyparquet-writer (build-npm/) is missing: tools/dev.sh test installs them")
+
+
+def main():
+    require(RECIPE, "CosyVoice")
     work = tempfile.mkdtemp(prefix="e2e-cosyvoice-", dir=BUILD)
     py = install(work)
     corpus = os.path.join(work, "corpus")

@@ -36,11 +36,10 @@ for ES_TORCH_PYTHON (default /usr/bin/python3).
 import json
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 
-from test_cosyvoice_e2e import BUILD, CLI, SRC, TORCH_PYTHON, install, launch, run, skip
+from test_cosyvoice_e2e import BUILD, CLI, SRC, install, launch, require, run
 from test_cosyvoice_e2e import epoch_view as shared_epoch_view
 
 RECIPE = os.path.normpath(os.path.join(SRC, "..", "shared", "third_party", "wenet"))
@@ -79,11 +78,7 @@ def epoch_view(ranks, e, kept):
 
 
 def main():
-    if not os.path.isdir(RECIPE):
-        skip(f"{RECIPE} is absent (WeNet's upstream files, ../shared/third_party)")
-    if not shutil.which(TORCH_PYTHON) or subprocess.run(
-            [TORCH_PYTHON, "-c", "import torch, torchaudio"], capture_output=True).returncode != 0:
-        skip(f"{TORCH_PYTHON} has no torch/torchaudio (apt-get install python3-torch python3-torchaudio)")
+    require(RECIPE, "WeNet", parquet=False)  # its corpus is tar shards made with tarfile
     work = tempfile.mkdtemp(prefix="e2e-wenet-", dir=BUILD)
     py = install(work)
     corpus = os.path.join(work, "corpus")
