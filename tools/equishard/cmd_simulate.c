@@ -344,15 +344,19 @@ static int report_batch_plan(const sim_args *a)
 /* The inputs of a --plan run when none are given: a reshard plan's
  * OUTDIR/data.list (what its recipe trains on); a shard plan's plan.json
  * "inputs" (the data it was planned from, paths as given to plan). Returns
- * a malloc'd array of n strings (kept in *keep), or NULL after printing why. */
+ * a malloc'd array of n strings, one free()'s worth (a shard plan's live in *keep), or
+ * NULL after printing why. */
 static const char **plan_inputs(const sim_args *a, json_t **keep, size_t *n)
 {
-    static char data_list[4096];
-    static const char *one[1];
     *n = 0;
-    if (a->plan_mode == ES_PLAN_RESHARD) {
-        snprintf(data_list, sizeof data_list, "%s/data.list", a->plan);
-        one[0] = data_list;
+    if (a->plan_mode == ES_PLAN_RESHARD) { /* one block: the pointer, then the path */
+        size_t len = strlen(a->plan) + sizeof "/data.list";
+        const char **one = malloc(sizeof *one + len);
+        if (!one)
+            return cli_fail("out of memory", ES_ERR_NOMEM), NULL;
+        char *path = (char *)(one + 1);
+        snprintf(path, len, "%s/data.list", a->plan);
+        one[0] = path;
         *n = 1;
         return one;
     }
@@ -425,8 +429,7 @@ int cmd_simulate(int argc, char **argv)
     es_simulate_result_free(result);
     es_cost_table_free(table);
     es_context_free(ctx);
-    if (a.plan_mode != ES_PLAN_RESHARD)
-        free(planned_inputs); /* a reshard plan's one input is static */
+    free(planned_inputs);
     json_decref(plan_json);
     return exit_code;
 }
