@@ -7,8 +7,11 @@
  *   - the specials' ids against added_tokens_cosyvoice{2,3}.tsv;
  *   - the pre-tokenizer's pieces on hand-made texts (White_Space, case folding,
  *     CRLF runs), BPE order on a tiny vocab, a long word's cost;
- *   - refusals: other model types, other pipelines, missing files, invalid UTF-8.
+ *   - refusals: other model types, other pipelines, missing files, invalid UTF-8;
+ *   - the loaded-tokenizer cache: a hit equals a full load; damage and changed
+ *     files are misses.
  * The fixture tests SKIP (print and pass) when ../shared is absent. */
+#include <dirent.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -429,6 +432,192 @@ START_TEST(other_tokenizers_are_refused)
 }
 END_TEST
 
+/* ---- the loaded-tokenizer cache (tok_cache.c) ---------------------------------------- */
+
+static char *slurp(const char *path, size_t *len)
+{
+    FILE *fp = fopen(path, "rb");
+    ck_assert_msg(fp != NULL, "%s", path);
+    fseek(fp, 0, SEEK_END);
+    long n = ftell(fp);
+    fseek(fp, 0, SEEK_SET);
+    char *buf = malloc((size_t)n + 1);
+    ck_assert_uint_eq(fread(buf, 1, (size_t)n, fp), (size_t)n);
+    fclose(fp);
+    buf[n] = '\0';
+    *len = (size_t)n;
+    return buf;
+}
+
+static void spit(const char *path, const char *data, size_t len)
+{
+    FILE *fp = fopen(path, "wb");
+    ck_assert_msg(fp != NULL, "%s", path);
+    ck_assert_uint_eq(fwrite(data, 1, len, fp), len);
+    fclose(fp);
+}
+
+/* The one cache file in dir (its path in buf), or "" when there is none. */
+static const char *cache_file(const char *dir, char *buf, size_t size)
+{
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    int n = 0;
+    buf[0] = '\0';
+    while (d && (e = readdir(d)))
+        if (strncmp(e->d_name, "tokenizer-", 10) == 0 && ++n)
+            snprintf(buf, size, "%s/%s", dir, e->d_name);
+    if (d)
+        closedir(d);
+    ck_assert_int_le(n, 1);
+    return buf;
+}
+
+static void copy_fixture(const char *dir, const char *name)
+{
+    char from[4096], to[4096];
+    size_t len;
+    snprintf(from, sizeof from, "%s", tok_fixture("qwen2"));
+    snprintf(from + strlen(from), sizeof from - strlen(from), "/%s", name);
+    snprintf(to, sizeof to, "%s/%s", dir, name);
+    char *data = slurp(from, &len);
+    spit(to, data, len);
+    free(data);
+}
+
+static int every_truth_matches(es_tokenizer *t, const truth *tr)
+{
+    size_t ok = 0;
+    int printed = 0;
+    for (size_t i = 0; i < tr->n; i++) {
+        json_t *r = tr->rec[i];
+        ok += same_ids(t, json_object_get(r, "text"), json_object_get(r, "ids_cv3"),
+                       json_string_value(json_object_get(r, "id")), &printed);
+    }
+    return ok == tr->n;
+}
+
+static const char *ids_of(es_tokenizer *t, const char *text, char *buf, size_t size)
+{
+    const uint32_t *ids;
+    size_t n, at = 0;
+    ck_assert_int_eq(es_tokenizer_encode(NULL, t, text, strlen(text), &ids, &n), ES_OK);
+    buf[0] = '\0';
+    for (size_t i = 0; i < n && at < size; i++)
+        at += (size_t)snprintf(buf + at, size - at, "%u ", ids[i]);
+    return buf;
+}
+
+/* A hit gives what a full load gives; a corrupt, truncated or foreign cache
+ * file and a changed tokenizer file are misses that load in full and rewrite
+ * the cache: never a wrong id. */
+START_TEST(cache_hit_equals_full_load)
+{
+    if (!have_fixtures())
+        return;
+    char *cache = make_temp_dir(), *dir = make_temp_dir(), file[4096];
+    setenv("EQUISHARD_CACHE_DIR", cache, 1);
+    copy_fixture(dir, "vocab.json");
+    copy_fixture(dir, "merges.txt");
+    copy_fixture(dir, "tokenizer_config.json");
+    truth tr = read_truth();
+
+    es_tokenizer *cold = load_ok(dir, "cosyvoice3");
+    ck_assert_ptr_null(cold->m.merges.unmap);
+    ck_assert_str_ne(cache_file(cache, file, sizeof file), "");
+    es_tokenizer *warm = load_ok(dir, "cosyvoice3");
+    ck_assert_ptr_nonnull(warm->m.merges.unmap); /* read from the cache */
+    es_tokenizer_info a, b;
+    es_tokenizer_get_info(cold, &a);
+    es_tokenizer_get_info(warm, &b);
+    ck_assert_uint_eq(a.vocab_size, b.vocab_size);
+    ck_assert_uint_eq(a.added_tokens, b.added_tokens);
+    ck_assert(a.digest == b.digest);
+    ck_assert_str_eq(a.files, b.files);
+    ck_assert(every_truth_matches(warm, &tr));
+    es_tokenizer_free(warm);
+
+    /* a flipped byte, a truncation, another file's bytes: each a miss, then rewritten */
+    size_t len;
+    char *good = slurp(file, &len);
+    for (int damage = 0; damage < 3; damage++) {
+        char *bad = malloc(len);
+        memcpy(bad, good, len);
+        if (damage == 0)
+            bad[len / 2] ^= 0x10;
+        spit(file, damage == 2 ? "not a cache" : bad, damage == 1 ? len - 100 : damage == 2 ? 11 : len);
+        free(bad);
+        es_tokenizer *t = load_ok(dir, "cosyvoice3");
+        ck_assert_ptr_null(t->m.merges.unmap);
+        ck_assert(every_truth_matches(t, &tr));
+        es_tokenizer_free(t);
+        t = load_ok(dir, "cosyvoice3");
+        ck_assert_ptr_nonnull(t->m.merges.unmap);
+        es_tokenizer_free(t);
+    }
+    free(good);
+
+    /* merges.txt without "Ġ t" (rank 2): " the" needs other merges; the cache
+     * must not answer with the old table */
+    char path[4096], before[256], after[256], fresh[256];
+    snprintf(path, sizeof path, "%s/merges.txt", dir);
+    char *merges = slurp(path, &len);
+    char *cut = strstr(merges, "\n\xC4\xA0 t\n");
+    ck_assert_ptr_nonnull(cut);
+    memmove(cut, cut + 4, len - (size_t)(cut + 4 - merges) + 1);
+    spit(path, merges, strlen(merges));
+    free(merges);
+    ids_of(cold, " the tree", before, sizeof before);
+    es_tokenizer *changed = load_ok(dir, "cosyvoice3");
+    ck_assert_ptr_null(changed->m.merges.unmap);
+    ids_of(changed, " the tree", after, sizeof after);
+    ck_assert_str_ne(before, after);
+    setenv("EQUISHARD_CACHE_DIR", "off", 1);
+    es_tokenizer *off = load_ok(dir, "cosyvoice3");
+    ck_assert_str_eq(ids_of(off, " the tree", fresh, sizeof fresh), after);
+    setenv("EQUISHARD_CACHE_DIR", cache, 1);
+    es_tokenizer *again = load_ok(dir, "cosyvoice3");
+    ck_assert_ptr_nonnull(again->m.merges.unmap);
+    ck_assert_str_eq(ids_of(again, " the tree", fresh, sizeof fresh), after);
+    es_tokenizer_free(again);
+    es_tokenizer_free(off);
+    es_tokenizer_free(changed);
+    es_tokenizer_free(cold);
+    free_truth(&tr);
+    free(cache);
+    free(dir);
+}
+END_TEST
+
+/* vocab.json as a JSON object: a string given twice keeps its last id. */
+START_TEST(vocab_duplicate_key_keeps_last_id)
+{
+    es_context *ctx = es_context_new();
+    es_strbuf v = {0};
+    es_strbuf_puts(&v, "{\"a\": 300, ");
+    for (unsigned b = 0; b < 256; b++) {
+        char sym[8];
+        uint32_t c = tok_byte_char(b);
+        size_t n = c < 0x80 ? (sym[0] = (char)c, 1)
+                            : (sym[0] = (char)(0xC0 | c >> 6), sym[1] = (char)(0x80 | (c & 63)), 2);
+        es_strbuf_putc(&v, '"');
+        if (c == '"' || c == '\\')
+            es_strbuf_putc(&v, '\\');
+        es_strbuf_append(&v, sym, n);
+        es_strbuf_printf(&v, "\": %u, ", b == 'a' ? 256u : b);
+    }
+    v.len -= 2;
+    es_strbuf_puts(&v, "}");
+    tok_model m = {0};
+    ck_assert_int_eq(tok_model_from_memory(ctx, &m, v.buf, v.len, "", 0, NULL, 0), ES_OK);
+    ck_assert_uint_eq(m.byte_id['a'], 256);
+    ck_assert_uint_eq(m.n_vocab, 256);
+    tok_model_release(&m);
+    es_strbuf_release(&v);
+    es_context_free(ctx);
+}
+END_TEST
+
 Suite *text_suite(void)
 {
     Suite *s = suite_create("text");
@@ -441,6 +630,8 @@ Suite *text_suite(void)
     tcase_add_test(tc, bpe_lowest_rank_leftmost);
     tcase_add_test(tc, invalid_utf8_is_refused);
     tcase_add_test(tc, other_tokenizers_are_refused);
+    tcase_add_test(tc, cache_hit_equals_full_load);
+    tcase_add_test(tc, vocab_duplicate_key_keeps_last_id);
     suite_add_tcase(s, tc);
     return s;
 }

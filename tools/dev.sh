@@ -120,6 +120,8 @@ fuzz() {
             >"$dir.setup.log" || { cat "$dir.setup.log"; exit 1; }
     fi
     ninja -C "$dir"
+    # fuzz_tokenizer loads the real tokenizer: its cache in the build folder, not ~/.cache
+    export EQUISHARD_CACHE_DIR="$PWD/$dir/tokenizer-cache"
     for exe in "$dir"/tests/fuzz/fuzz_*; do
         [[ -x $exe && -f $exe ]] || continue
         local name=${exe##*/fuzz_}

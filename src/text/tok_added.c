@@ -9,6 +9,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <xxhash.h>
 
 #include "core/grow.h"
 
@@ -111,17 +112,43 @@ void tok_added_release(tok_added *a)
     memset(a, 0, sizeof *a);
 }
 
+uint64_t tok_specials_digest(void)
+{
+    uint64_t h = N_COSYVOICE3;
+    for (size_t i = 0; i < N_COSYVOICE3; i++)
+        h = h * 0x100000001b3ull ^ XXH3_64bits(cosyvoice_specials[i], strlen(cosyvoice_specials[i]));
+    return h;
+}
+
+int tok_specials_resolve(tok_model *m, const tok_vocab *v)
+{
+    free(m->special_vocab_id);
+    m->special_vocab_id = malloc(N_COSYVOICE3 * sizeof *m->special_vocab_id);
+    if (!m->special_vocab_id)
+        return ES_ERR_NOMEM;
+    m->n_special = N_COSYVOICE3;
+    for (size_t i = 0; i < N_COSYVOICE3; i++)
+        m->special_vocab_id[i] = tok_vocab_get(v, cosyvoice_specials[i], strlen(cosyvoice_specials[i]));
+    return ES_OK;
+}
+
+static int in_vocab(const tok_model *m, uint32_t id)
+{
+    return id < m->n_vocab_ids && (m->vocab_ids[id / 64] >> (id % 64) & 1);
+}
+
 /* HF's AddedVocabulary.add_tokens: a token already added keeps its id, one in
  * the model's vocab gets that id, a new one gets max(vocab size, largest added
  * id + 1). */
-static int add_special(tok_model *m, const char *s)
+static int add_special(tok_model *m, size_t which)
 {
+    const char *s = cosyvoice_specials[which];
     size_t n = strlen(s);
     if (tok_added_find(&m->added, s, n) != TOK_NONE)
         return ES_OK;
-    uint32_t id = tok_vocab_get(&m->vocab, s, n);
+    uint32_t id = which < m->n_special ? m->special_vocab_id[which] : TOK_NONE;
     if (id == TOK_NONE) {
-        size_t next = m->vocab.n_entries;
+        size_t next = m->n_vocab;
         for (size_t k = 0; k < m->added.n; k++)
             if (m->added.tok[k].id >= next)
                 next = (size_t)m->added.tok[k].id + 1;
@@ -145,11 +172,15 @@ int tok_add_specials(es_context *ctx, tok_model *m, const char *which)
         return es_fail(ctx, ES_ERR_USAGE,
                        "specials '%s': expected cosyvoice2, cosyvoice3 or none", which);
     for (size_t i = 0; i < count; i++) {
-        int rc = add_special(m, cosyvoice_specials[i]);
+        int rc = add_special(m, i);
         if (rc != ES_OK)
             return es_fail(ctx, rc, "%s: adding special token %s: %s", m->path ? m->path : "",
                            cosyvoice_specials[i], rc == ES_ERR_NOMEM ? "out of memory" : "no id left");
     }
     tok_added_finish(&m->added);
+    /* len(tokenizer): the vocab's ids and every added id outside them */
+    m->vocab_size = m->n_vocab;
+    for (size_t i = 0; i < m->added.n; i++)
+        m->vocab_size += !in_vocab(m, m->added.tok[i].id);
     return ES_OK;
 }

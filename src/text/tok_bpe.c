@@ -189,6 +189,7 @@ void tok_state_release(tok_state *st)
 {
     free(st->ids);
     free(st->cps);
+    free(st->off);
     free(st->up);
     free(st->cls);
     free(st->piece);

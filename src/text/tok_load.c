@@ -20,6 +20,7 @@
 #include <xxhash.h>
 
 #include "core/strbuf.h"
+#include "text/tok_cache.h"
 
 /* Qwen2's Split pattern, as tokenizer.json spells it. */
 static const char qwen2_pattern[] =
@@ -113,12 +114,18 @@ static int vocab_string(jp *j, es_strbuf *sb)
     return 0;
 }
 
-static int parse_vocab(es_context *ctx, tok_model *m, const char *name, const char *data,
+static int parse_vocab(es_context *ctx, tok_vocab *v, const char *name, const char *data,
                        size_t len)
 {
     jp j = {data, data + len, data};
     es_strbuf key = {0};
     int rc = ES_OK;
+    /* every entry has a ':': room for all of them up front, no rehash */
+    size_t colons = 0;
+    for (const char *p = data; (p = memchr(p, ':', (size_t)(data + len - p))); p++)
+        colons++;
+    if (tok_vocab_reserve(v, colons) != ES_OK)
+        return es_fail(ctx, ES_ERR_NOMEM, "%s: out of memory", name);
     skip_ws(&j);
     if (j.p >= j.end || *j.p != '{')
         goto bad;
@@ -143,7 +150,7 @@ static int parse_vocab(es_context *ctx, tok_model *m, const char *name, const ch
                 goto bad;
             if (key.len == 0)
                 goto bad;
-            if ((rc = tok_vocab_put(&m->vocab, key.buf, key.len, (uint32_t)id)) != ES_OK) {
+            if ((rc = tok_vocab_put(v, key.buf, key.len, (uint32_t)id)) != ES_OK) {
                 es_strbuf_release(&key);
                 return es_fail(ctx, rc, "%s: out of memory", name);
             }
@@ -172,37 +179,54 @@ bad:
 
 /* ---- merges ------------------------------------------------------------------- */
 
-static int add_merge(es_context *ctx, tok_model *m, const char *name, size_t line, const char *a,
-                     size_t na, const char *b, size_t nb, uint32_t rank, es_strbuf *tmp)
+/* One merge "a b" of the given rank: both parts and the merged token must be
+ * in the vocab. In the files HF writes, the merged token of rank r has id
+ * 256 + r (the id after the previous merge's), so that id is compared first
+ * and the lookup is done only when it is not the one. */
+typedef struct merge_ctx {
+    tok_model *m;
+    const tok_vocab *v;
+    const char *name;
+    uint32_t last_id; /* the previous merge's token, TOK_NONE before the first */
+    es_strbuf tmp;
+} merge_ctx;
+
+static int add_merge(es_context *ctx, merge_ctx *mc, size_t line, const char *a, size_t na,
+                     const char *b, size_t nb, uint32_t rank)
 {
-    uint32_t l = na ? tok_vocab_get(&m->vocab, a, na) : TOK_NONE;
-    uint32_t r = nb ? tok_vocab_get(&m->vocab, b, nb) : TOK_NONE;
-    tmp->len = 0;
-    es_strbuf_append(tmp, a, na);
-    es_strbuf_append(tmp, b, nb);
-    if (tmp->oom)
-        return es_fail(ctx, ES_ERR_NOMEM, "%s: out of memory", name);
-    uint32_t id = tok_vocab_get(&m->vocab, tmp->buf, tmp->len);
+    const tok_vocab *v = mc->v;
+    uint32_t l = tok_vocab_get(v, a, na);
+    uint32_t r = tok_vocab_get(v, b, nb);
+    uint32_t id = mc->last_id == TOK_NONE ? 256 : mc->last_id + 1;
+    if (!tok_vocab_is(v, id, a, na, b, nb)) {
+        mc->tmp.len = 0;
+        es_strbuf_append(&mc->tmp, a, na);
+        es_strbuf_append(&mc->tmp, b, nb);
+        if (mc->tmp.oom)
+            return es_fail(ctx, ES_ERR_NOMEM, "%s: out of memory", mc->name);
+        id = tok_vocab_get(v, mc->tmp.buf, mc->tmp.len);
+    }
     if (l == TOK_NONE || r == TOK_NONE || id == TOK_NONE)
         return es_fail(ctx, ES_ERR_FORMAT, "%s: merge %zu: '%.*s %.*s': %s is not in the vocab",
-                       name, line, (int)na, a, (int)nb, b,
+                       mc->name, line, (int)na, a, (int)nb, b,
                        l == TOK_NONE ? "its left part" : r == TOK_NONE ? "its right part"
                                                              : "the merged token");
-    tok_merges_put(&m->merges, l, r, rank, id);
+    tok_merges_put(&mc->m->merges, l, r, rank, id);
+    mc->last_id = id;
     return ES_OK;
 }
 
 /* merges.txt as the slow Qwen2Tokenizer reads it: a first "#version" line and
  * empty lines skipped, every other line "left right"; rank = merge index. */
-static int parse_merges_txt(es_context *ctx, tok_model *m, const char *name, const char *data,
-                            size_t len)
+static int parse_merges_txt(es_context *ctx, tok_model *m, const tok_vocab *v, const char *name,
+                            const char *data, size_t len)
 {
     size_t lines = 1;
-    for (size_t i = 0; i < len; i++)
-        lines += data[i] == '\n';
+    for (const char *p = data; (p = memchr(p, '\n', (size_t)(data + len - p))); p++)
+        lines++;
     if (tok_merges_reserve(&m->merges, lines) != ES_OK)
         return es_fail(ctx, ES_ERR_NOMEM, "%s: out of memory", name);
-    es_strbuf tmp = {0};
+    merge_ctx mc = {m, v, name, TOK_NONE, {0}};
     uint32_t rank = 0;
     size_t line = 0;
     int rc = ES_OK;
@@ -220,10 +244,10 @@ static int parse_merges_txt(es_context *ctx, tok_model *m, const char *name, con
                          line + 1);
             break;
         }
-        rc = add_merge(ctx, m, name, line + 1, s, (size_t)(sp - s), sp + 1, (size_t)(e - sp - 1),
-                       rank++, &tmp);
+        rc = add_merge(ctx, &mc, line + 1, s, (size_t)(sp - s), sp + 1, (size_t)(e - sp - 1),
+                       rank++);
     }
-    es_strbuf_release(&tmp);
+    es_strbuf_release(&mc.tmp);
     return rc;
 }
 
@@ -324,29 +348,32 @@ static int check_pipeline(es_context *ctx, const char *name, json_t *root, json_
     return ES_OK;
 }
 
-static int json_vocab(es_context *ctx, tok_model *m, const char *name, json_t *vocab)
+static int json_vocab(es_context *ctx, tok_vocab *vo, const char *name, json_t *vocab)
 {
     const char *k;
     json_t *v;
     if (!json_is_object(vocab))
         return es_fail(ctx, ES_ERR_FORMAT, "%s: model.vocab is not an object", name);
+    if (tok_vocab_reserve(vo, json_object_size(vocab)) != ES_OK)
+        return es_fail(ctx, ES_ERR_NOMEM, "%s: out of memory", name);
     json_object_foreach(vocab, k, v) {
         json_int_t id = json_integer_value(v);
         size_t n = json_object_iter_key_len(json_object_key_to_iter(k));
         if (!json_is_integer(v) || id < 0 || id >= (json_int_t)TOK_NONE || n == 0)
             return es_fail(ctx, ES_ERR_FORMAT, "%s: model.vocab: bad entry '%s'", name, k);
-        if (tok_vocab_put(&m->vocab, k, n, (uint32_t)id) != ES_OK)
+        if (tok_vocab_put(vo, k, n, (uint32_t)id) != ES_OK)
             return es_fail(ctx, ES_ERR_NOMEM, "%s: out of memory", name);
     }
     return ES_OK;
 }
 
-static int json_merges(es_context *ctx, tok_model *m, const char *name, json_t *merges)
+static int json_merges(es_context *ctx, tok_model *m, const tok_vocab *v, const char *name,
+                       json_t *merges)
 {
     if (!json_is_array(merges) || tok_merges_reserve(&m->merges, json_array_size(merges)))
         return es_fail(ctx, json_is_array(merges) ? ES_ERR_NOMEM : ES_ERR_FORMAT,
                        "%s: model.merges is not a list", name);
-    es_strbuf tmp = {0};
+    merge_ctx mc = {m, v, name, TOK_NONE, {0}};
     int rc = ES_OK;
     for (size_t i = 0; i < json_array_size(merges) && rc == ES_OK; i++) {
         json_t *e = json_array_get(merges, i);
@@ -368,14 +395,14 @@ static int json_merges(es_context *ctx, tok_model *m, const char *name, json_t *
             rc = es_fail(ctx, ES_ERR_FORMAT, "%s: merge %zu is not a pair of strings", name, i);
             break;
         }
-        rc = add_merge(ctx, m, name, i, a, na, b, nb, (uint32_t)i, &tmp);
+        rc = add_merge(ctx, &mc, i, a, na, b, nb, (uint32_t)i);
     }
-    es_strbuf_release(&tmp);
+    es_strbuf_release(&mc.tmp);
     return rc;
 }
 
-static int parse_tokenizer_json(es_context *ctx, tok_model *m, const char *name, const char *data,
-                                size_t len)
+static int parse_tokenizer_json(es_context *ctx, tok_model *m, tok_vocab *v, const char *name,
+                                const char *data, size_t len)
 {
     json_error_t err;
     json_t *root = json_loadb(data, len, 0, &err);
@@ -392,11 +419,9 @@ static int parse_tokenizer_json(es_context *ctx, tok_model *m, const char *name,
     else
         rc = check_pipeline(ctx, name, root, model);
     if (rc == ES_OK)
-        rc = json_vocab(ctx, m, name, json_object_get(model, "vocab"));
-    if (rc == ES_OK && tok_vocab_finish(&m->vocab) != ES_OK)
-        rc = es_fail(ctx, ES_ERR_NOMEM, "%s: out of memory", name);
+        rc = json_vocab(ctx, v, name, json_object_get(model, "vocab"));
     if (rc == ES_OK)
-        rc = json_merges(ctx, m, name, json_object_get(model, "merges"));
+        rc = json_merges(ctx, m, v, name, json_object_get(model, "merges"));
     json_t *added = json_object_get(root, "added_tokens"), *t;
     size_t i;
     json_array_foreach(added, i, t) {
@@ -411,12 +436,12 @@ static int parse_tokenizer_json(es_context *ctx, tok_model *m, const char *name,
 /* ---- the model ------------------------------------------------------------------ */
 
 /* Every byte needs its symbol, or a text could hold a byte BPE cannot start from. */
-static int byte_symbols(es_context *ctx, tok_model *m, const char *name)
+static int byte_symbols(es_context *ctx, tok_model *m, const tok_vocab *v, const char *name)
 {
     for (unsigned b = 0; b < 256; b++) {
         es_strbuf s = {0};
         put_utf8(&s, tok_byte_char(b));
-        m->byte_id[b] = s.oom ? TOK_NONE : tok_vocab_get(&m->vocab, s.buf, s.len);
+        m->byte_id[b] = s.oom ? TOK_NONE : tok_vocab_get(v, s.buf, s.len);
         es_strbuf_release(&s);
         if (m->byte_id[b] == TOK_NONE)
             return es_fail(ctx, ES_ERR_UNSUPPORTED,
@@ -425,20 +450,36 @@ static int byte_symbols(es_context *ctx, tok_model *m, const char *name)
     return ES_OK;
 }
 
+/* What the model keeps of the vocab once loading is done (tok_model.h). */
+static int keep_vocab_facts(es_context *ctx, tok_model *m, const tok_vocab *v)
+{
+    m->n_vocab = v->n_entries;
+    m->n_vocab_ids = v->n_ids;
+    m->vocab_ids = calloc((v->n_ids + 63) / 64 + 1, sizeof *m->vocab_ids);
+    if (!m->vocab_ids || tok_specials_resolve(m, v) != ES_OK)
+        return es_fail(ctx, ES_ERR_NOMEM, "out of memory");
+    for (size_t e = 0; e < v->n_all; e++)
+        if (v->id[e] != TOK_NONE)
+            m->vocab_ids[v->id[e] / 64] |= 1ull << (v->id[e] % 64);
+    return ES_OK;
+}
+
 int tok_model_from_memory(es_context *ctx, tok_model *m, const char *vocab_json, size_t vlen,
                           const char *merges_txt, size_t mlen, const char *config_json,
                           size_t clen)
 {
     const char *vname = "vocab.json";
-    int rc = parse_vocab(ctx, m, vname, vocab_json, vlen);
-    if (rc == ES_OK && tok_vocab_finish(&m->vocab) != ES_OK)
-        rc = es_fail(ctx, ES_ERR_NOMEM, "out of memory");
+    tok_vocab v = {0};
+    int rc = parse_vocab(ctx, &v, vname, vocab_json, vlen);
     if (rc == ES_OK)
-        rc = byte_symbols(ctx, m, vname);
+        rc = byte_symbols(ctx, m, &v, vname);
     if (rc == ES_OK)
-        rc = parse_merges_txt(ctx, m, "merges.txt", merges_txt, mlen);
+        rc = parse_merges_txt(ctx, m, &v, "merges.txt", merges_txt, mlen);
     if (rc == ES_OK && config_json)
         rc = parse_config(ctx, m, "tokenizer_config.json", config_json, clen);
+    if (rc == ES_OK)
+        rc = keep_vocab_facts(ctx, m, &v);
+    tok_vocab_release(&v);
     return rc;
 }
 
@@ -459,38 +500,45 @@ static int exists(const char *p)
 
 static int load_json_file(es_context *ctx, tok_model *m, const char *file)
 {
+    tok_sources src = {{file}, 1, {{0}}};
+    tok_sources_stat(&src);
+    if (tok_cache_load(m, &src) == 0)
+        return ES_OK;
     char *data = NULL;
     size_t len = 0;
     int rc = tok_read_file(ctx, file, &data, &len);
+    tok_vocab v = {0};
     if (rc == ES_OK) {
         m->digest = XXH3_64bits(data, len);
-        rc = parse_tokenizer_json(ctx, m, file, data, len);
+        rc = parse_tokenizer_json(ctx, m, &v, file, data, len);
         if (rc == ES_OK)
-            rc = byte_symbols(ctx, m, file);
+            rc = byte_symbols(ctx, m, &v, file);
+        if (rc == ES_OK)
+            rc = keep_vocab_facts(ctx, m, &v);
     }
+    tok_vocab_release(&v);
     free(data);
-    m->files = strdup("tokenizer.json");
+    if (rc == ES_OK && !(m->files = strdup("tokenizer.json")))
+        rc = es_fail(ctx, ES_ERR_NOMEM, "out of memory");
+    if (rc == ES_OK)
+        tok_cache_store(m, &src);
     return rc;
 }
 
-static int load_folder(es_context *ctx, tok_model *m, const char *dir)
+/* vocab.json + merges.txt (+ tokenizer_config.json), each named by its full
+ * path in messages. */
+static int load_files(es_context *ctx, tok_model *m, const char *dir, tok_sources *src)
 {
-    char *vocab = join(dir, "vocab.json"), *merges = join(dir, "merges.txt");
-    char *config = join(dir, "tokenizer_config.json"), *one = join(dir, "tokenizer.json");
+    tok_sources_stat(src);
+    if (tok_cache_load(m, src) == 0)
+        return ES_OK;
+    const char *config = src->before[2].present ? src->file[2] : NULL;
     char *vd = NULL, *md = NULL, *cd = NULL;
     size_t vl = 0, ml = 0, cl = 0;
     int rc;
-    if (!vocab || !merges || !config || !one)
-        rc = es_fail(ctx, ES_ERR_NOMEM, "out of memory");
-    else if (exists(one)) /* what HF's fast tokenizer loads when it is there */
-        rc = load_json_file(ctx, m, one);
-    else if (!exists(vocab) || !exists(merges))
-        rc = es_fail(ctx, ES_ERR_IO,
-                     "%s: not a tokenizer folder: no tokenizer.json, and no vocab.json + merges.txt",
-                     dir);
-    else if ((rc = tok_read_file(ctx, vocab, &vd, &vl)) == ES_OK &&
-             (rc = tok_read_file(ctx, merges, &md, &ml)) == ES_OK &&
-             (!exists(config) || (rc = tok_read_file(ctx, config, &cd, &cl)) == ES_OK)) {
+    if ((rc = tok_read_file(ctx, src->file[0], &vd, &vl)) == ES_OK &&
+        (rc = tok_read_file(ctx, src->file[1], &md, &ml)) == ES_OK &&
+        (!config || (rc = tok_read_file(ctx, config, &cd, &cl)) == ES_OK)) {
         XXH3_state_t *h = XXH3_createState();
         if (h) {
             XXH3_64bits_reset(h);
@@ -501,7 +549,8 @@ static int load_folder(es_context *ctx, tok_model *m, const char *dir)
         }
         m->files = strdup(cd ? "vocab.json+merges.txt+tokenizer_config.json"
                              : "vocab.json+merges.txt");
-        rc = tok_model_from_memory(ctx, m, vd, vl, md, ml, cd, cl);
+        rc = m->files ? tok_model_from_memory(ctx, m, vd, vl, md, ml, cd, cl)
+                      : es_fail(ctx, ES_ERR_NOMEM, "out of memory");
         if (rc != ES_OK) {
             /* name the files by their full paths */
             char msg[sizeof ctx->msg];
@@ -510,6 +559,26 @@ static int load_folder(es_context *ctx, tok_model *m, const char *dir)
         }
     }
     free(vd), free(md), free(cd);
+    if (rc == ES_OK)
+        tok_cache_store(m, src);
+    return rc;
+}
+
+static int load_folder(es_context *ctx, tok_model *m, const char *dir)
+{
+    char *vocab = join(dir, "vocab.json"), *merges = join(dir, "merges.txt");
+    char *config = join(dir, "tokenizer_config.json"), *one = join(dir, "tokenizer.json");
+    int rc;
+    if (!vocab || !merges || !config || !one)
+        rc = es_fail(ctx, ES_ERR_NOMEM, "out of memory");
+    else if (exists(one)) /* what HF's fast tokenizer loads when it is there */
+        rc = load_json_file(ctx, m, one);
+    else if (!exists(vocab) || !exists(merges))
+        rc = es_fail(ctx, ES_ERR_IO,
+                     "%s: not a tokenizer folder: no tokenizer.json, and no vocab.json + merges.txt",
+                     dir);
+    else
+        rc = load_files(ctx, m, dir, &(tok_sources){{vocab, merges, config}, 3, {{0}}});
     free(vocab), free(merges), free(config), free(one);
     return rc;
 }
@@ -526,7 +595,8 @@ int tok_model_load(es_context *ctx, tok_model *m, const char *path)
 
 void tok_model_release(tok_model *m)
 {
-    tok_vocab_release(&m->vocab);
+    free(m->special_vocab_id);
+    free(m->vocab_ids);
     tok_merges_release(&m->merges);
     tok_added_release(&m->added);
     tok_char_free(m->chr);

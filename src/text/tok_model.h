@@ -11,7 +11,8 @@
  * in place of all of the above when m->chr is set.
  *
  * Loading: tok_load.c (vocab.json + merges.txt + tokenizer_config.json, or
- * tokenizer.json) fills the model through tok_vocab.c's maps.
+ * tokenizer.json) fills the model through tok_vocab.c's maps; tok_cache.c
+ * keeps the loaded model in a file so the next load is a read.
  *
  * Invariants: the model is immutable once loaded, so threads may share it;
  * everything an encode writes lives in a tok_state (one per thread). Vocab
@@ -28,26 +29,35 @@
 
 #define TOK_NONE UINT32_MAX
 
-/* string → id (vocab), open addressing over ids; strings live in `strs`. */
+/* string → id (vocab.json), used while loading only: entries in file order,
+ * open addressing over entry indexes (slot = entry + 1, 0 = empty); strings
+ * live in `strs`. */
 typedef struct tok_vocab {
     es_arena strs;
-    const char **str;  /* by id: the byte-level string, NULL for unused ids */
-    uint32_t *len;     /* by id */
-    size_t n_ids;      /* max id + 1 */
-    size_t cap;        /* allocated ids */
-    size_t n_entries;
-    uint32_t *slots;   /* TOK_NONE = empty */
+    const char **str;  /* by entry */
+    uint32_t *len;     /* by entry */
+    uint32_t *id;      /* by entry; TOK_NONE once the string was given again */
+    size_t n_all, cap; /* entries given, allocated */
+    size_t n_entries;  /* live entries: distinct strings */
+    uint32_t *by_id;   /* id → its latest entry + 1, 0 = none */
+    size_t n_ids, cap_ids; /* max id + 1, allocated */
+    uint32_t *slots;
     size_t mask;
 } tok_vocab;
 
+/* (left, right) → (rank, merged id). key = (left << 32 | right) + 1, 0 = empty. */
 typedef struct tok_merge_slot {
-    uint64_t key;      /* left << 32 | right; UINT64_MAX = empty */
+    uint64_t key;
     uint32_t rank, id;
 } tok_merge_slot;
 
 typedef struct tok_merges {
     tok_merge_slot *slots;
     size_t mask, n;
+    /* slots inside a mapped cache file (tok_cache.c) instead of malloc'd */
+    void (*unmap)(void *, size_t);
+    void *mapped;
+    size_t mapped_len;
 } tok_merges;
 
 typedef struct tok_added_token {
@@ -63,10 +73,17 @@ typedef struct tok_added {
 } tok_added;
 
 typedef struct tok_model {
-    tok_vocab vocab;
     tok_merges merges;
-    tok_added added;
+    tok_added added;       /* the tokenizer's own, then the recipe's specials */
     uint32_t byte_id[256]; /* id of each single byte's symbol */
+    /* What adding the specials needs to know of the vocab once it is gone:
+     * the vocab id of each of tok_added.c's special strings (TOK_NONE where
+     * absent), and which ids the vocab holds (bitmap). */
+    uint32_t *special_vocab_id;
+    size_t n_special;
+    uint64_t *vocab_ids;
+    size_t n_vocab_ids;    /* bits in vocab_ids: max id + 1 */
+    size_t n_vocab;        /* distinct vocab strings */
     size_t vocab_size;     /* distinct ids: base vocab + added tokens outside it */
     char *path;
     char *files;           /* "vocab.json+merges.txt" or "tokenizer.json" */
@@ -93,6 +110,8 @@ typedef struct tok_state {
     size_t n_ids, cap_ids;
     int32_t *cps;             /* a segment's code points after NFC */
     size_t cap_cps;
+    uint32_t *off;            /* their byte offsets, where NFC changed nothing */
+    size_t cap_off;
     int32_t *up;              /* char_tok.c: the text upper-cased */
     size_t cap_up;
     uint8_t *cls;             /* their classes (tok_pretok.c) */
@@ -114,10 +133,15 @@ typedef struct tok_state {
 } tok_state;
 
 /* tok_vocab.c */
+int tok_vocab_reserve(tok_vocab *v, size_t n); /* room for n strings (it grows past) */
 int tok_vocab_put(tok_vocab *v, const char *s, size_t n, uint32_t id);
 uint32_t tok_vocab_get(const tok_vocab *v, const char *s, size_t n);
-int tok_vocab_finish(tok_vocab *v); /* builds the hash slots */
+/* Is id's latest string a followed by b? (merges.txt: the merged token is
+ * usually the next id; one comparison spares a lookup.) */
+int tok_vocab_is(const tok_vocab *v, uint32_t id, const char *a, size_t na, const char *b,
+                 size_t nb);
 void tok_vocab_release(tok_vocab *v);
+size_t tok_merges_capacity(size_t n); /* slots for n merges (a power of two) */
 int tok_merges_reserve(tok_merges *m, size_t n);
 void tok_merges_put(tok_merges *m, uint32_t left, uint32_t right, uint32_t rank, uint32_t id);
 const tok_merge_slot *tok_merges_get(const tok_merges *m, uint32_t left, uint32_t right);
@@ -135,6 +159,11 @@ void tok_added_release(tok_added *a);
 /* Adds the recipe's specials ("cosyvoice2", "cosyvoice3", "none") after the
  * tokenizer's own added tokens, with the ids HF's add_special_tokens gives. */
 int tok_add_specials(es_context *ctx, tok_model *m, const char *which);
+/* Looks the specials' strings up in the vocab, for tok_add_specials once the
+ * vocab is gone. */
+int tok_specials_resolve(tok_model *m, const tok_vocab *v);
+/* Changes when that list does (tok_cache.c keeps special ids by position). */
+uint64_t tok_specials_digest(void);
 
 /* tok_pretok.c: classes and the Qwen2 split. */
 enum { TOK_L = 1, TOK_N = 2, TOK_WS = 4, TOK_CRLF = 8 };

