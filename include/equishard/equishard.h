@@ -1277,7 +1277,11 @@ typedef struct es_tokenizer es_tokenizer;
  * `specials`: "cosyvoice2" (NULL means this), "cosyvoice3" or "none": the
  * tokens the recipe's tokenizer class registers after loading, in order, with
  * the ids HF gives them (an existing one keeps its id, a new one gets the next
- * free id). On failure *out is NULL. */
+ * free id). On failure *out is NULL.
+ * The built tables are kept in a cache file ($EQUISHARD_CACHE_DIR, else
+ * $XDG_CACHE_HOME/equishard or ~/.cache/equishard; EQUISHARD_CACHE_DIR=off
+ * disables it), used by the next load of the same unchanged files; a stale or
+ * damaged cache file is ignored and rewritten. */
 ES_API int es_tokenizer_load(es_context *ctx, const char *path, const char *specials,
                              es_tokenizer **out);
 ES_API void es_tokenizer_free(es_tokenizer *t);

@@ -25,7 +25,9 @@ class Tokenizer:
     CharTokenizer with its `non_lang_syms` file and `split_with_space`. `kind`
     says which: "qwen2_bpe", "wenet_char" or "wenet_char_split_with_space".
     One instance is used by one thread at a time; close() (or `with`) frees it.
-    Text that is not valid UTF-8 (bytes) raises Error (ES_ERR_FORMAT)."""
+    Text that is not valid UTF-8 (bytes) raises Error (ES_ERR_FORMAT).
+    A BPE tokenizer's built tables are cached (EQUISHARD_CACHE_DIR, default
+    ~/.cache/equishard; "off" disables), so loading it again is a read."""
 
     def __init__(self, path=None, specials="cosyvoice2", *, symbol_table=None,
                  non_lang_syms=None, split_with_space=False):
