@@ -17,7 +17,9 @@ checks:
   - within each new shard the utterances keep source order (source shard in
     list order, then position);
   - every member is a regular file with mode 0644, mtime 0, uid/gid 0 and
-    empty user/group names.
+    empty user/group names;
+  - a plain .tar is a whole number of tarfile.RECORDSIZE-byte records, as
+    Python's tarfile pads its own.
 Prints one summary line; exits 1 with a message on the first failure.
 """
 import argparse
@@ -83,6 +85,9 @@ def main():
     new = []
     shards = read_list(a.new_list)
     for path in shards:
+        if path.endswith(".tar") and os.path.getsize(path) % tarfile.RECORDSIZE:
+            sys.exit("%s: %d bytes, not a whole number of %d-byte records"
+                     % (path, os.path.getsize(path), tarfile.RECORDSIZE))
         mine = utterances(path, check_meta=True)
         order = [src_order.get(u) for u in mine]
         if None in order:

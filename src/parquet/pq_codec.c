@@ -38,9 +38,14 @@ static int snappy(const uint8_t *src, size_t n, uint8_t *dst, size_t want, char 
     return 0;
 }
 
-static int zstd(const uint8_t *src, size_t n, uint8_t *dst, size_t want, char *err, size_t errlen)
+static int zstd(void **state, const uint8_t *src, size_t n, uint8_t *dst, size_t want, char *err,
+                size_t errlen)
 {
-    size_t r = ZSTD_decompress(dst, want, src, n);
+    if (!*state && !(*state = ZSTD_createDCtx())) {
+        snprintf(err, errlen, "zstd: out of memory");
+        return -1;
+    }
+    size_t r = ZSTD_decompressDCtx(*state, dst, want, src, n);
     if (ZSTD_isError(r)) {
         snprintf(err, errlen, "zstd: %s", ZSTD_getErrorName(r));
         return -1;
@@ -89,8 +94,10 @@ static int gzip(const uint8_t *src, size_t n, uint8_t *dst, size_t want, char *e
     return -1;
 }
 
-int pq_decompress(int codec, const uint8_t *src, size_t n, uint8_t *dst, size_t want,
-                  char *err, size_t errlen)
+void pq_decompress_free(void *state) { ZSTD_freeDCtx(state); }
+
+int pq_decompress(int codec, void **state, const uint8_t *src, size_t n, uint8_t *dst,
+                  size_t want, char *err, size_t errlen)
 {
     switch (codec) {
     case PQ_UNCOMPRESSED:
@@ -101,7 +108,7 @@ int pq_decompress(int codec, const uint8_t *src, size_t n, uint8_t *dst, size_t 
     case PQ_SNAPPY:
         return snappy(src, n, dst, want, err, errlen);
     case PQ_ZSTD:
-        return zstd(src, n, dst, want, err, errlen);
+        return zstd(state, src, n, dst, want, err, errlen);
     case PQ_GZIP:
         return gzip(src, n, dst, want, err, errlen);
     default:
@@ -139,8 +146,10 @@ static int gzip_compress(const uint8_t *src, size_t n, uint8_t *dst, size_t cap,
     return rc == Z_STREAM_END ? 0 : -1;
 }
 
-int pq_compress(int codec, const uint8_t *src, size_t n, uint8_t **dst, size_t *cap,
-                size_t *out, char *err, size_t errlen)
+void pq_compress_free(void *state) { ZSTD_freeCCtx(state); }
+
+int pq_compress(int codec, void **state, const uint8_t *src, size_t n, uint8_t **dst,
+                     size_t *cap, size_t *out, char *err, size_t errlen)
 {
     size_t bound = compress_bound(codec, n);
     if (bound > UINT32_MAX || es_grow((void **)dst, cap, bound ? bound : 1, 1, 1 << 16) != 0) {
@@ -159,7 +168,11 @@ int pq_compress(int codec, const uint8_t *src, size_t n, uint8_t **dst, size_t *
         bad = snappy_compress((const char *)src, n, (char *)*dst, out) != SNAPPY_OK;
         break;
     case PQ_ZSTD:
-        *out = ZSTD_compress(*dst, *cap, src, n, 3);
+        if (!*state && !(*state = ZSTD_createCCtx())) {
+            snprintf(err, errlen, "out of memory compressing a %zu-byte page", n);
+            return -1;
+        }
+        *out = ZSTD_compressCCtx(*state, *dst, *cap, src, n, 3);
         bad = ZSTD_isError(*out);
         break;
     case PQ_GZIP:

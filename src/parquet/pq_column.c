@@ -163,7 +163,8 @@ static int read_body(pq_column *c, const pq_page_header *h, size_t skip, int com
     if (reserve(&c->page, &c->page_cap, u - skip + 1))
         return failf(c, ES_ERR_NOMEM, "page %u: out of memory (%zu bytes)", c->page_no, u);
     char err[200];
-    if (pq_decompress(c->meta->codec, c->raw + skip, z - skip, c->page, u - skip, err, sizeof err) < 0)
+    if (pq_decompress(c->meta->codec, &c->zstate, c->raw + skip, z - skip, c->page, u - skip, err,
+                      sizeof err) < 0)
         return failf(c, ES_ERR_FORMAT, "page %u: %s", c->page_no, err);
     *data = c->page;
     *len = u - skip;
@@ -514,6 +515,7 @@ void pq_column_release(pq_column *c)
     free(c->hdr);
     free(c->raw);
     free(c->page);
+    pq_decompress_free(c->zstate);
     free(c->dict_data);
     free(c->def);
     free(c->rep);

@@ -38,6 +38,7 @@ typedef struct pq_column {
     /* buffers, reused page after page and chunk after chunk */
     uint8_t *hdr, *raw, *page, *dict_data;
     size_t hdr_cap, raw_cap, page_cap, dict_cap;
+    void *zstate;   /* the decompressor's (pq_decompress), kept across pages */
     pq_value_buf dict_values;
     int has_dict;   /* this chunk had its dictionary page */
     size_t n_dict;

@@ -118,6 +118,7 @@ void pq_writer_release(pq_writer *w)
     free(w->def);
     free(w->rep);
     free(w->zbuf);
+    pq_compress_free(w->zstate);
     es_strbuf_release(&w->values);
     es_strbuf_release(&w->page);
     es_strbuf_release(&w->header);
@@ -208,8 +209,8 @@ static int flush_page(pq_writer *w)
         return failf(w, "column %s: a page of %zu bytes is more than parquet allows",
                      leaf_name(w), page->len);
     size_t zlen;
-    if (pq_compress(w->codec, (const uint8_t *)page->buf, page->len, &w->zbuf, &w->zcap, &zlen,
-                    w->err, sizeof w->err) != 0)
+    if (pq_compress(w->codec, &w->zstate, (const uint8_t *)page->buf, page->len, &w->zbuf,
+                    &w->zcap, &zlen, w->err, sizeof w->err) != 0)
         return -1;
     w->header.len = 0;
     pq_tw t;

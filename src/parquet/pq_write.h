@@ -67,6 +67,7 @@ typedef struct pq_writer {
     es_strbuf page, header;
     uint8_t *zbuf;
     size_t zcap;
+    void *zstate;              /* the compressor's, kept across pages (pq_compress) */
     char err[256];             /* the last failure: "column utt: value of 12 bytes in an
                                   INT64 column"; callers prefix the file */
 } pq_writer;

@@ -306,8 +306,11 @@ ES_API int es_plan_write(es_context *ctx, const es_plan *p, const char *outdir,
     int rc = es_outdir_begin(ctx, &d, outdir);
     if (rc != ES_OK)
         return rc;
-    if (p->s.mode != ES_PLAN_RESHARD)
-        es_outdir_defer_sync(&d); /* thousands of small list files; reshard keeps its own */
+    /* Every file is fsync'd before the rename either way; deferred, the kernel
+     * writes back while the next files are made (shard/batch: thousands of
+     * small lists; reshard: the copy goes on while earlier shards reach disk,
+     * as `cp` + one `sync` at the end does). */
+    es_outdir_defer_sync(&d);
     rc = p->s.mode == ES_PLAN_BATCH     ? write_batch_mode(ctx, &d, p)
          : p->s.mode == ES_PLAN_RESHARD ? es_reshard_write(ctx, &d, p)
                                         : write_shard_mode(ctx, &d, p);

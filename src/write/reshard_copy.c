@@ -116,6 +116,34 @@ static const char *archive_message(struct archive *a)
     return msg ? msg : "libarchive reported no reason";
 }
 
+/* Where a member's bytes go as they are read: every target of items [a, b)
+ * in the pass, and run->text for a transcript. */
+typedef struct member_sink {
+    es_context *ctx;
+    copy_run *run;
+    const char *name;
+    int keep_text;
+    size_t a, b;
+    int rc; /* a write's failure, reported here */
+} member_sink;
+
+static int write_to_targets(void *arg, const void *data, size_t n)
+{
+    member_sink *k = arg;
+    copy_run *run = k->run;
+    if (k->keep_text && run->text.len < TEXT_LIMIT)
+        es_strbuf_append(&run->text, data, n);
+    for (size_t i = k->a; i < k->b; i++) {
+        copy_target *tg = &run->targets[run->items[i].target];
+        if (in_pass(run, &run->items[i]) && archive_write_data(tg->a, data, n) != (la_ssize_t)n) {
+            k->rc = es_fail(k->ctx, ES_ERR_IO, "%s: member %s: write failed: %s", tg->name,
+                            k->name, archive_message(tg->a));
+            return -1;
+        }
+    }
+    return 0;
+}
+
 /* Copies member `name` (size bytes, read from `in`) to the targets of items
  * [a, b) in the pass, always as a regular member: a hard link's data is its
  * target's (tar_link.h), which WeNet's stream-mode tarfile could not read. */
@@ -136,22 +164,10 @@ static int copy_member(es_context *ctx, copy_run *run, struct archive *in, const
     }
     XXH3_64bits_reset(run->hash);
     uint64_t got = 0;
-    la_ssize_t n;
     run->text.len = 0;
-    while ((n = archive_read_data(in, run->buf, COPY_BUFFER)) > 0) {
-        XXH3_64bits_update(run->hash, run->buf, (size_t)n);
-        got += (uint64_t)n;
-        if (keep_text && run->text.len < TEXT_LIMIT)
-            es_strbuf_append(&run->text, run->buf, (size_t)n);
-        for (size_t i = a; i < b; i++) {
-            copy_target *tg = &run->targets[run->items[i].target];
-            if (in_pass(run, &run->items[i]) && archive_write_data(tg->a, run->buf, (size_t)n) != n)
-                return es_fail(ctx, ES_ERR_IO, "%s: member %s: write failed: %s", tg->name, name,
-                               archive_message(tg->a));
-        }
-    }
-    if (n < 0)
-        return source_error(ctx, in, s, name);
+    member_sink sink = {ctx, run, name, keep_text, a, b, ES_OK};
+    if (reshard_read_blocks(in, run->buf, COPY_BUFFER, run->hash, &got, write_to_targets, &sink))
+        return sink.rc != ES_OK ? sink.rc : source_error(ctx, in, s, name);
     if (got != size)
         return es_fail(ctx, ES_ERR_FORMAT, "%s: member %s: %llu bytes, its header says %llu "
                        "(truncated?)", s->path, name, (unsigned long long)got,

@@ -41,10 +41,11 @@
 #include "parquet/pq_meta.h"
 #include "parquet/pq_write.h"
 
-#define SPOOL_BUFFER (64u << 10)
+#define SPOOL_BUFFER (1u << 20)
 
 typedef struct pq_target {
     FILE *spool;
+    char *spool_buffer; /* the spool's stdio buffer (glibc ignores setvbuf's size without one) */
     char spool_path[4200];
     uint64_t rows;
 } pq_target;
@@ -364,7 +365,9 @@ static int copy_source_file(es_context *ctx, pq_run *run, const copy_source *s)
 
 /* ---- spool → parquet file --------------------------------------------------- */
 
-/* (offset, length) of every segment in the spool, row-major. */
+/* (offset, length) of every segment in the spool, row-major. The length
+ * headers are found by reading the spool front to back in large blocks
+ * (fseeko past each segment cost a system call a segment). */
 static int index_spool(es_context *ctx, pq_run *run, pq_target *tg)
 {
     size_t need = (size_t)tg->rows * run->L * 2;
@@ -374,13 +377,22 @@ static int index_spool(es_context *ctx, pq_run *run, pq_target *tg)
             return es_fail(ctx, ES_ERR_NOMEM, "out of memory");
         run->index = ix;
     }
-    if (fflush(tg->spool) != 0 || fseeko(tg->spool, 0, SEEK_SET) != 0)
+    if (fflush(tg->spool) != 0)
         return es_fail(ctx, ES_ERR_IO, "%s: %s", tg->spool_path, strerror(errno));
-    uint64_t off = 0;
+    if (es_grow((void **)&run->buf, &run->buf_cap, SPOOL_BUFFER, 1, 1 << 16) != 0)
+        return es_fail(ctx, ES_ERR_NOMEM, "out of memory");
+    int fd = fileno(tg->spool);
+    uint64_t off = 0;           /* of the next header */
+    uint64_t block_at = 0, block_len = 0;
     for (size_t k = 0; k < need; k += 2) {
         uint64_t n;
-        if (fread(&n, sizeof n, 1, tg->spool) != 1 || fseeko(tg->spool, (off_t)n, SEEK_CUR) != 0)
-            return es_fail(ctx, ES_ERR_IO, "%s: cannot be read back", tg->spool_path);
+        if (off < block_at || off + sizeof n > block_at + block_len) {
+            ssize_t got = pread(fd, run->buf, SPOOL_BUFFER, (off_t)off);
+            if (got < (ssize_t)sizeof n)
+                return es_fail(ctx, ES_ERR_IO, "%s: cannot be read back", tg->spool_path);
+            block_at = off, block_len = (uint64_t)got;
+        }
+        memcpy(&n, run->buf + (off - block_at), sizeof n);
         run->index[k] = off + sizeof n;
         run->index[k + 1] = n;
         off += sizeof n + n;
@@ -504,7 +516,10 @@ static int open_spools(es_context *ctx, pq_run *run)
         tg->spool = fopen(tg->spool_path, "w+b");
         if (!tg->spool)
             return es_fail(ctx, ES_ERR_IO, "%s: %s", tg->spool_path, strerror(errno));
-        setvbuf(tg->spool, NULL, _IOFBF, SPOOL_BUFFER);
+        /* rows arrive as small segments: without a real buffer each was a
+         * write(2) or two (strace: 8 500 writes, 16 000 lseeks for 370 MB) */
+        if ((tg->spool_buffer = malloc(SPOOL_BUFFER)))
+            setvbuf(tg->spool, tg->spool_buffer, _IOFBF, SPOOL_BUFFER);
         tg->rows = 0;
     }
     return ES_OK;
@@ -516,7 +531,9 @@ static void close_spool(pq_target *tg)
         fclose(tg->spool);
         unlink(tg->spool_path);
     }
+    free(tg->spool_buffer);
     tg->spool = NULL;
+    tg->spool_buffer = NULL;
 }
 
 static size_t pq_target_memory(const reshard_job *job)

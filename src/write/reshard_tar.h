@@ -16,6 +16,7 @@
 #include <archive.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <xxhash.h>
 
 #include "core/context.h"
 
@@ -33,6 +34,18 @@ struct archive *reshard_writer_open(es_context *ctx, FILE *fp, es_compress c, co
 
 /* Finishes the archive and frees the writer (a may be NULL). */
 int reshard_writer_close(es_context *ctx, struct archive *a, const char *label);
+
+/* libarchive's output block for each new shard: large writes, few system
+ * calls. 100 tar records of 10240 bytes, so that a plain tar, padded to a
+ * whole record at its end, comes out as it did with 10240-byte blocks. */
+#define RESHARD_WRITE_BUFFER ((size_t)100 * 10240)
+
+/* A member's data from `a` as libarchive's own blocks (no copy), each hashed
+ * into st, counted into *size and given to sink (if any; nonzero stops); a
+ * sparse member's holes come as zeros from `zeros`. 0, or -1 on a read error
+ * or when sink stopped. */
+int reshard_read_blocks(struct archive *a, void *zeros, size_t zeros_size, XXH3_state_t *st,
+                        uint64_t *size, int (*sink)(void *, const void *, size_t), void *arg);
 
 /* Memory one open writer needs, roughly (compressor state and buffers). */
 size_t reshard_writer_memory(es_compress c);
