@@ -1075,6 +1075,24 @@ typedef struct es_speech_token_stats {
 ES_API int es_cost_table_set_speech_tokens(es_context *ctx, es_cost_table *t, const char *src,
                                            es_speech_token_stats *stats);
 
+/* The two above with their sources loaded once, for rows that come in pieces
+ * (an es_rows_fn of es_measure_to_file): applying them to every piece of a
+ * table gives what the whole-table calls give, as each row is set from its
+ * own key and speaker only. `emb` (may be NULL: no embedding flags) is
+ * borrowed and must outlive the marks; `speech_tokens` (may be NULL) is
+ * read now. Load errors as the calls above report them; on failure *out is
+ * NULL. */
+typedef struct es_row_marks es_row_marks;
+ES_API int es_row_marks_new(es_context *ctx, const es_emb_sources *emb, const char *speech_tokens,
+                            es_row_marks **out);
+/* Sets the flags and speech_tokens of t's rows (es_cost_table_mark_embeddings,
+ * es_cost_table_set_speech_tokens) and counts them. */
+ES_API int es_row_marks_apply(es_context *ctx, es_row_marks *m, es_cost_table *t);
+/* The speech-token counts over every row applied so far; unknown_keys: keys
+ * of the source that none of them had. All 0 without speech tokens. */
+ES_API void es_row_marks_stats(const es_row_marks *m, es_speech_token_stats *st);
+ES_API void es_row_marks_free(es_row_marks *m);
+
 /* The data checks that need the loader model, over a cost table's rows. */
 typedef struct es_validate_data_settings {
     es_cost_model model;     /* the loader's filter and frames; es_cost_model_defaults() */
