@@ -266,6 +266,30 @@ ES_API void es_measure_defaults(es_measure_settings *s);
 ES_API int es_measure(es_context *ctx, const es_measure_settings *s,
                       const char *const *inputs, size_t n_inputs, es_cost_table **out);
 
+/* Called by es_measure_to_file with each unit's rows (one shard, or up to 32
+ * entries of a raw list or Kaldi directory), in input order, before they are
+ * written; one call at a time, from one of es_measure_to_file's threads.
+ * `rows` belongs to the library and lives until the call returns: read it
+ * (es_cost_table_row) or change its rows' flags and counts in place
+ * (es_row_marks_apply); do not keep it. Return ES_OK to go on; any other
+ * status stops the measure, which then fails with that status and the
+ * message left in ctx (a context of the call's own, valid during the call). */
+typedef int (*es_rows_fn)(es_context *ctx, void *user, es_cost_table *rows);
+
+/* es_measure, written to `path` as es_cost_table_write would write the table
+ * es_measure returns: the same bytes for any thread count, but rows are written
+ * as units finish, in input order, so memory does not grow with the number of
+ * rows (a bounded window of units is in flight; see docs/PERFORMANCE.md). The
+ * file appears at path only when everything succeeded (temporary file beside
+ * it, renamed into place); on failure nothing is left and the previous file,
+ * if any, is intact. `fn` (may be NULL) sees each unit's rows first.
+ * `skips` (may be NULL) receives, on success, a table without rows holding
+ * what ES_ON_ERROR_SKIP left out (es_cost_table_skip_*); the caller frees it.
+ * On failure *skips is NULL. */
+ES_API int es_measure_to_file(es_context *ctx, const es_measure_settings *s,
+                              const char *const *inputs, size_t n_inputs, const char *path,
+                              es_rows_fn fn, void *user, es_cost_table **skips);
+
 /* 1 when the file at path is a cost table (plain or zstd; by content), else 0. */
 ES_API int es_is_cost_table(const char *path);
 
