@@ -266,6 +266,30 @@ ES_API void es_measure_defaults(es_measure_settings *s);
 ES_API int es_measure(es_context *ctx, const es_measure_settings *s,
                       const char *const *inputs, size_t n_inputs, es_cost_table **out);
 
+/* Called by es_measure_to_file with each unit's rows (one shard, or up to 32
+ * entries of a raw list or Kaldi directory), in input order, before they are
+ * written; one call at a time, from one of es_measure_to_file's threads.
+ * `rows` belongs to the library and lives until the call returns: read it
+ * (es_cost_table_row) or change its rows' flags and counts in place
+ * (es_row_marks_apply); do not keep it. Return ES_OK to go on; any other
+ * status stops the measure, which then fails with that status and the
+ * message left in ctx (a context of the call's own, valid during the call). */
+typedef int (*es_rows_fn)(es_context *ctx, void *user, es_cost_table *rows);
+
+/* es_measure, written to `path` as es_cost_table_write would write the table
+ * es_measure returns: the same bytes for any thread count, but rows are written
+ * as units finish, in input order, so memory does not grow with the number of
+ * rows (a bounded window of units is in flight; see docs/PERFORMANCE.md). The
+ * file appears at path only when everything succeeded (temporary file beside
+ * it, renamed into place); on failure nothing is left and the previous file,
+ * if any, is intact. `fn` (may be NULL) sees each unit's rows first.
+ * `skips` (may be NULL) receives, on success, a table without rows holding
+ * what ES_ON_ERROR_SKIP left out (es_cost_table_skip_*); the caller frees it.
+ * On failure *skips is NULL. */
+ES_API int es_measure_to_file(es_context *ctx, const es_measure_settings *s,
+                              const char *const *inputs, size_t n_inputs, const char *path,
+                              es_rows_fn fn, void *user, es_cost_table **skips);
+
 /* 1 when the file at path is a cost table (plain or zstd; by content), else 0. */
 ES_API int es_is_cost_table(const char *path);
 
@@ -1074,6 +1098,24 @@ typedef struct es_speech_token_stats {
  * for the caller to report. */
 ES_API int es_cost_table_set_speech_tokens(es_context *ctx, es_cost_table *t, const char *src,
                                            es_speech_token_stats *stats);
+
+/* The two above with their sources loaded once, for rows that come in pieces
+ * (an es_rows_fn of es_measure_to_file): applying them to every piece of a
+ * table gives what the whole-table calls give, as each row is set from its
+ * own key and speaker only. `emb` (may be NULL: no embedding flags) is
+ * borrowed and must outlive the marks; `speech_tokens` (may be NULL) is
+ * read now. Load errors as the calls above report them; on failure *out is
+ * NULL. */
+typedef struct es_row_marks es_row_marks;
+ES_API int es_row_marks_new(es_context *ctx, const es_emb_sources *emb, const char *speech_tokens,
+                            es_row_marks **out);
+/* Sets the flags and speech_tokens of t's rows (es_cost_table_mark_embeddings,
+ * es_cost_table_set_speech_tokens) and counts them. */
+ES_API int es_row_marks_apply(es_context *ctx, es_row_marks *m, es_cost_table *t);
+/* The speech-token counts over every row applied so far; unknown_keys: keys
+ * of the source that none of them had. All 0 without speech tokens. */
+ES_API void es_row_marks_stats(const es_row_marks *m, es_speech_token_stats *st);
+ES_API void es_row_marks_free(es_row_marks *m);
 
 /* The data checks that need the loader model, over a cost table's rows. */
 typedef struct es_validate_data_settings {

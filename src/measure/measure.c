@@ -3,6 +3,8 @@
  * es_measure is es_measure_job_new + _run (every unit) + _finish; the MPI
  * command runs a share of the units per process and adds the others' results as
  * parts (measure_part.c) before _finish, so both give the same table.
+ * es_measure_to_file runs the same units (es_measure_unit) but writes each as
+ * soon as the units before it are written (measure_stream.c).
  *
  * Error policy (es_on_error): with FAIL, the first problem in input order is the
  * call's error; units after a failed one are not started. With SKIP, a bad
@@ -145,7 +147,7 @@ static void measure_items(es_measure_job *j, size_t u, const es_reader_opts *opt
     }
 }
 
-static void run_unit(es_measure_job *j, size_t u, tok_state *st)
+void es_measure_unit(es_measure_job *j, size_t u, tok_state *st)
 {
     es_unit_result *res = &j->results[u];
     if (u > atomic_load(&j->first_failed))
@@ -165,7 +167,7 @@ static void run_unit(es_measure_job *j, size_t u, tok_state *st)
         measure_shard(j, u, &opts, &ctx);
 }
 
-static void report_progress(es_measure_job *j, size_t total)
+void es_measure_progress(es_measure_job *j, size_t total)
 {
     size_t done = atomic_fetch_add(&j->done, 1) + 1;
     if (j->s.progress && omp_get_thread_num() == 0)
@@ -248,8 +250,8 @@ ES_API int es_measure_job_run(es_context *ctx, es_measure_job *j, const uint32_t
     }
 #pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
     for (long i = 0; i < n_mine; i++) {
-        run_unit(j, mine[i], &states[omp_get_thread_num()]);
-        report_progress(j, n);
+        es_measure_unit(j, mine[i], &states[omp_get_thread_num()]);
+        es_measure_progress(j, n);
     }
     for (int t = 0; t < threads; t++)
         tok_state_release(&states[t]);

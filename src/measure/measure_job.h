@@ -32,6 +32,13 @@ struct es_measure_job {
     size_t part_len;
 };
 
+/* Measures unit u into results[u] (measure.c), with this thread's tokenizer
+ * state; does nothing when an earlier unit failed (ES_ON_ERROR_FAIL). */
+void es_measure_unit(es_measure_job *j, size_t u, struct tok_state *st);
+
+/* Counts one finished unit of `total` and calls s.progress from thread 0. */
+void es_measure_progress(es_measure_job *j, size_t total);
+
 /* Sets a unit's failure (message copied). Returns status. */
 int es_unit_fail(es_unit_result *res, int status, const char *msg);
 

@@ -2,8 +2,8 @@
  * utterances that should have them (a cost table or utt2spk), with speakers
  * from utt2spk, the table or the parquet `spk` column. Builds the matrices
  * es_vrun validates and adds what only the sources know: missing embeddings,
- * entries of the wrong dimension, duplicate audio. Also
- * es_cost_table_mark_embeddings, which sets measure's embedding flags. */
+ * entries of the wrong dimension, duplicate audio. (Measure's embedding flags
+ * are set in row_marks.c.) */
 #include <stdlib.h>
 #include <string.h>
 
@@ -324,38 +324,4 @@ int es_validate(es_context *ctx, const es_validate_settings *s, const es_emb_sou
     }
     *out = v.r;
     return ES_OK;
-}
-
-int es_cost_table_mark_embeddings(es_context *ctx, es_cost_table *t, const es_emb_sources *src)
-{
-    es_clear_error(ctx);
-    if (!t || !src)
-        return es_fail(ctx, ES_ERR_USAGE, "mark embeddings: no table or sources");
-    vs v;
-    memset(&v, 0, sizeof v);
-    v.ctx = ctx;
-    v.src = src;
-    int rc = ES_OK;
-    if (src->utt_emb)
-        rc = es_emb_set_load_at(ctx, src->utt_emb, src->utt_keys, src->root, 0, &v.utt);
-    if (rc == ES_OK && src->spk_emb)
-        rc = es_emb_set_load_at(ctx, src->spk_emb, src->spk_keys, src->root, 1, &v.spk);
-    if (rc == ES_OK && src->utt2spk)
-        rc = es_utt2spk_read(ctx, src->utt2spk, &v.u2s);
-    for (size_t i = 0; rc == ES_OK && i < t->n; i++) {
-        es_cost_row *row = &t->rows[i];
-        if (v.utt) {
-            row->flags &= ~(uint32_t)ES_FLAG_UTT_EMB;
-            if (es_emb_set_find(v.utt, row->key) >= 0)
-                row->flags |= ES_FLAG_UTT_EMB;
-        }
-        if (v.spk) {
-            const char *spk = src->utt2spk ? es_utt2spk_get(&v.u2s, row->key) : row->spk;
-            row->flags &= ~(uint32_t)ES_FLAG_SPK_EMB;
-            if (spk && spk[0] && es_emb_set_find(v.spk, spk) >= 0)
-                row->flags |= ES_FLAG_SPK_EMB;
-        }
-    }
-    release(&v);
-    return rc;
 }

@@ -44,6 +44,25 @@ expect_exit 0 "$BIN" measure -q -j 2 --hash -o "$WORK/j2.tsv" shards/shards.list
 cmp -s "$WORK/j1.tsv" "$WORK/j2.tsv" || fail "-j 1 and -j 2 differ"
 [[ $(tail -n +3 "$WORK/j1.tsv" | wc -l) == 240 ]] || fail "240 rows for 4 inputs"
 
+# 3b. -o FILE streams rows as units finish (issue 14); standard output writes the
+#     table held whole: the same bytes and the same stderr, for -j 1 and -j 2,
+#     with the tokenizer line, embedding flags and speech tokens, list entries
+#     before shards (the stat columns decided late), and zstd
+TOKS=$ES_SOURCE_ROOT/../shared/fixtures/tokenizers/qwen2
+stream_args=(--hash --tokenizer "$TOKS" --utt-emb kaldi/utt2embedding.pt --spk-emb kaldi/spk2embedding.pt
+             --speech-tokens kaldi/utt2speech_token.pt kaldi raw.list shards/shards.list)
+expect_exit 0 "$BIN" measure -q -j 2 "${stream_args[@]}"
+mv "$WORK/out" "$WORK/whole.tsv"; mv "$WORK/err" "$WORK/whole.err"
+for j in 1 2; do
+    expect_exit 0 "$BIN" measure -q -j $j -o "$WORK/stream.tsv" "${stream_args[@]}"
+    cmp -s "$WORK/stream.tsv" "$WORK/whole.tsv" || fail "-j $j: -o FILE differs from stdout"
+    cmp -s "$WORK/err" "$WORK/whole.err" || fail "-j $j: stderr differs: $(cat "$WORK/err")"
+    expect_exit 0 "$BIN" measure -q -j $j -o "$WORK/stream.tsv.zst" "${stream_args[@]}"
+    zstd -q -d -c "$WORK/stream.tsv.zst" | cmp -s - "$WORK/whole.tsv" || fail "-j $j: .zst differs"
+done
+grep -q '^# tokenizer: ' "$WORK/whole.tsv" && [[ $(tail -n +4 "$WORK/whole.tsv" | wc -l) == 180 ]] \
+    || fail "streamed table: tokenizer line and 180 rows"
+
 # 4. --root resolves list entries from elsewhere
 (cd "$WORK" && "$BIN" measure -q --root "$FIX/corpus_a" -o root.tsv "$FIX/corpus_a/shards/shards.list") \
     || fail "--root run"

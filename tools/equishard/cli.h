@@ -31,6 +31,12 @@ void cli_progress_end(cli_progress *p);
 /* Tells on stderr what --on-error skip left out of a table, and how many rows
  * carry the 'truncated' or 'unsupported' flag. */
 void cli_report_table_problems(const es_cost_table *t);
+/* The same in parts, for rows that are not kept (measure -o FILE): counts
+ * added to over the pieces, then the report with the table of skips. */
+void cli_count_problems(const es_cost_table *t, size_t *truncated, size_t *unsupported);
+void cli_report_problems(const es_cost_table *skips, size_t truncated, size_t unsupported);
+/* The --speech-tokens line (below). */
+void cli_report_speech_tokens(const char *src, const es_speech_token_stats *st);
 
 /* es_load_inputs with a progress line on stderr (unless quiet). */
 int cli_measure_inputs(es_context *ctx, es_measure_settings *s, int quiet,

@@ -83,20 +83,13 @@ int cli_parse_double(const char *s, double *out)
 }
 
 /* Tells what --on-error skip left out, and rows whose audio was not trusted. */
-void cli_report_table_problems(const es_cost_table *t)
+void cli_report_problems(const es_cost_table *skips, size_t truncated, size_t unsupported)
 {
-    size_t skips = es_cost_table_skip_count(t);
-    if (skips) {
-        fprintf(stderr, "equishard: left out %zu problem(s):\n", skips);
-        for (size_t i = 0; i < skips; i++)
-            fprintf(stderr, "  %s\n", es_cost_table_skip(t, i));
-    }
-    size_t truncated = 0, unsupported = 0;
-    for (size_t i = 0; i < es_cost_table_size(t); i++) {
-        es_cost_row row;
-        es_cost_table_row(t, i, &row);
-        truncated += (row.flags & ES_FLAG_TRUNCATED) != 0;
-        unsupported += (row.flags & ES_FLAG_UNSUPPORTED) != 0;
+    size_t n = es_cost_table_skip_count(skips);
+    if (n) {
+        fprintf(stderr, "equishard: left out %zu problem(s):\n", n);
+        for (size_t i = 0; i < n; i++)
+            fprintf(stderr, "  %s\n", es_cost_table_skip(skips, i));
     }
     if (truncated)
         fprintf(stderr, "equishard: warning: %zu utterance(s) flagged 'truncated': the audio "
@@ -106,14 +99,36 @@ void cli_report_table_problems(const es_cost_table *t)
                         "format not probed, samples unknown\n", unsupported);
 }
 
+void cli_count_problems(const es_cost_table *t, size_t *truncated, size_t *unsupported)
+{
+    for (size_t i = 0; i < es_cost_table_size(t); i++) {
+        es_cost_row row;
+        es_cost_table_row(t, i, &row);
+        *truncated += (row.flags & ES_FLAG_TRUNCATED) != 0;
+        *unsupported += (row.flags & ES_FLAG_UNSUPPORTED) != 0;
+    }
+}
+
+void cli_report_table_problems(const es_cost_table *t)
+{
+    size_t truncated = 0, unsupported = 0;
+    cli_count_problems(t, &truncated, &unsupported);
+    cli_report_problems(t, truncated, unsupported);
+}
+
+void cli_report_speech_tokens(const char *src, const es_speech_token_stats *st)
+{
+    fprintf(stderr, "equishard: speech tokens from %s: %zu row(s) set, %zu row(s) without "
+                    "(speech_tokens 0), %zu key(s) not in the inputs\n",
+            src, st->rows_set, st->rows_without, st->unknown_keys);
+}
+
 int cli_set_speech_tokens(es_context *ctx, es_cost_table *t, const char *src)
 {
     es_speech_token_stats st;
     int rc = es_cost_table_set_speech_tokens(ctx, t, src, &st);
     if (rc == ES_OK)
-        fprintf(stderr, "equishard: speech tokens from %s: %zu row(s) set, %zu row(s) without "
-                        "(speech_tokens 0), %zu key(s) not in the inputs\n",
-                src, st.rows_set, st.rows_without, st.unknown_keys);
+        cli_report_speech_tokens(src, &st);
     return rc;
 }
 

@@ -83,6 +83,48 @@ int measure_output(es_context *ctx, const measure_args *a, es_cost_table *table)
     return exit_code;
 }
 
+/* -o FILE: rows go to the file as units finish (es_measure_to_file), so the
+ * table is never whole in memory; each unit's rows get the embedding flags and
+ * speech tokens first, from sources loaded once (es_row_marks). Standard
+ * output keeps the whole-table path: nothing is printed unless all succeeded. */
+typedef struct stream_state {
+    es_row_marks *marks;   /* NULL without --utt-emb/--spk-emb/--speech-tokens */
+    size_t truncated, unsupported;
+} stream_state;
+
+static int on_rows(es_context *ctx, void *user, es_cost_table *rows)
+{
+    stream_state *st = user;
+    int rc = st->marks ? es_row_marks_apply(ctx, st->marks, rows) : ES_OK;
+    cli_count_problems(rows, &st->truncated, &st->unsupported);
+    return rc;
+}
+
+static int measure_to_file(es_context *ctx, measure_args *a, cli_progress *progress)
+{
+    stream_state st = {NULL, 0, 0};
+    int emb = a->emb.utt_emb || a->emb.spk_emb;
+    int rc = emb || a->list.speech_tokens
+                 ? es_row_marks_new(ctx, emb ? &a->emb : NULL, a->list.speech_tokens, &st.marks)
+                 : ES_OK;
+    es_cost_table *skips = NULL;
+    if (rc == ES_OK)
+        rc = es_measure_to_file(ctx, &a->s, a->inputs, a->n_inputs, a->output, on_rows, &st,
+                                &skips);
+    cli_progress_end(progress);
+    int exit_code = rc == ES_OK ? EXIT_OK : cli_fail(es_errmsg(ctx), rc);
+    if (rc == ES_OK && a->list.speech_tokens) {
+        es_speech_token_stats counts;
+        es_row_marks_stats(st.marks, &counts);
+        cli_report_speech_tokens(a->list.speech_tokens, &counts);
+    }
+    if (rc == ES_OK)
+        cli_report_problems(skips, st.truncated, st.unsupported);
+    es_cost_table_free(skips);
+    es_row_marks_free(st.marks);
+    return exit_code;
+}
+
 int cmd_measure(int argc, char **argv)
 {
     measure_args a;
@@ -111,6 +153,11 @@ int cmd_measure(int argc, char **argv)
     es_context *ctx = es_context_new();
     if (!ctx)
         return cli_fail("out of memory", ES_ERR_NOMEM);
+    if (strcmp(a.output, "-") != 0) {
+        rc = measure_to_file(ctx, &a, &progress);
+        es_context_free(ctx);
+        return rc;
+    }
     es_cost_table *table = NULL;
     rc = es_measure(ctx, &a.s, a.inputs, a.n_inputs, &table);
     cli_progress_end(&progress);
