@@ -138,6 +138,12 @@ ES_KFN double es_k_sum_lanes(const float *v)
     return t[0];
 }
 
+/* A row's Σ x² as stored: one NaN for every row that holds one. Which NaN an
+ * addition of two NaNs returns (sign, payload) depends on the operand order,
+ * which the compiler may swap in one inlined copy and not in another; the same
+ * row must give the same bytes in every backend and compilation. */
+ES_KFN double es_k_sumsq_out(double sum, uint32_t nan) { return nan ? (double)NAN : sum; }
+
 /* ---- whole rows: the scalar reference ------------------------------------------- */
 
 /* NaN/Inf counts, sum of squares and checksum of a row of d floats: every
@@ -154,7 +160,7 @@ ES_KFN void es_k_row_stats(const float *x, uint32_t d, es_row_result *out)
         uint32_t l = i % ES_K_LANES;
         es_k_elem(&ss[l], &nan, &inf, &ha[l], &hs[l], x[i], i / ES_K_LANES);
     }
-    out->sumsq = es_k_sum_lanes(ss);
+    out->sumsq = es_k_sumsq_out(es_k_sum_lanes(ss), nan);
     out->nan = nan;
     out->inf = inf;
     out->hash = es_k_hash_finish(ha, hs, d);
@@ -241,20 +247,51 @@ ES_KFN int es_k_row_finite(const es_row_result *r) { return r->nan == 0 && r->in
  * The same results as the reference functions above, bit for bit (the tests
  * check it): the same per-lane operations in the same order, written with GCC/
  * Clang vector extensions because the auto-vectorizer does not manage these
- * lane patterns. A vector of ES_K_LANES floats is one AVX-512 register, two
- * AVX2 or four SSE2 registers. Two rewrites keep the loop short: the
- * checksum's position sums come from Fletcher's recurrence (hc += ha after each
- * block gives hc = Σ (nb - pos)·bits, so Σ pos·bits = nb·ha - hc, additions
- * instead of a multiply per element), and NaN and Inf are counted together,
- * split only for a row that has any. Compilers without vector extensions (and
- * nvcc, which runs the per-element functions instead) use the reference. */
+ * lane patterns. A block of ES_K_LANES lanes is held in ES_K_NV vectors of
+ * the compilation's register width (ES_K_VLANES floats: AVX-512 one vector,
+ * AVX2 two, SSE2 or NEON four); the CPU backend is compiled once per
+ * instruction set (cpu_isa.h). Why not one 64-byte vector type for all: GCC
+ * keeps a vector wider than the target's registers in memory and lowers its
+ * comparisons lane by lane through general registers (GCC 12 on AVX2: the
+ * accumulators stored and reloaded on every block, ~4× the instructions, so
+ * the avx2 and baseline target_clones of the old code ran at a fraction of
+ * memory speed). The loops also use no comparison at all, only additions,
+ * multiplications and bit operations.
+ *
+ * Three rewrites keep the loop short: the checksum's position sums come from
+ * Fletcher's recurrence (hc += ha after each block gives hc = Σ (nb - pos)·bits,
+ * so Σ pos·bits = nb·ha - hc, additions instead of a multiply per element);
+ * NaN and Inf need no test per element, because either makes its lane's Σ x²
+ * NaN or Inf for good (squares are never negative, nothing cancels them), so
+ * a row whose lane sums are all finite has none and only the others are
+ * counted element by element (that includes finite rows whose Σ x² overflows,
+ * where the count finds none); and NaN and Inf are counted together in that
+ * slow path. Compilers without vector extensions (and nvcc, which runs the
+ * per-element functions instead) use the reference. */
 #if !defined(__CUDACC__) && (defined(__GNUC__) || defined(__clang__))
 #define ES_K_SIMD 1
-typedef float es_kvf __attribute__((vector_size(4 * ES_K_LANES)));
-typedef uint32_t es_kvu __attribute__((vector_size(4 * ES_K_LANES)));
+/* Floats per vector: the widest registers the compilation targets. */
+#if defined(__AVX512F__)
+#define ES_K_VLANES 16
+#elif defined(__AVX2__)
+#define ES_K_VLANES 8
+#else
+#define ES_K_VLANES 4
+#endif
+enum { ES_K_NV = ES_K_LANES / ES_K_VLANES }; /* vectors per block of ES_K_LANES */
+typedef float es_kvf __attribute__((vector_size(4 * ES_K_VLANES)));
+typedef uint32_t es_kvu __attribute__((vector_size(4 * ES_K_VLANES)));
+typedef char es_k_whole_vectors[ES_K_LANES % ES_K_VLANES == 0 ? 1 : -1];
 #define ES_K_SIMD_FN static inline __attribute__((always_inline))
 
-/* NaN and Inf counts of x[0..n): the slow path, for rows that hold any. */
+/* Lane l of a block is element l % ES_K_VLANES of vector l / ES_K_VLANES. */
+ES_K_SIMD_FN void es_k_load_block(es_kvf *v, const float *x)
+{
+    for (int k = 0; k < ES_K_NV; k++)
+        memcpy(&v[k], x + k * ES_K_VLANES, sizeof v[k]);
+}
+
+/* NaN and Inf counts of x[0..n): the slow path, for rows that may hold any. */
 ES_K_SIMD_FN void es_k_count_nonfinite(const float *x, uint32_t n, uint32_t *nan, uint32_t *inf)
 {
     for (uint32_t i = 0; i < n; i++) {
@@ -264,87 +301,82 @@ ES_K_SIMD_FN void es_k_count_nonfinite(const float *x, uint32_t n, uint32_t *nan
     }
 }
 
-/* es_k_sum_lanes with the first level of the tree in vectors. */
-typedef float es_kvf8 __attribute__((vector_size(32)));
-typedef double es_kvd8 __attribute__((vector_size(64)));
-typedef char es_k_lanes_must_be_16[ES_K_LANES == 16 ? 1 : -1]; /* the 8 + 8 split below */
-ES_K_SIMD_FN double es_k_sum_lanes_simd(const es_kvf *v)
+/* Whether every lane of the block is finite. (e + 2^23) reaches bit 31 only
+ * when the exponent field e is all ones: no comparison (see above). */
+ES_K_SIMD_FN int es_k_lanes_finite(const es_kvf *v)
 {
-    es_kvf8 lo, hi;
-    memcpy(&lo, v, sizeof lo);
-    memcpy(&hi, (const char *)v + sizeof lo, sizeof hi);
-    es_kvd8 t = __builtin_convertvector(lo, es_kvd8) + __builtin_convertvector(hi, es_kvd8);
-    double t4[4], t2[2];
-    for (int l = 0; l < 4; l++)
-        t4[l] = t[l] + t[l + 4];
-    for (int l = 0; l < 2; l++)
-        t2[l] = t4[l] + t4[l + 2];
-    return t2[0] + t2[1];
+    es_kvu any = {0};
+    for (int k = 0; k < ES_K_NV; k++)
+        any |= ((es_kvu)v[k] & 0x7f800000u) + 0x00800000u;
+    uint32_t a = 0;
+    for (int l = 0; l < ES_K_VLANES; l++)
+        a |= any[l];
+    return !(a >> 31);
 }
 
-/* es_k_hash_finish on lane vectors: wrapping integer sums, so any order gives
- * the reference's value. */
-ES_K_SIMD_FN uint64_t es_k_hash_finish_simd(const es_kvu *ha, const es_kvu *hs, uint32_t d)
+/* The block's lanes into an array, lane order. */
+ES_K_SIMD_FN void es_k_store_block(float *out, const es_kvf *v)
 {
-    es_kvu ca, cs;
-    for (int l = 0; l < ES_K_LANES; l++) {
-        ca[l] = 0x9e3779b1u + 2u * (uint32_t)l * 0x632be5abu;
-        cs[l] = 0x85ebca77u + 2u * (uint32_t)l * 0x27d4eb2fu;
-    }
-    es_kvu pa = *ha * ca, ps = *hs * cs;
-    uint32_t a = 0, s = 0;
-    for (int l = 0; l < ES_K_LANES; l++) {
-        a += pa[l];
-        s += ps[l];
-    }
-    uint64_t h = ((uint64_t)a << 32 | s) ^ ((uint64_t)d * 0x9e3779b97f4a7c15ull);
-    h ^= h >> 33;
-    h *= 0xff51afd7ed558ccdull;
-    h ^= h >> 33;
-    h *= 0xc4ceb9fe1a85ec53ull;
-    h ^= h >> 33;
-    return h;
+    for (int k = 0; k < ES_K_NV; k++)
+        memcpy(out + k * ES_K_VLANES, &v[k], sizeof v[k]);
+}
+
+ES_K_SIMD_FN void es_k_store_block_u(uint32_t *out, const es_kvu *v)
+{
+    for (int k = 0; k < ES_K_NV; k++)
+        memcpy(out + k * ES_K_VLANES, &v[k], sizeof v[k]);
+}
+
+/* es_k_sum_lanes of ES_K_LANES lanes, its tree written out level by level
+ * (constant bounds, so the compiler unrolls it into a few vector additions;
+ * the reference's halving loop stays a loop through memory). */
+typedef char es_k_lanes_are_16[ES_K_LANES == 16 ? 1 : -1];
+ES_K_SIMD_FN double es_k_sum_lanes16(const float *f)
+{
+    double t[8];
+    for (int l = 0; l < 8; l++)
+        t[l] = (double)f[l] + (double)f[l + 8];
+    for (int l = 0; l < 4; l++)
+        t[l] += t[l + 4];
+    for (int l = 0; l < 2; l++)
+        t[l] += t[l + 2];
+    return t[0] + t[1];
 }
 
 ES_K_SIMD_FN void es_k_row_stats_simd(const float *x, uint32_t d, es_row_result *out)
 {
-    es_kvf ss = {0};
-    es_kvu bad = {0}, ha = {0}, hc = {0};
-    const es_kvu exp_mask = (es_kvu){0} + 0x7f800000u;
+    es_kvf ss[ES_K_NV];
+    es_kvu ha[ES_K_NV], hc[ES_K_NV];
+    for (int k = 0; k < ES_K_NV; k++) {
+        ss[k] = (es_kvf){0};
+        ha[k] = hc[k] = (es_kvu){0};
+    }
     uint32_t nb = d / ES_K_LANES;
     for (uint32_t b = 0; b < nb; b++) {
-        es_kvf v;
-        memcpy(&v, x + (size_t)b * ES_K_LANES, sizeof v);
-        es_kvu u = (es_kvu)v;
-        ss += v * v;
-        bad -= (es_kvu)((u & exp_mask) == exp_mask);
-        ha += u;
-        hc += ha;
+        es_kvf v[ES_K_NV];
+        es_k_load_block(v, x + (size_t)b * ES_K_LANES);
+        for (int k = 0; k < ES_K_NV; k++) {
+            ss[k] += v[k] * v[k];
+            ha[k] += (es_kvu)v[k];
+            hc[k] += ha[k];
+        }
     }
-    es_kvu hs = ha * nb - hc;
-    uint32_t n_bad = 0, nan = 0, inf = 0;
-    for (int l = 0; l < ES_K_LANES; l++)
-        n_bad += bad[l];
-    if (n_bad)
+    uint32_t nan = 0, inf = 0;
+    if (!es_k_lanes_finite(ss))
         es_k_count_nonfinite(x, nb * ES_K_LANES, &nan, &inf);
-    if (d % ES_K_LANES == 0) {
-        out->sumsq = es_k_sum_lanes_simd(&ss);
-        out->hash = es_k_hash_finish_simd(&ha, &hs, d);
-    } else {
-        float ssl[ES_K_LANES];
-        uint32_t hal[ES_K_LANES], hsl[ES_K_LANES];
-        for (int l = 0; l < ES_K_LANES; l++) {
-            ssl[l] = ss[l];
-            hal[l] = ha[l];
-            hsl[l] = hs[l];
-        }
-        for (uint32_t i = nb * ES_K_LANES; i < d; i++) {
-            uint32_t l = i % ES_K_LANES;
-            es_k_elem(&ssl[l], &nan, &inf, &hal[l], &hsl[l], x[i], nb);
-        }
-        out->sumsq = es_k_sum_lanes(ssl);
-        out->hash = es_k_hash_finish(hal, hsl, d);
+    float ssl[ES_K_LANES];
+    uint32_t hal[ES_K_LANES], hsl[ES_K_LANES];
+    for (int k = 0; k < ES_K_NV; k++)
+        hc[k] = ha[k] * nb - hc[k]; /* Σ pos·bits */
+    es_k_store_block(ssl, ss);
+    es_k_store_block_u(hal, ha);
+    es_k_store_block_u(hsl, hc);
+    for (uint32_t i = nb * ES_K_LANES; i < d; i++) {
+        uint32_t l = i % ES_K_LANES;
+        es_k_elem(&ssl[l], &nan, &inf, &hal[l], &hsl[l], x[i], nb);
     }
+    out->sumsq = es_k_sumsq_out(es_k_sum_lanes16(ssl), nan);
+    out->hash = es_k_hash_finish(hal, hsl, d);
     out->nan = nan;
     out->inf = inf;
     out->cosine = ES_K_NO_COSINE;
@@ -352,38 +384,38 @@ ES_K_SIMD_FN void es_k_row_stats_simd(const float *x, uint32_t d, es_row_result 
 
 ES_K_SIMD_FN double es_k_dot_simd(const float *x, const float *c, uint32_t d)
 {
-    es_kvf acc = {0};
+    es_kvf acc[ES_K_NV];
+    for (int k = 0; k < ES_K_NV; k++)
+        acc[k] = (es_kvf){0};
     uint32_t nb = d / ES_K_LANES;
     for (uint32_t b = 0; b < nb; b++) {
-        es_kvf xv, cv;
-        memcpy(&xv, x + (size_t)b * ES_K_LANES, sizeof xv);
-        memcpy(&cv, c + (size_t)b * ES_K_LANES, sizeof cv);
-        acc += xv * cv;
+        es_kvf xv[ES_K_NV], cv[ES_K_NV];
+        es_k_load_block(xv, x + (size_t)b * ES_K_LANES);
+        es_k_load_block(cv, c + (size_t)b * ES_K_LANES);
+        for (int k = 0; k < ES_K_NV; k++)
+            acc[k] += xv[k] * cv[k];
     }
-    if (d % ES_K_LANES == 0)
-        return es_k_sum_lanes_simd(&acc);
     float lanes[ES_K_LANES];
-    for (int l = 0; l < ES_K_LANES; l++)
-        lanes[l] = acc[l];
+    es_k_store_block(lanes, acc);
     for (uint32_t i = nb * ES_K_LANES; i < d; i++)
         lanes[i % ES_K_LANES] += x[i] * c[i];
-    return es_k_sum_lanes(lanes);
+    return es_k_sum_lanes16(lanes);
 }
 
-/* es_k_chunk_sum over all d columns: ES_K_LANES columns at a time stay in a
+/* es_k_chunk_sum over all d columns: ES_K_VLANES columns at a time stay in a
  * register while the chunk's rows (just read, so in cache) stream past. */
 ES_K_SIMD_FN void es_k_chunk_sum_simd(double *total, const float *x, size_t d,
                                        const uint32_t *rows, uint32_t n_rows)
 {
     uint32_t j = 0;
-    for (; j + ES_K_LANES <= d; j += ES_K_LANES) {
+    for (; j + ES_K_VLANES <= d; j += ES_K_VLANES) {
         es_kvf part = {0};
         for (uint32_t r = 0; r < n_rows; r++) {
             es_kvf v;
             memcpy(&v, x + (size_t)rows[r] * d + j, sizeof v);
             part += v;
         }
-        for (int l = 0; l < ES_K_LANES; l++)
+        for (int l = 0; l < ES_K_VLANES; l++)
             total[j + l] += (double)part[l];
     }
     es_k_chunk_sum(total, x, d, rows, n_rows, j, (uint32_t)d);

@@ -23,16 +23,15 @@
  *   2. After a barrier the centroids are known; rows are split evenly between
  *      threads for their cosines to their speaker's centroid.
  *
- * float16/bfloat16 rows are converted to float one row at a time. The hot
- * functions are compiled for AVX-512, AVX2 and baseline x86-64, picked at load
- * time (target_clones); all give the same bits (no contraction, same lanes). */
+ * float16/bfloat16 rows are converted to float one row at a time. This file
+ * is compiled once per instruction set (cpu_isa.h). */
 #include <omp.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "validate/vjob.h"
 
-#include "validate/cpu_clones.h"
+#include "validate/cpu_isa.h"
 
 /* Rows of pass 1's window per thread: its rows and the other threads' stay in
  * the (shared) cache between the two walks of a window. */
@@ -91,7 +90,6 @@ static void prefetch(const void *p, size_t bytes, int for_write)
 static const float *slot(const cpu_run *c, int32_t s) { return c->part + (size_t)s * c->stride; }
 
 /* Pass 1, rows [a, b): statistics. */
-ES_CPU_CLONES
 static void stats_rows(const es_vjob *job, size_t a, size_t b, float *buf)
 {
     for (size_t r = a; r < b; r++)
@@ -108,7 +106,6 @@ static int owner(int32_t s, int nt)
 
 /* Pass 1, rows [a, b): those of the speakers thread t owns into their chunks.
  * Rows [own_a, own_b) have their statistics from this thread already. */
-ES_CPU_CLONES
 static void add_rows(const cpu_run *c, size_t a, size_t b, size_t own_a, size_t own_b, int t,
                      int nt, float *buf)
 {
@@ -139,7 +136,6 @@ static void add_rows(const cpu_run *c, size_t a, size_t b, size_t own_a, size_t 
 
 /* After pass 1, speaker s: the last chunk, the mean (in place of the total)
  * and the float centroid (in place of the partial). */
-ES_CPU_CLONES
 static void finish_speaker(const cpu_run *c, size_t s)
 {
     uint32_t d = (uint32_t)c->job->dim, n_finite = c->count[s].n_finite;
@@ -170,7 +166,6 @@ static void pass1(const cpu_run *c, int t, int nt, float *buf)
 }
 
 /* Pass 2, row r: the cosine to its speaker's centroid. */
-ES_CPU_CLONES
 static void cosine_row(const cpu_run *c, size_t r, float *buf)
 {
     const es_vjob *job = c->job;
@@ -216,10 +211,10 @@ static int rows_grouped(const es_vjob *job)
     return 1;
 }
 
-int es_vjob_run_cpu(es_context *ctx, const es_vjob *job)
+int ES_CPU_FN(es_vjob_run_cpu)(es_context *ctx, const es_vjob *job)
 {
     if (rows_grouped(job))
-        return es_vjob_run_cpu_grouped(ctx, job);
+        return ES_CPU_FN(es_vjob_run_cpu_grouped)(ctx, job);
     size_t d = job->dim, S = job->n_spk;
     int threads = job->threads > 0 ? job->threads : omp_get_max_threads();
     size_t stride = (d + 15) / 16 * 16;

@@ -12,16 +12,15 @@
  * order, so results are identical for any thread count. Rows without a speaker
  * only get their statistics.
  *
- * float16/bfloat16 rows are converted to float a chunk at a time. The hot
- * functions are compiled for AVX-512, AVX2 and baseline x86-64, picked at load
- * time (target_clones); all give the same bits (no contraction, same lanes). */
+ * float16/bfloat16 rows are converted to float a chunk at a time. This file
+ * is compiled once per instruction set (cpu_isa.h). */
 #include <omp.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "validate/vjob.h"
 
-#include "validate/cpu_clones.h"
+#include "validate/cpu_isa.h"
 
 /* Per-thread scratch: the running centroid sums, the centroid, a chunk's
  * finite rows, and converted rows for half-precision inputs. */
@@ -77,7 +76,6 @@ static void prefetch_row(const es_vjob *job, size_t e)
 
 /* One chunk: statistics of every row, column sums of the finite ones.
  * Returns how many were finite. */
-ES_CPU_CLONES
 static uint32_t chunk(const es_vjob *job, size_t begin, size_t end, scratch *w)
 {
     uint32_t d = (uint32_t)job->dim, k = 0;
@@ -98,7 +96,6 @@ static uint32_t chunk(const es_vjob *job, size_t begin, size_t end, scratch *w)
 }
 
 /* Cosines of a speaker's finite, nonzero rows to its centroid. */
-ES_CPU_CLONES
 static void cosines(const es_vjob *job, size_t begin, size_t end, scratch *w)
 {
     uint32_t d = (uint32_t)job->dim;
@@ -130,7 +127,6 @@ static void speaker(const es_vjob *job, size_t s, scratch *w)
         cosines(job, begin, end, w);
 }
 
-ES_CPU_CLONES
 static void stats_only(const es_vjob *job, size_t e, float *buf)
 {
     prefetch_row(job, e + PREFETCH_ROWS);
@@ -153,7 +149,7 @@ static int scratch_init(scratch *w, size_t d)
     return w->total && w->centroid && w->conv ? 0 : -1;
 }
 
-int es_vjob_run_cpu_grouped(es_context *ctx, const es_vjob *job)
+int ES_CPU_FN(es_vjob_run_cpu_grouped)(es_context *ctx, const es_vjob *job)
 {
     size_t d = job->dim, nospk = job->seg[job->n_spk];
     int threads = job->threads > 0 ? job->threads : omp_get_max_threads();

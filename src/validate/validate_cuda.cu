@@ -135,7 +135,7 @@ __global__ void stats_kernel(const void *__restrict__ rows, size_t n, uint32_t d
         }
         if (lane == 0) {
             es_row_result out;
-            out.sumsq = sum;
+            out.sumsq = es_k_sumsq_out(sum, nan);
             out.cosine = ES_K_NO_COSINE;
             out.hash = es_k_hash_finish(has, hss, d);
             out.nan = nan;

@@ -163,8 +163,9 @@ static int bench_cpu(const opts *o, int grouped)
     }
     double gb = bytes / 1e9, bw = gb / t_read;
     const char *order_name = grouped ? "grouped" : "shuffled";
-    printf("cpu: %zu x %zu float32 (%.2f GiB), %zu speakers (%s), %d threads, best of %d\n", n, d,
-           bytes / 1073741824.0, S, order_name, threads, o->repeat);
+    printf("cpu: %zu x %zu float32 (%.2f GiB), %zu speakers (%s), %d threads, best of %d, %s backend "
+           "(EQUISHARD_CPU_ISA)\n", n, d, bytes / 1073741824.0, S, order_name, threads, o->repeat,
+           es_cpu_isa_name(es_cpu_isa_default()));
     printf("cpu: read loop         %8.1f ms  %6.1f GB/s  (bandwidth reference)\n", t_read * 1e3, bw);
     printf("cpu: gather by speaker %8.1f ms  %6.1f GB/s  %5.1f %% of bandwidth (the same read, rows "
            "in speaker order)\n", t_gather * 1e3, gb / t_gather, 100 * gb / t_gather / bw);
@@ -174,8 +175,8 @@ static int bench_cpu(const opts *o, int grouped)
     printf("cpu: es_validate_host  %8.1f ms  %6.1f GB/s  %5.1f %% of bandwidth, one pass counted "
            "(grouping, findings, duplicates; %zu findings)\n", t_total * 1e3, gb / t_total,
            100 * gb / t_total / bw, findings);
-    printf("RESULT cpu order=%s bytes=%zu read_gbps=%.2f gather_gbps=%.2f checks_ms=%.1f "
-           "ratio_2pass=%.3f total_ms=%.1f\n", order_name, bytes, bw, gb / t_gather, t_kernel * 1e3,
+    printf("RESULT cpu isa=%s order=%s bytes=%zu read_gbps=%.2f gather_gbps=%.2f checks_ms=%.1f "
+           "ratio_2pass=%.3f total_ms=%.1f\n", es_cpu_isa_name(es_cpu_isa_default()), order_name, bytes, bw, gb / t_gather, t_kernel * 1e3,
            2 * gb / t_kernel / bw, t_total * 1e3);
     es_context_free(ctx);
     free(m), free(spk), free(order), free(seg), free(res), free(mean), free(nf);
