@@ -229,10 +229,9 @@ static int read_body(tok_model *m, const tok_sources *src, cursor *c)
 {
     if (take_u64(c) != src->n)
         return -1;
-    for (size_t i = 0; i < src->n; i++) {
-        tok_file_stat now = stat_of(src->file[i]);
-        const void *then = take(c, sizeof now);
-        if (!then || memcmp(then, &now, sizeof now) != 0)
+    for (size_t i = 0; i < src->n; i++) { /* the files as tok_sources_stat found them */
+        const void *then = take(c, sizeof src->before[i]);
+        if (!then || memcmp(then, &src->before[i], sizeof src->before[i]) != 0)
             return -1;
     }
     /* the special ids below are by position in this build's list */
