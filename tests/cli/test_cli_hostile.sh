@@ -116,6 +116,10 @@ grep -q "fifo.wav" "$WORK/err" && grep -q "/dev/zero" "$WORK/err" || fail "the r
 printf '%s\n' "$WORK/t12/fifo.wav" >"$WORK/t12/shards.list"    # a FIFO as a shard
 expect_exit 2 timeout 20 "$BIN" measure -q "$WORK/t12/shards.list"
 grep -q 'fifo.wav.*not a regular file' "$WORK/err" || fail "FIFO shard: $(cat "$WORK/err")"
+for opt in --utt-emb --spk-emb; do                               # a FIFO as an embedding source
+    expect_exit 2 timeout 20 "$BIN" validate "$opt" "$WORK/t12/fifo.wav" "$WORK/t12/fifo.list"
+    grep -q 'fifo.wav: cannot open: not a regular file' "$WORK/err" || fail "validate $opt FIFO: $(cat "$WORK/err")"
+done
 
 # ---- 13. a line break in a path is refused for rank lists and data.list ------
 mkdir -p "$WORK/t13"

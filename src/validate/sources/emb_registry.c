@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "readers/reader.h"
 #include "validate/sources/emb_source.h"
 
 /* Adding a format: its ops in its own file, listed here. */
@@ -36,12 +37,17 @@ int es_emb_set_load_at(es_context *ctx, const char *path, const char *keys_path,
                        int speakers, es_emb_set **out)
 {
     *out = NULL;
-    unsigned char head[ES_EMB_SNIFF_BYTES];
-    FILE *fp = fopen(path, "rb");
-    if (!fp)
-        return es_fail(ctx, ES_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
-    size_t n = fread(head, 1, sizeof head, fp);
-    fclose(fp);
+    /* the readers' sniff: regular files only, so a FIFO or a device given as a
+     * source is refused instead of waited on forever */
+    _Static_assert(ES_EMB_SNIFF_BYTES <= ES_SNIFF_BYTES, "the sniff reads ES_SNIFF_BYTES");
+    unsigned char head[ES_SNIFF_BYTES];
+    long got = es_sniff_file(ctx, path, head);
+    if (got < 0) {
+        char msg[sizeof ctx->msg]; /* the sniff's line, under ES_ERR_IO */
+        snprintf(msg, sizeof msg, "%s", es_errmsg(ctx));
+        return es_fail(ctx, ES_ERR_IO, "%s", msg);
+    }
+    size_t n = (size_t)got;
     es_emb_set *s = es_emb_set_new(path);
     if (!s)
         return es_fail(ctx, ES_ERR_NOMEM, "%s: out of memory", path);
