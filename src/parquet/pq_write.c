@@ -2,6 +2,7 @@
  * one row group, the footer in Thrift compact protocol. */
 #include "parquet/pq_write.h"
 
+#include <omp.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -108,6 +109,14 @@ int pq_writer_init(pq_writer *w, const pq_write_schema *schema, int codec)
 {
     w->schema = schema;
     w->codec = codec;
+    /* ZSTD at level 3 and deflate are most of a parquet reshard's CPU: their
+     * pages go to as many threads as there are; SNAPPY and plain pages are
+     * cheaper to write at once */
+    int slow = codec == PQ_ZSTD || codec == PQ_GZIP;
+    int threads = omp_get_max_threads();
+    w->queue_max = !slow || threads < 2                ? 1
+                   : threads > PQ_WRITE_QUEUE ? PQ_WRITE_QUEUE
+                                              : (unsigned)threads;
     w->chunks = calloc(schema->n_leaves ? schema->n_leaves : 1, sizeof *w->chunks);
     return w->chunks ? 0 : oom(w);
 }
@@ -117,10 +126,12 @@ void pq_writer_release(pq_writer *w)
     free(w->chunks);
     free(w->def);
     free(w->rep);
-    free(w->zbuf);
-    pq_compress_free(w->zstate);
+    for (unsigned i = 0; i < PQ_WRITE_QUEUE; i++) {
+        es_strbuf_release(&w->queue[i].raw);
+        free(w->queue[i].z);
+        pq_compress_free(w->queue[i].zstate);
+    }
     es_strbuf_release(&w->values);
-    es_strbuf_release(&w->page);
     es_strbuf_release(&w->header);
     memset(w, 0, sizeof *w);
 }
@@ -191,11 +202,61 @@ static void put_levels(es_strbuf *out, const uint8_t *lv, size_t n)
     }
 }
 
+/* Compresses the queued pages (at once, one a thread) and writes each behind
+ * its header, in order. */
+static int drain(pq_writer *w)
+{
+    unsigned n = w->n_queued;
+    int bad = 0;
+    w->n_queued = 0;
+#pragma omp parallel for num_threads(n) schedule(static, 1) reduction(| : bad) if (n > 1)
+    for (unsigned i = 0; i < n; i++) {
+        struct pq_queued_page *q = &w->queue[i];
+        bad |= pq_compress(w->codec, &q->zstate, (const uint8_t *)q->raw.buf, q->raw.len, &q->z,
+                           &q->zcap, &q->zlen, q->err, sizeof q->err) != 0;
+    }
+    for (unsigned i = 0; i < n; i++) {
+        struct pq_queued_page *q = &w->queue[i];
+        if (bad) {
+            if (q->err[0]) {
+                snprintf(w->err, sizeof w->err, "%s", q->err);
+                return -1;
+            }
+            continue;
+        }
+        w->header.len = 0;
+        pq_tw t;
+        pq_tw_init(&t, &w->header);
+        pq_tw_i32(&t, 1, PQ_PAGE_DATA);
+        pq_tw_i32(&t, 2, (int32_t)q->raw.len);
+        pq_tw_i32(&t, 3, (int32_t)q->zlen);
+        pq_tw_struct_begin(&t, 5); /* DataPageHeader */
+        pq_tw_i32(&t, 1, (int32_t)q->n);
+        pq_tw_i32(&t, 2, PQ_ENC_PLAIN);
+        pq_tw_i32(&t, 3, PQ_ENC_RLE);
+        pq_tw_i32(&t, 4, PQ_ENC_RLE);
+        pq_tw_struct_end(&t);
+        pq_tw_finish(&t);
+        if (w->header.oom)
+            return oom(w);
+        if (emit(w, w->header.buf, w->header.len) != 0 || emit(w, q->z, q->zlen) != 0)
+            return -1;
+        pq_chunk_info *c = &w->chunks[w->leaf];
+        c->uncompressed += (int64_t)(w->header.len + q->raw.len);
+        c->compressed += (int64_t)(w->header.len + q->zlen);
+    }
+    return 0;
+}
+
+/* The page filled so far joins the queue (written when the queue is full or
+ * the chunk ends). */
 static int flush_page(pq_writer *w)
 {
     const pq_write_leaf *l = &w->schema->leaves[w->leaf];
-    es_strbuf *page = &w->page;
+    struct pq_queued_page *q = &w->queue[w->n_queued];
+    es_strbuf *page = &q->raw;
     page->len = 0;
+    q->err[0] = '\0';
     if (l->max_rep)
         put_levels(page, w->rep, w->n);
     if (l->max_def)
@@ -208,36 +269,14 @@ static int flush_page(pq_writer *w)
     if (page->len > INT32_MAX)
         return failf(w, "column %s: a page of %zu bytes is more than parquet allows",
                      leaf_name(w), page->len);
-    size_t zlen;
-    if (pq_compress(w->codec, &w->zstate, (const uint8_t *)page->buf, page->len, &w->zbuf,
-                    &w->zcap, &zlen, w->err, sizeof w->err) != 0)
-        return -1;
-    w->header.len = 0;
-    pq_tw t;
-    pq_tw_init(&t, &w->header);
-    pq_tw_i32(&t, 1, PQ_PAGE_DATA);
-    pq_tw_i32(&t, 2, (int32_t)page->len);
-    pq_tw_i32(&t, 3, (int32_t)zlen);
-    pq_tw_struct_begin(&t, 5); /* DataPageHeader */
-    pq_tw_i32(&t, 1, (int32_t)w->n);
-    pq_tw_i32(&t, 2, PQ_ENC_PLAIN);
-    pq_tw_i32(&t, 3, PQ_ENC_RLE);
-    pq_tw_i32(&t, 4, PQ_ENC_RLE);
-    pq_tw_struct_end(&t);
-    pq_tw_finish(&t);
-    if (w->header.oom)
-        return oom(w);
-    if (emit(w, w->header.buf, w->header.len) != 0 || emit(w, w->zbuf, zlen) != 0)
-        return -1;
-    pq_chunk_info *c = &w->chunks[w->leaf];
-    c->values += (int64_t)w->n;
-    c->uncompressed += (int64_t)(w->header.len + page->len);
-    c->compressed += (int64_t)(w->header.len + zlen);
+    q->n = (uint32_t)w->n;
+    w->chunks[w->leaf].values += (int64_t)w->n;
+    w->n_queued++;
     w->n = 0;
     w->values.len = 0;
     w->n_bool_bits = 0;
     w->bool_bits = 0;
-    return 0;
+    return w->n_queued < w->queue_max ? 0 : drain(w);
 }
 
 int pq_writer_put(pq_writer *w, uint8_t def, uint8_t rep, const uint8_t *ptr, uint32_t len)
@@ -286,9 +325,9 @@ int pq_writer_put(pq_writer *w, uint8_t def, uint8_t rep, const uint8_t *ptr, ui
 int pq_writer_chunk_end(pq_writer *w)
 {
     /* an empty chunk still gets one (empty) page: readers expect a first page */
-    if ((w->n || w->chunks[w->leaf].values == 0) && flush_page(w) != 0)
+    if ((w->n || (w->chunks[w->leaf].values == 0 && !w->n_queued)) && flush_page(w) != 0)
         return -1;
-    return 0;
+    return w->n_queued ? drain(w) : 0;
 }
 
 /* FileMetaData with one RowGroup of every leaf's ColumnChunk. */

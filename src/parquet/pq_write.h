@@ -50,6 +50,9 @@ typedef struct pq_chunk_info {
     int64_t uncompressed, compressed; /* page headers included */
 } pq_chunk_info;
 
+/* Pages compressed at once, at most (ZSTD and GZIP; one for the fast codecs). */
+#define PQ_WRITE_QUEUE 4
+
 typedef struct pq_writer {
     const pq_write_schema *schema;
     int codec;
@@ -63,11 +66,19 @@ typedef struct pq_writer {
     es_strbuf values;
     uint8_t bool_bits;
     unsigned n_bool_bits;
-    /* scratch */
-    es_strbuf page, header;
-    uint8_t *zbuf;
-    size_t zcap;
-    void *zstate;              /* the compressor's, kept across pages (pq_compress) */
+    /* Pages made but not yet written: compressed together, each on a thread of
+     * its own (pq_write.c's drain), then written in order. Each page is
+     * compressed alone, so the bytes do not depend on how many go at once. */
+    struct pq_queued_page {
+        es_strbuf raw;         /* levels and values */
+        uint32_t n;            /* its level entries */
+        uint8_t *z;            /* compressed */
+        size_t zcap, zlen;
+        void *zstate;          /* the compressor's, kept across pages (pq_compress) */
+        char err[256];
+    } queue[PQ_WRITE_QUEUE];
+    unsigned n_queued, queue_max;
+    es_strbuf header;
     char err[256];             /* the last failure: "column utt: value of 12 bytes in an
                                   INT64 column"; callers prefix the file */
 } pq_writer;
