@@ -4,7 +4,9 @@
  * members are grouped into utterances exactly as the tar reader does
  * (member_group.h), counted, and the utterance at position `pos` of a table
  * row is routed, member by member and byte for byte, to the writer of its new
- * shard. Data moves through one 256 KiB buffer: no member is held whole.
+ * shard. Data moves in libarchive's own read blocks (archive_read_data_block),
+ * straight into the writers: no member is held whole, nothing copied out first
+ * (run->buf only supplies the zeros of a sparse member's holes).
  * Before copying, the utterance's key is compared with the table's: a shard
  * that changed since it was measured is an error, not a silent mix-up.
  *
