@@ -25,6 +25,7 @@
 #include "text/tok_cache.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -316,18 +317,20 @@ int tok_cache_parse(tok_model *m, const tok_sources *src, const void *data, size
 int tok_cache_load(tok_model *m, const tok_sources *src)
 {
     char *file = cache_path(m->path);
-    FILE *fp = file ? fopen(file, "rb") : NULL;
+    /* O_NONBLOCK, regular files only: whatever sits at the cache's name, a
+     * load never waits on it */
+    int fd = file ? open(file, O_RDONLY | O_CLOEXEC | O_NONBLOCK) : -1;
     free(file);
-    if (!fp)
+    if (fd < 0)
         return -1;
     struct stat st;
     void *map = MAP_FAILED;
     size_t len = 0;
-    if (fstat(fileno(fp), &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
+    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
         len = (size_t)st.st_size;
-        map = mmap(NULL, len, PROT_READ, MAP_PRIVATE, fileno(fp), 0);
+        map = mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0);
     }
-    fclose(fp);
+    close(fd);
     if (map == MAP_FAILED)
         return -1;
     if (tok_cache_parse(m, src, map, len) != 0) {

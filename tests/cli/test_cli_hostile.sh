@@ -116,6 +116,8 @@ grep -q "fifo.wav" "$WORK/err" && grep -q "/dev/zero" "$WORK/err" || fail "the r
 printf '%s\n' "$WORK/t12/fifo.wav" >"$WORK/t12/shards.list"    # a FIFO as a shard
 expect_exit 2 timeout 20 "$BIN" measure -q "$WORK/t12/shards.list"
 grep -q 'fifo.wav.*not a regular file' "$WORK/err" || fail "FIFO shard: $(cat "$WORK/err")"
+expect_exit 2 timeout 20 "$BIN" tokenize -t "$WORK/t12/fifo.wav" /dev/null  # a FIFO as tokenizer.json
+grep -q 'fifo.wav: not a regular file' "$WORK/err" || fail "tokenize FIFO: $(cat "$WORK/err")"
 for opt in --utt-emb --spk-emb; do                               # a FIFO as an embedding source
     expect_exit 2 timeout 20 "$BIN" validate "$opt" "$WORK/t12/fifo.wav" "$WORK/t12/fifo.list"
     grep -q 'fifo.wav: cannot open: not a regular file' "$WORK/err" || fail "validate $opt FIFO: $(cat "$WORK/err")"

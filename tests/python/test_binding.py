@@ -276,35 +276,49 @@ class ValidateTensorTest(Base):
 
 
 class GilTest(Base):
-    def test_a_blocked_call_lets_other_threads_run(self):
-        """ctypes.CDLL releases the GIL around foreign calls (docs/PYTHON.md): a
-        thread blocked inside es_validate, opening the FIFO named as its embedding
-        source, must not stop the main thread from writing that FIFO. Held, it would
-        deadlock: the check runs in a child with a timeout. (Audio and shards that
-        are FIFOs are refused without blocking, issue 12 #12; an embedding source
-        is opened like any file.)"""
-        fifo, raw = os.path.join(self.tmp, "emb.pt"), os.path.join(self.tmp, "unused")
-        os.mkfifo(fifo)
+    def test_a_long_call_lets_other_threads_run(self):
+        """ctypes.CDLL releases the GIL around foreign calls (docs/PYTHON.md): while
+        one thread is inside a long library call (Tokenizer.count of a text sized
+        to take about a second), the main thread keeps running Python. Held, the
+        main thread would stop for the whole call: the longest gap between its
+        loop's iterations would be the call's length. (This test once blocked a
+        thread in open() on a FIFO named as an embedding source; such a source is
+        now refused without blocking, as audio and shards are.) Run in a child
+        with a timeout."""
+        units = os.path.join(self.tmp, "units.txt")
+        with open(units, "w", encoding="utf-8") as f:
+            f.write("<blank> 0\n<unk> 1\na 2\nb 3\n")
         code = textwrap.dedent("""
             import sys, threading, time, equishard
-            fifo, raw, wav = sys.argv[1:]
+            tok = equishard.Tokenizer(symbol_table=sys.argv[1])
+            text = "ab" * 200000
+            t0 = time.perf_counter()
+            tok.count(text)
+            scale = max(1, int(1.0 / max(time.perf_counter() - t0, 1e-4)))
+            text = text * scale            # about one second of library time
+            looping = threading.Event()
+            done = threading.Event()
+            span = []
             def run():
-                try:
-                    equishard.validate(utt_emb=fifo)
-                except equishard.Error:
-                    pass  # WAV bytes are no embedding source: refused, that is fine
-            t = threading.Thread(target=run)
-            t.start()
-            time.sleep(0.3)  # meanwhile the thread blocks in the library's open()
-            try:
-                with open(fifo, "wb") as f, open(wav, "rb") as src:
-                    f.write(src.read())
-            except BrokenPipeError:
-                pass
-            t.join()
+                looping.wait()    # the main thread is in its loop before the call starts
+                time.sleep(0.05)
+                t = time.perf_counter()
+                tok.count(text)
+                span.append(time.perf_counter() - t)
+                done.set()
+            th = threading.Thread(target=run)
+            th.start()
+            last, gap = time.perf_counter(), 0.0
+            looping.set()
+            while not done.is_set():
+                now = time.perf_counter()
+                gap, last = max(gap, now - last), now
+            th.join()
+            print(span[0], gap)
+            assert span[0] > 0.3, "the call was too short to tell: %.3f s" % span[0]
+            assert gap < span[0] / 2, "the main thread stopped %.3f s of a %.3f s call" % (gap, span[0])
         """)
-        wav = os.path.join(CORPUS, "wav", "A01", "A01_0001.wav")
-        subprocess.run([sys.executable, "-c", code, fifo, raw, wav], check=True, timeout=60)
+        subprocess.run([sys.executable, "-c", code, units], check=True, timeout=120)
 
 
 class RepeatedCallsTest(Base):
