@@ -32,6 +32,15 @@ int es_unit_fail(es_unit_result *res, int status, const char *msg)
     return status;
 }
 
+int es_unit_check(es_context *ctx, const es_unit_result *res, size_t u)
+{
+    if (res->status != ES_OK)
+        return es_fail(ctx, res->status, "%s", res->error ? res->error : "out of memory");
+    if (!res->rows)
+        return es_fail(ctx, ES_ERR_INTERNAL, "unit %zu was not measured", u);
+    return ES_OK;
+}
+
 /* Records a problem for unit u: a skip in SKIP mode (of the utterance `row`
  * names, or of the whole shard when row is NULL), the unit's error in FAIL
  * mode. Returns nonzero when the unit must stop. */
@@ -273,11 +282,8 @@ ES_API int es_measure_job_finish(es_context *ctx, es_measure_job *j, es_cost_tab
     int rc = ES_OK;
     for (size_t u = 0; u < j->work.n && rc == ES_OK; u++) {
         es_unit_result *res = &j->results[u];
-        if (res->status != ES_OK)
-            rc = es_fail(ctx, res->status, "%s", res->error ? res->error : "out of memory");
-        else if (!res->rows)
-            rc = es_fail(ctx, ES_ERR_INTERNAL, "unit %zu was not measured", u);
-        else if (es_cost_table_move_into(table, res->rows) != ES_OK)
+        if ((rc = es_unit_check(ctx, res, u)) == ES_OK &&
+            es_cost_table_move_into(table, res->rows) != ES_OK)
             rc = es_fail(ctx, ES_ERR_NOMEM, "out of memory");
     }
     /* the tokenizer's identity, for the table's "# tokenizer:" line and plan.json */

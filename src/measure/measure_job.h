@@ -42,4 +42,9 @@ void es_measure_progress(es_measure_job *j, size_t total);
 /* Sets a unit's failure (message copied). Returns status. */
 int es_unit_fail(es_unit_result *res, int status, const char *msg);
 
+/* ES_OK when unit u was measured and has rows to take; else its failure (or
+ * "not measured") reported in ctx. The whole-table merge and the streaming
+ * writer take units through this one check. */
+int es_unit_check(es_context *ctx, const es_unit_result *res, size_t u);
+
 #endif

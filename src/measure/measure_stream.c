@@ -58,11 +58,10 @@ static int keep_skips(es_cost_table *dst, const es_cost_table *t)
 static int write_unit(stream_run *r, size_t u)
 {
     es_unit_result *res = &r->j->results[u];
-    if (res->status != ES_OK)
-        return es_fail(&r->ctx, res->status, "%s", res->error ? res->error : "out of memory");
-    if (!res->rows)
-        return es_fail(&r->ctx, ES_ERR_INTERNAL, "unit %zu was not measured", u);
-    int rc = r->fn ? r->fn(&r->ctx, r->user, res->rows) : ES_OK;
+    int rc = es_unit_check(&r->ctx, res, u);
+    if (rc != ES_OK)
+        return rc;
+    rc = r->fn ? r->fn(&r->ctx, r->user, res->rows) : ES_OK;
     if (rc != ES_OK && !r->ctx.msg[0])
         es_fail(&r->ctx, rc, "measure: stopped by the rows callback (status %d)", rc);
     if (rc == ES_OK)
