@@ -153,7 +153,7 @@ int tok_cache_serialize(const tok_model *m, const tok_sources *src, es_strbuf *o
     put(&body, m->byte_id, sizeof m->byte_id);
     put_u64(&body, m->n_vocab);
     put_u64(&body, m->n_vocab_ids);
-    put(&body, m->vocab_ids, ((m->n_vocab_ids + 63) / 64 + 1) * sizeof *m->vocab_ids);
+    put(&body, m->vocab_ids, tok_vocab_id_words(m->n_vocab_ids) * sizeof *m->vocab_ids);
     put_u64(&body, m->n_special);
     put(&body, m->special_vocab_id, m->n_special * sizeof *m->special_vocab_id);
     put_u64(&body, m->added.n);
@@ -251,7 +251,7 @@ static int read_body(tok_model *m, const tok_sources *src, cursor *c)
     m->n_vocab_ids = take_u64(c);
     if (m->n_vocab_ids > TOK_NONE)
         return -1;
-    size_t words = (m->n_vocab_ids + 63) / 64 + 1;
+    size_t words = tok_vocab_id_words(m->n_vocab_ids);
     const void *bits = take(c, words * sizeof *m->vocab_ids);
     if (!bits || !(m->vocab_ids = malloc(words * sizeof *m->vocab_ids)))
         return -1;

@@ -455,7 +455,7 @@ static int keep_vocab_facts(es_context *ctx, tok_model *m, const tok_vocab *v)
 {
     m->n_vocab = v->n_entries;
     m->n_vocab_ids = v->n_ids;
-    m->vocab_ids = calloc((v->n_ids + 63) / 64 + 1, sizeof *m->vocab_ids);
+    m->vocab_ids = calloc(tok_vocab_id_words(v->n_ids), sizeof *m->vocab_ids);
     if (!m->vocab_ids || tok_specials_resolve(m, v) != ES_OK)
         return es_fail(ctx, ES_ERR_NOMEM, "out of memory");
     for (size_t e = 0; e < v->n_all; e++)

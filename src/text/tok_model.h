@@ -81,7 +81,7 @@ typedef struct tok_model {
      * absent), and which ids the vocab holds (bitmap). */
     uint32_t *special_vocab_id;
     size_t n_special;
-    uint64_t *vocab_ids;
+    uint64_t *vocab_ids;   /* tok_vocab_id_words(n_vocab_ids) words */
     size_t n_vocab_ids;    /* bits in vocab_ids: max id + 1 */
     size_t n_vocab;        /* distinct vocab strings */
     size_t vocab_size;     /* distinct ids: base vocab + added tokens outside it */
@@ -131,6 +131,10 @@ typedef struct tok_state {
     uint32_t *cache_ids;
     size_t cache_ids_len, cache_ids_cap;
 } tok_state;
+
+/* Words of the vocab-id bitmap for ids below n_ids (one spare, so an empty
+ * vocab still has one): the loader allocates it, the cache writes and reads it. */
+static inline size_t tok_vocab_id_words(size_t n_ids) { return (n_ids + 63) / 64 + 1; }
 
 /* tok_vocab.c */
 int tok_vocab_reserve(tok_vocab *v, size_t n); /* room for n strings (it grows past) */
