@@ -24,6 +24,7 @@
 #include "parquet/pq_column.h"
 #include "parquet/pq_file.h"
 #include "parquet/pq_meta.h"
+#include "bench_clock.h"
 
 static const char *const needed[] = {"utt", "audio_data", "text", "spk", "speech_token",
                                      "utt_embedding", "spk_embedding"};
@@ -41,13 +42,6 @@ typedef struct pages {
     page *p;
     size_t n, cap;
 } pages;
-
-static double now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
 
 static void die(const char *msg, const char *arg)
 {

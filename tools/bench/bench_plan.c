@@ -21,13 +21,7 @@
 #include "costs/cost_table.h"
 #include "synth_rows.h"
 #include "algo/partition.h"
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
+#include "bench_clock.h"
 
 static long peak_rss_kib(void)
 {

@@ -17,22 +17,7 @@
 #include <time.h>
 
 #include "costs/cost_table.h"
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-/* CPU seconds of the process: on a shared machine a single-threaded phase's
- * CPU time is steadier than its wall time (both are printed). */
-static double cpu(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
+#include "bench_clock.h"
 
 static double dir_bytes(const char *dir, const char *suffix)
 {
