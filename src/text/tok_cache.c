@@ -25,7 +25,6 @@
 #include "text/tok_cache.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -33,10 +32,10 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
-#include <unistd.h>
 #include <xxhash.h>
 
 #include "core/atomic_file.h"
+#include "core/file_stream.h"
 #include "core/strbuf.h"
 
 #define CACHE_MAGIC "ESTOKC\r\n"
@@ -317,20 +316,19 @@ int tok_cache_parse(tok_model *m, const tok_sources *src, const void *data, size
 int tok_cache_load(tok_model *m, const tok_sources *src)
 {
     char *file = cache_path(m->path);
-    /* O_NONBLOCK, regular files only: whatever sits at the cache's name, a
-     * load never waits on it */
-    int fd = file ? open(file, O_RDONLY | O_CLOEXEC | O_NONBLOCK) : -1;
+    /* opened as every input is: regular files only, so whatever sits at the
+     * cache's name, a load never waits on it */
+    es_byte_stream s;
+    es_file_stream f;
+    int e = file ? es_file_stream_open(&s, &f, file) : -1;
     free(file);
-    if (fd < 0)
+    if (e)
         return -1;
-    struct stat st;
     void *map = MAP_FAILED;
-    size_t len = 0;
-    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
-        len = (size_t)st.st_size;
-        map = mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0);
-    }
-    close(fd);
+    size_t len = (size_t)s.size;
+    if (len > 0)
+        map = mmap(NULL, len, PROT_READ, MAP_PRIVATE, f.fd, 0);
+    es_file_stream_close(&f);
     if (map == MAP_FAILED)
         return -1;
     if (tok_cache_parse(m, src, map, len) != 0) {
