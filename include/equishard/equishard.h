@@ -738,6 +738,46 @@ ES_API int es_plan_reshard_info_get(const es_plan *p, es_plan_reshard_info *out)
 ES_API int es_plan_write(es_context *ctx, const es_plan *p, const char *outdir,
                          const char *const *inputs, size_t n_inputs);
 
+/* es_plan_write in stages, so that several processes write one OUTDIR
+ * (`mpirun equishard plan --mode reshard`): each process builds the same plan;
+ * one begins OUTDIR's temporary folder (join = NULL: the owner), the others
+ * join it by the path es_plan_writer_folder gives the owner; each writes whole
+ * new shards of its own (es_plan_write_shards, ranges that together cover
+ * [0, N) once); when every process has succeeded, the owner finishes: the
+ * files beside the shards, plan.json, and the folder put in place. The result
+ * is byte for byte es_plan_write's, which is begin(NULL), shards [0, N) in
+ * reshard mode, finish. The processes' communication is the caller's (the
+ * library links no MPI); OUTDIR must be on a file system they all see.
+ *
+ * begin checks, before anything is written, what es_plan_write checks (OUTDIR
+ * replaceable; reshard: every source there, unchanged since measured, all tar
+ * or all parquet of one schema; no two utterances of one key adjacent in a new
+ * tar shard), on every process. A joiner never removes or commits the folder;
+ * es_plan_writer_free of an owner that has not finished removes it, leaving
+ * the previous OUTDIR intact. */
+typedef struct es_plan_writer es_plan_writer;
+
+ES_API int es_plan_write_begin(es_context *ctx, const es_plan *p, const char *outdir,
+                               const char *join, es_plan_writer **out);
+/* The temporary folder being written (for the owner to hand to the others);
+ * NULL once finished. Valid until the next call on w. */
+ES_API const char *es_plan_writer_folder(const es_plan_writer *w);
+/* Reshard plans only: writes new shards [first, end) (es_plan_reshard_info's
+ * `shards` is N), each read back and checked, and on disk (fsync) when it
+ * returns ES_OK. */
+ES_API int es_plan_write_shards(es_context *ctx, es_plan_writer *w, uint32_t first, uint32_t end);
+/* The owner only, after every process's shards were written: the rest of
+ * OUTDIR (reshard: ES_ERR_USAGE if a new shard is missing), then the commit.
+ * On failure the temporary folder is removed. */
+ES_API int es_plan_write_finish(es_context *ctx, es_plan_writer *w, const char *const *inputs,
+                                size_t n_inputs);
+ES_API void es_plan_writer_free(es_plan_writer *w);
+/* What w will write, as a 64-bit digest: the plan's mode, ranks, workers and
+ * rows and, in reshard mode, the sources and every kept utterance's source,
+ * position and new shard. Processes that built the same plan from the same
+ * inputs get the same digest (the MPI command compares them before writing). */
+ES_API uint64_t es_plan_writer_digest(const es_plan_writer *w);
+
 /* Temporary folders that interrupted runs left beside OUTDIR: "OUTDIR.tmp.XXXXXX"
  * (beside the folder a symlinked OUTDIR points to) holding equishard's marker
  * file, made on this host by a process that is no longer running, are removed;

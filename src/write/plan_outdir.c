@@ -176,13 +176,15 @@ static int write_marker(const char *dir)
     return fclose(fp) != 0 ? errno : 0;
 }
 
-int es_outdir_begin(es_context *ctx, es_outdir *d, const char *path)
+/* d->final_path (OUTDIR as given, less trailing slashes: "out/" names the same
+ * folder as "out") and d->target_path, the folder replaced. */
+static int set_paths(es_context *ctx, es_outdir *d, const char *path)
 {
     memset(d, 0, sizeof *d);
     d->slot = -1;
     size_t n = strlen(path);
     while (n > 1 && path[n - 1] == '/')
-        n--; /* "out/" names the same folder as "out" */
+        n--;
     d->final_path = strndup(path, n);
     if (!d->final_path)
         return es_fail(ctx, ES_ERR_NOMEM, "out of memory");
@@ -195,15 +197,23 @@ int es_outdir_begin(es_context *ctx, es_outdir *d, const char *path)
         release(d);
         return rc;
     }
-    n = strlen(d->target_path);
+    return ES_OK;
+}
+
+int es_outdir_begin(es_context *ctx, es_outdir *d, const char *path)
+{
+    int rc = set_paths(ctx, d, path);
+    if (rc != ES_OK)
+        return rc;
+    size_t n = strlen(d->target_path);
     d->temp_path = malloc(n + sizeof ".tmp.XXXXXX");
     if (!d->temp_path) {
         release(d);
         return es_fail(ctx, ES_ERR_NOMEM, "out of memory");
     }
     if (!replaceable(d->target_path)) {
-        int rc = es_fail(ctx, ES_ERR_USAGE, "%s: exists and is not an equishard output folder "
-                         "(no plan.json); refusing to replace it", d->final_path);
+        rc = es_fail(ctx, ES_ERR_USAGE, "%s: exists and is not an equishard output folder "
+                     "(no plan.json); refusing to replace it", d->final_path);
         release(d);
         return rc;
     }
@@ -211,8 +221,8 @@ int es_outdir_begin(es_context *ctx, es_outdir *d, const char *path)
     snprintf(d->temp_path, n + sizeof ".tmp.XXXXXX", "%s.tmp.XXXXXX", d->target_path);
     if (!mkdtemp(d->temp_path)) {
         int e = errno;
-        int rc = es_fail(ctx, ES_ERR_IO, "%s: cannot create output folder: %s", d->final_path,
-                         strerror(e));
+        rc = es_fail(ctx, ES_ERR_IO, "%s: cannot create output folder: %s", d->final_path,
+                     strerror(e));
         release(d);
         return rc;
     }
@@ -221,9 +231,34 @@ int es_outdir_begin(es_context *ctx, es_outdir *d, const char *path)
     chmod(d->temp_path, 0777 & ~es_current_umask());
     int e = write_marker(d->temp_path);
     if (e) {
-        int rc = es_fail(ctx, ES_ERR_IO, "%s: cannot create output folder: %s", d->final_path,
-                         strerror(e));
+        rc = es_fail(ctx, ES_ERR_IO, "%s: cannot create output folder: %s", d->final_path,
+                     strerror(e));
         es_outdir_abort(d);
+        return rc;
+    }
+    return ES_OK;
+}
+
+int es_outdir_join(es_context *ctx, es_outdir *d, const char *path, const char *folder)
+{
+    int rc = set_paths(ctx, d, path);
+    if (rc != ES_OK)
+        return rc;
+    d->joined = 1;
+    d->temp_path = strdup(folder);
+    if (!d->temp_path) {
+        release(d);
+        return es_fail(ctx, ES_ERR_NOMEM, "out of memory");
+    }
+    /* not registered for es_remove_temporaries: the process that began it removes it */
+    char marker[4096];
+    snprintf(marker, sizeof marker, "%s/%s", folder, MARKER);
+    if (access(marker, F_OK) != 0) {
+        int e = errno;
+        rc = es_fail(ctx, ES_ERR_IO, "%s: the output folder being written (%s) is not visible "
+                     "here: %s (OUTDIR must be on a file system every process shares)",
+                     d->final_path, folder, strerror(e));
+        release(d);
         return rc;
     }
     return ES_OK;
@@ -275,8 +310,7 @@ int es_outdir_close(es_context *ctx, es_outdir *d, FILE *fp, const char *name)
                : ES_OK;
 }
 
-/* The fsync es_outdir_close left to the commit, file by file in closing order. */
-static int sync_deferred(es_context *ctx, es_outdir *d)
+int es_outdir_sync(es_context *ctx, es_outdir *d)
 {
     for (size_t i = 0; i < d->n_unsynced; i++) {
         char path[4096];
@@ -290,12 +324,21 @@ static int sync_deferred(es_context *ctx, es_outdir *d)
             return es_fail(ctx, ES_ERR_IO, "%s/%s: write failed: %s", d->final_path,
                            d->unsynced[i], strerror(e));
     }
+    for (size_t i = 0; i < d->n_unsynced; i++)
+        free(d->unsynced[i]);
+    d->n_unsynced = 0;
     return ES_OK;
 }
 
 int es_outdir_commit(es_context *ctx, es_outdir *d)
 {
-    if (sync_deferred(ctx, d) != ES_OK) {
+    if (d->joined) {
+        int rc = es_fail(ctx, ES_ERR_USAGE, "%s: only the process that began the output "
+                         "folder puts it in place", d->final_path);
+        es_outdir_abort(d);
+        return rc;
+    }
+    if (es_outdir_sync(ctx, d) != ES_OK) {
         es_outdir_abort(d);
         return ES_ERR_IO;
     }
@@ -326,7 +369,7 @@ int es_outdir_commit(es_context *ctx, es_outdir *d)
 
 void es_outdir_abort(es_outdir *d)
 {
-    if (d->temp_path)
+    if (d->temp_path && !d->joined)
         remove_flat_dir(d->temp_path);
     release(d);
 }

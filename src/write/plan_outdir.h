@@ -20,6 +20,7 @@ typedef struct es_outdir {
     char *target_path; /* the folder replaced: a symlink's target, else final_path */
     char *temp_path;
     int slot;          /* es_temporary_add's, -1 when not registered */
+    int joined;        /* es_outdir_join: another process's folder, never removed here */
     /* es_outdir_defer_sync: files closed so far, fsync'd by es_outdir_commit */
     int defer_sync;
     char **unsynced;
@@ -34,6 +35,12 @@ typedef struct es_outdir {
 void es_outdir_defer_sync(es_outdir *d);
 
 int es_outdir_begin(es_context *ctx, es_outdir *d, const char *path);
+/* Writes into the temporary folder another process began for OUTDIR `path`
+ * (es_outdir_begin there; its temp_path is `folder`), for one OUTDIR written by
+ * several processes. The folder must be there with its marker (on a file
+ * system this process shares). A joined folder is never committed or removed
+ * from here: es_outdir_abort only forgets it. */
+int es_outdir_join(es_context *ctx, es_outdir *d, const char *path, const char *folder);
 /* Opens a new file `name` inside the temporary folder for writing. */
 FILE *es_outdir_create(es_context *ctx, es_outdir *d, const char *name);
 /* Closes fp, reporting write errors against `name`. */
@@ -42,6 +49,10 @@ int es_outdir_close(es_context *ctx, es_outdir *d, FILE *fp, const char *name);
 struct es_strbuf;
 int es_outdir_write_text(es_context *ctx, es_outdir *d, const char *name,
                          const struct es_strbuf *sb);
+/* The fsync es_outdir_defer_sync left to the commit, done now for the files
+ * closed so far: they are on disk when it returns ES_OK (a process that joined
+ * the folder calls it before reporting its files written). */
+int es_outdir_sync(es_context *ctx, es_outdir *d);
 /* Puts the folder in place; on failure everything temporary is removed. */
 int es_outdir_commit(es_context *ctx, es_outdir *d);
 void es_outdir_abort(es_outdir *d);

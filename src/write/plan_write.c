@@ -1,4 +1,5 @@
-/* es_plan_write: OUTDIR with plan.json and the per-rank files the loaders read.
+/* What es_plan_write (plan_writer.c) puts in OUTDIR beside plan.json: the
+ * per-rank files the loaders read.
  *
  * Shard mode: rank-00000.list holds the rank's entries interleaved by worker
  * (see plan_shard.c), rank-00000.worker-0.list each worker's own, written from
@@ -27,7 +28,7 @@
 
 /* The loaders read lists one entry a line: a path with a line break in it would
  * become two entries. Refused, the path shown with the break escaped. */
-static int refuse_line_break(es_context *ctx, const char *path, const char *list)
+int es_refuse_line_break(es_context *ctx, const char *path, const char *list)
 {
     char shown[512];
     size_t o = 0;
@@ -55,7 +56,7 @@ static int write_list(es_context *ctx, es_outdir *d, const es_plan *p, uint32_t 
         const char *text;
         rc = es_plan_rank_shard(ctx, p, r, w, i, &text);
         if (rc == ES_OK && strpbrk(text, "\r\n"))
-            rc = refuse_line_break(ctx, text, name);
+            rc = es_refuse_line_break(ctx, text, name);
         if (rc == ES_OK) {
             es_strbuf_puts(sb, text);
             es_strbuf_putc(sb, '\n');
@@ -68,7 +69,7 @@ static int write_list(es_context *ctx, es_outdir *d, const es_plan *p, uint32_t 
 
 /* Shard and batch modes: filtered.tsv only when --on-error skip left something
  * out (the loader applies the filter itself there; reshard lists its drops). */
-static int write_unreadable(es_context *ctx, es_outdir *d, const es_plan *p)
+int es_write_unreadable(es_context *ctx, es_outdir *d, const es_plan *p)
 {
     if (!p->table->n_skips)
         return ES_OK;
@@ -80,7 +81,7 @@ static int write_unreadable(es_context *ctx, es_outdir *d, const es_plan *p)
     return rc;
 }
 
-static int write_shard_mode(es_context *ctx, es_outdir *d, const es_plan *p)
+int es_write_shard_mode(es_context *ctx, es_outdir *d, const es_plan *p)
 {
     es_strbuf sb = {0};
     char name[64];
@@ -232,7 +233,7 @@ static int finish_costs(es_context *ctx, es_outdir *d, const es_plan *p, FILE *f
     return rc == ES_OK ? crc : rc;
 }
 
-static int write_batch_mode(es_context *ctx, es_outdir *d, const es_plan *p)
+int es_write_batch_mode(es_context *ctx, es_outdir *d, const es_plan *p)
 {
     es_strbuf sb = {0};
     int rc = ES_OK;
@@ -292,42 +293,4 @@ static int write_batch_mode(es_context *ctx, es_outdir *d, const es_plan *p)
     }
     es_strbuf_release(&sb);
     return rc;
-}
-
-ES_API int es_plan_write(es_context *ctx, const es_plan *p, const char *outdir,
-                         const char *const *inputs, size_t n_inputs)
-{
-    es_clear_error(ctx);
-    if (!p || !outdir)
-        return es_fail(ctx, ES_ERR_USAGE, "es_plan_write: the plan and OUTDIR are required");
-    if (p->s.mode == ES_PLAN_RESHARD && strpbrk(outdir, "\r\n"))
-        return refuse_line_break(ctx, outdir, "data.list");
-    es_outdir d;
-    int rc = es_outdir_begin(ctx, &d, outdir);
-    if (rc != ES_OK)
-        return rc;
-    /* Every file is fsync'd before the rename either way; deferred, the kernel
-     * writes back while the next files are made (shard/batch: thousands of
-     * small lists; reshard: the copy goes on while earlier shards reach disk,
-     * as `cp` + one `sync` at the end does). */
-    es_outdir_defer_sync(&d);
-    rc = p->s.mode == ES_PLAN_BATCH     ? write_batch_mode(ctx, &d, p)
-         : p->s.mode == ES_PLAN_RESHARD ? es_reshard_write(ctx, &d, p)
-                                        : write_shard_mode(ctx, &d, p);
-    if (rc == ES_OK && p->s.mode != ES_PLAN_RESHARD)
-        rc = write_unreadable(ctx, &d, p);
-    FILE *fp = rc == ES_OK ? es_outdir_create(ctx, &d, "plan.json") : NULL;
-    if (rc == ES_OK && !fp)
-        rc = ES_ERR_IO;
-    if (fp) {
-        rc = es_plan_json_write(ctx, p, fp, inputs, n_inputs);
-        int crc = es_outdir_close(ctx, &d, fp, "plan.json");
-        if (rc == ES_OK)
-            rc = crc;
-    }
-    if (rc != ES_OK) {
-        es_outdir_abort(&d);
-        return rc;
-    }
-    return es_outdir_commit(ctx, &d);
 }

@@ -1,6 +1,7 @@
-/* What es_plan_write (plan_write.c) hands the output folder to: the reshard
- * writer (reshard_job.c) and filtered.tsv's unreadable rows (plan_filtered.c).
- * The planners (src/plan/) never see the output folder. */
+/* What es_plan_write and its stages (plan_writer.c) hand the output folder
+ * to: the mode writers (plan_write.c), the reshard writer (reshard_job.c) and
+ * filtered.tsv's unreadable rows (plan_filtered.c). The planners (src/plan/)
+ * never see the output folder. */
 #ifndef ES_PLAN_WRITE_H
 #define ES_PLAN_WRITE_H
 
@@ -8,9 +9,29 @@
 #include "plan/plan_reshard.h"
 #include "write/plan_outdir.h"
 
-/* Writes the shards, data.list, shards.tsv and filtered.tsv into d (and, for
+/* Reshard's write side in stages (reshard_job.c), so that several processes
+ * can write the new shards of one OUTDIR (es_plan_write_begin and friends):
+ * prepare checks the sources (there, unchanged since measured, one format, one
+ * parquet schema) and settles the output's format before anything is written;
+ * copy writes new shards [t0, t1), read back and checked; finish writes the
+ * files beside the shards: data.list, shards.tsv, filtered.tsv (and, for
  * parquet, utt2data.list, spk2data.list and the JSON files they list). */
-int es_reshard_write(es_context *ctx, es_outdir *d, const es_plan *p);
+typedef struct reshard_job reshard_job;
+int es_reshard_prepare(es_context *ctx, es_outdir *d, const es_plan *p, reshard_job **out);
+int es_reshard_copy(es_context *ctx, reshard_job *job, uint32_t t0, uint32_t t1);
+int es_reshard_finish(es_context *ctx, reshard_job *job);
+void es_reshard_job_free(reshard_job *job);
+
+/* The mode writers es_plan_write_finish (plan_writer.c) calls: rank lists
+ * (shard mode), rank-N.batches.jsonl + costs.tsv.zst + remainder.tsv (batch
+ * mode), filtered.tsv's unreadable rows (both). */
+int es_write_shard_mode(es_context *ctx, es_outdir *d, const es_plan *p);
+int es_write_batch_mode(es_context *ctx, es_outdir *d, const es_plan *p);
+int es_write_unreadable(es_context *ctx, es_outdir *d, const es_plan *p);
+
+/* A path with a line break cannot go into a list the loaders read a line at a
+ * time: the error, the path shown with the break escaped. */
+int es_refuse_line_break(es_context *ctx, const char *path, const char *list);
 
 /* filtered.tsv's rows for what --on-error skip left out of the plan's table,
  * reason `unreadable`: an utterance with its key and pos, a whole shard with

@@ -391,7 +391,7 @@ static void run_release(copy_run *run)
     es_strbuf_release(&run->text);
 }
 
-int reshard_copy_tar(es_context *ctx, reshard_job *job)
+int reshard_copy_tar(es_context *ctx, reshard_job *job, uint32_t t0, uint32_t t1)
 {
     copy_run run = {.p = job->p, .job = job, .items = job->items};
     run.targets = calloc(job->p->reshard->n_shards, sizeof *run.targets);
@@ -399,7 +399,7 @@ int reshard_copy_tar(es_context *ctx, reshard_job *job)
     run.hash = XXH3_createState();
     run.out = archive_entry_new();
     int rc = run.targets && run.buf && run.hash && run.out
-                 ? reshard_run_passes(ctx, job, &tar_ops, &run)
+                 ? reshard_run_passes(ctx, job, &tar_ops, &run, t0, t1)
                  : es_fail(ctx, ES_ERR_NOMEM, "out of memory");
     run_release(&run);
     return rc;

@@ -1,5 +1,6 @@
 /* Reshard's shared write side (reshard_job.h): the job in source order, the
- * sources' format, and data.list / shards.tsv / filtered.tsv. */
+ * sources' format, the copy of a range of new shards, and data.list /
+ * shards.tsv / filtered.tsv. */
 #include "write/reshard_job.h"
 
 #include <errno.h>
@@ -217,33 +218,55 @@ static int check_adjacent_keys(es_context *ctx, const reshard_job *job)
                    (unsigned long long)first_b->pos);
 }
 
-static void job_release(reshard_job *job)
+void es_reshard_job_free(reshard_job *job)
 {
+    if (!job)
+        return;
     for (size_t i = 0; i < job->n_sources; i++)
         free(job->sources[i].path);
     free(job->sources);
     free(job->items);
+    free(job);
 }
 
-int es_reshard_write(es_context *ctx, es_outdir *d, const es_plan *p)
+int es_reshard_prepare(es_context *ctx, es_outdir *d, const es_plan *p, reshard_job **out)
 {
-    reshard_job job = {.p = p, .d = d};
-    int rc = collect(ctx, &job);
+    *out = NULL;
+    reshard_job *job = calloc(1, sizeof *job);
+    if (!job)
+        return es_fail(ctx, ES_ERR_NOMEM, "out of memory");
+    job->p = p;
+    job->d = d;
+    int rc = collect(ctx, job);
     if (rc == ES_OK)
-        rc = check_sources(ctx, &job);
-    if (rc == ES_OK && job.format == ES_RESHARD_TAR)
-        rc = check_adjacent_keys(ctx, &job);
-    if (rc == ES_OK) {
-        /* what plan.json (written next) and the shard names report */
-        p->reshard->format = job.format;
-        p->reshard->compress = job.compress;
-        rc = job.format == ES_RESHARD_PARQUET ? reshard_copy_parquet(ctx, &job)
-                                              : reshard_copy_tar(ctx, &job);
+        rc = check_sources(ctx, job);
+    if (rc == ES_OK && job->format == ES_RESHARD_TAR)
+        rc = check_adjacent_keys(ctx, job);
+    if (rc == ES_OK && job->format == ES_RESHARD_PARQUET)
+        rc = reshard_parquet_check_schemas(ctx, job);
+    if (rc != ES_OK) {
+        es_reshard_job_free(job);
+        return rc;
     }
+    /* what plan.json and the shard names report */
+    p->reshard->format = job->format;
+    p->reshard->compress = job->compress;
+    *out = job;
+    return ES_OK;
+}
+
+int es_reshard_copy(es_context *ctx, reshard_job *job, uint32_t t0, uint32_t t1)
+{
+    return job->format == ES_RESHARD_PARQUET ? reshard_copy_parquet(ctx, job, t0, t1)
+                                             : reshard_copy_tar(ctx, job, t0, t1);
+}
+
+int es_reshard_finish(es_context *ctx, reshard_job *job)
+{
+    int rc = job->format == ES_RESHARD_PARQUET ? reshard_parquet_maps(ctx, job) : ES_OK;
     if (rc == ES_OK)
-        rc = write_lists(ctx, d, p);
+        rc = write_lists(ctx, job->d, job->p);
     if (rc == ES_OK)
-        rc = write_filtered(ctx, d, p);
-    job_release(&job);
+        rc = write_filtered(ctx, job->d, job->p);
     return rc;
 }

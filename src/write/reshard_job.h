@@ -2,12 +2,12 @@
  * to which new shard, in the order the sources are read, and the files beside
  * the shards (data.list, shards.tsv, filtered.tsv).
  *
- * es_reshard_write (plan_write.h, reshard_job.c) collects the job, checks that
- * every source is still there and that all are tar shards or all CosyVoice
- * parquet files, settles the output's format and compression, and hands the
- * job to the format's copier: reshard_copy.c (tar) or reshard_parquet.c
- * (parquet). Both copiers are a reshard_ops table driven by the one pass loop
- * (reshard_pass.c). */
+ * es_reshard_prepare (plan_write.h, reshard_job.c) collects the job, checks
+ * that every source is still there and that all are tar shards or all
+ * CosyVoice parquet files of one schema, and settles the output's format and
+ * compression; es_reshard_copy hands a range of new shards to the format's
+ * copier: reshard_copy.c (tar) or reshard_parquet.c (parquet). Both copiers are
+ * a reshard_ops table driven by the one pass loop (reshard_pass.c). */
 #ifndef ES_RESHARD_JOB_H
 #define ES_RESHARD_JOB_H
 
@@ -46,8 +46,8 @@ void es_reshard_shard_name(const es_plan *p, uint32_t i, char *buf, size_t len);
  * everything else) and a 1 GiB budget of `writer_memory` bytes each. */
 size_t reshard_open_cap(const es_plan *p, size_t writer_memory);
 
-/* A format's copier as the pass loop drives it. All N new shards are written
- * in passes of as many targets as reshard_open_cap allows (one pass when all
+/* A format's copier as the pass loop drives it. The new shards asked for
+ * (all N, or one process's share) are written in passes of as many targets as reshard_open_cap allows (one pass when all
  * fit); in each pass targets [t0, t1) are begun, every source is offered to
  * copy_source (which skips one that feeds none of them), and the pass ends:
  * its targets written out, closed, read back and checked. */
@@ -62,12 +62,22 @@ typedef struct reshard_ops {
     int (*end_pass)(es_context *ctx, void *run, int rc);
 } reshard_ops;
 
-/* The pass loop both copiers run (reshard_pass.c); `run` is the ops' state. */
+/* The pass loop both copiers run (reshard_pass.c) over new shards [first,
+ * end); `run` is the ops' state. */
 int reshard_run_passes(es_context *ctx, const reshard_job *job, const reshard_ops *ops,
-                       void *run);
+                       void *run, uint32_t first, uint32_t end);
 
-/* The format copiers: every target shard written, read back and checked. */
-int reshard_copy_tar(es_context *ctx, reshard_job *job);
-int reshard_copy_parquet(es_context *ctx, reshard_job *job);
+/* The format copiers: new shards [t0, t1) written, read back and checked. */
+int reshard_copy_tar(es_context *ctx, reshard_job *job, uint32_t t0, uint32_t t1);
+int reshard_copy_parquet(es_context *ctx, reshard_job *job, uint32_t t0, uint32_t t1);
+
+/* Parquet, before anything is written: every source opens as a parquet file
+ * with a flat utt column and the first source's schema (the new files hold
+ * that one schema). */
+int reshard_parquet_check_schemas(es_context *ctx, const reshard_job *job);
+
+/* Parquet, beside the files: utt2parquet_N.json and spk2parquet_N.json for
+ * every new file, and utt2data.list / spk2data.list naming them. */
+int reshard_parquet_maps(es_context *ctx, const reshard_job *job);
 
 #endif

@@ -267,14 +267,62 @@ static int codec_of(es_compress c)
                                    : PQ_UNCOMPRESSED;
 }
 
-/* The first source's schema is every source's. */
+/* A CosyVoice parquet file has a flat utt column: the key. */
+static const pq_leaf *utt_leaf(es_context *ctx, const es_pq_file *f)
+{
+    const pq_leaf *utt = es_pq_file_column(f, "utt");
+    if (!utt || utt->max_rep != 0) {
+        es_fail(ctx, ES_ERR_FORMAT, "%s: no flat utt column: not a CosyVoice parquet file",
+                f->path);
+        return NULL;
+    }
+    return utt;
+}
+
+/* f must have `schema`, the one every new file holds (from file `from`). */
+static int same_schema(es_context *ctx, const es_pq_file *f, const pq_write_schema *schema,
+                       const char *from)
+{
+    char why[200];
+    if (!pq_write_schema_same(f, schema, why, sizeof why))
+        return es_fail(ctx, ES_ERR_UNSUPPORTED, "%s: its columns differ from %s's (%s): the "
+                       "new files hold one schema, so every source must have the same columns "
+                       "and types", f->path, from, why);
+    return ES_OK;
+}
+
+int reshard_parquet_check_schemas(es_context *ctx, const reshard_job *job)
+{
+    pq_write_schema schema = {0};
+    const char *from = NULL;
+    int rc = ES_OK;
+    for (size_t i = 0; rc == ES_OK && i < job->n_sources; i++) {
+        es_pq_file *f;
+        rc = es_pq_file_open(ctx, job->sources[i].path, &f);
+        if (rc != ES_OK)
+            break;
+        if (from)
+            rc = same_schema(ctx, f, &schema, from);
+        else if (!utt_leaf(ctx, f))
+            rc = ES_ERR_FORMAT;
+        else if (pq_write_schema_copy(f, &schema) != 0)
+            rc = es_fail(ctx, ES_ERR_NOMEM, "out of memory");
+        else
+            from = job->sources[i].path;
+        es_pq_file_close(f);
+    }
+    pq_write_schema_release(&schema);
+    return rc;
+}
+
+/* The first source read gives the run its schema (every source has it:
+ * reshard_parquet_check_schemas; checked again as each is opened). */
 static int check_schema(es_context *ctx, pq_run *run, const es_pq_file *f)
 {
     if (!run->schema_from) {
-        const pq_leaf *utt = es_pq_file_column(f, "utt");
-        if (!utt || utt->max_rep != 0)
-            return es_fail(ctx, ES_ERR_FORMAT, "%s: no flat utt column: not a CosyVoice "
-                           "parquet file", f->path);
+        const pq_leaf *utt = utt_leaf(ctx, f);
+        if (!utt)
+            return ES_ERR_FORMAT;
         if (pq_write_schema_copy(f, &run->schema) != 0)
             return es_fail(ctx, ES_ERR_NOMEM, "out of memory");
         run->schema_from = f->path;
@@ -294,12 +342,7 @@ static int check_schema(es_context *ctx, pq_run *run, const es_pq_file *f)
             return es_fail(ctx, ES_ERR_NOMEM, "out of memory");
         return ES_OK;
     }
-    char why[200];
-    if (!pq_write_schema_same(f, &run->schema, why, sizeof why))
-        return es_fail(ctx, ES_ERR_UNSUPPORTED, "%s: its columns differ from %s's (%s): the "
-                       "new files hold one schema, so every source must have the same columns "
-                       "and types", f->path, run->schema_from, why);
-    return ES_OK;
+    return same_schema(ctx, f, &run->schema, run->schema_from);
 }
 
 static int stream_rows(es_context *ctx, pq_run *run, const es_pq_file *f, const copy_source *s)
@@ -593,10 +636,9 @@ static int write_json(es_context *ctx, es_outdir *d, const char *name, json_t *o
     return rc;
 }
 
-static int write_maps(es_context *ctx, pq_run *run)
+int reshard_parquet_maps(es_context *ctx, const reshard_job *job)
 {
-    const es_plan *p = run->p;
-    const reshard_job *job = run->job;
+    const es_plan *p = job->p;
     uint32_t N = p->reshard->n_shards;
     json_t **utt = calloc(N, sizeof *utt), **spk = calloc(N, sizeof *spk);
     int rc = utt && spk ? ES_OK : es_fail(ctx, ES_ERR_NOMEM, "out of memory");
@@ -651,14 +693,12 @@ static int write_maps(es_context *ctx, pq_run *run)
     return rc;
 }
 
-int reshard_copy_parquet(es_context *ctx, reshard_job *job)
+int reshard_copy_parquet(es_context *ctx, reshard_job *job, uint32_t t0, uint32_t t1)
 {
     pq_run run = {.p = job->p, .job = job};
     run.targets = calloc(job->p->reshard->n_shards, sizeof *run.targets);
-    int rc = run.targets ? reshard_run_passes(ctx, job, &parquet_ops, &run)
+    int rc = run.targets ? reshard_run_passes(ctx, job, &parquet_ops, &run, t0, t1)
                          : es_fail(ctx, ES_ERR_NOMEM, "out of memory");
-    if (rc == ES_OK)
-        rc = write_maps(ctx, &run);
     for (uint32_t l = 0; run.cols && l < run.L; l++) {
         pq_column_release(&run.cols[l]);
         es_strbuf_release(&run.seg[l]);

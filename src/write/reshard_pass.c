@@ -37,12 +37,11 @@ size_t reshard_open_cap(const es_plan *p, size_t writer_memory)
 }
 
 int reshard_run_passes(es_context *ctx, const reshard_job *job, const reshard_ops *ops,
-                       void *run)
+                       void *run, uint32_t first, uint32_t end)
 {
-    uint32_t N = job->p->reshard->n_shards;
     size_t cap = reshard_open_cap(job->p, ops->target_memory(job));
-    for (uint32_t t0 = 0, t1; t0 < N; t0 = t1) {
-        t1 = N - t0 > cap ? t0 + (uint32_t)cap : N;
+    for (uint32_t t0 = first, t1; t0 < end; t0 = t1) {
+        t1 = end - t0 > cap ? t0 + (uint32_t)cap : end;
         int rc = ops->begin_pass(ctx, run, t0, t1);
         for (size_t i = 0; rc == ES_OK && i < job->n_sources; i++)
             rc = ops->copy_source(ctx, run, &job->sources[i]);

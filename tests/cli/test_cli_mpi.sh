@@ -14,39 +14,10 @@ FIX=$ES_FIXTURES
 SAMPLES=$ES_SOURCE_ROOT/data-samples
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-# CI runs as root; OpenMPI refuses that unless told. More processes than cores.
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-if [[ -n $SUPP ]]; then
-    # ASan build. OpenMPI keeps allocations until exit, and its stacks (no frame
-    # pointers) are readable only with the slow unwinder, which makes MPI_Init
-    # ~10x slower. So runs check memory errors but not leaks, except those marked
-    # LEAKCHECK=1: there OpenMPI's leaks are suppressed (lsan_mpi.supp, plugins
-    # kept loaded) and equishard's are reported.
-    export ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0
-fi
+source "$(dirname "${BASH_SOURCE[0]}")/mpi_lib.sh"
 # process counts and -j of the equality runs (fewer in the slower ASan build)
 NPS="1 2 3 4" JS="1 2"
 [[ -n $SUPP ]] && NPS="1 3" JS=2
-mpi() { # NP command... (stdout/stderr to $WORK/out, $WORK/err); returns the exit code
-    local np=$1; shift
-    local env=() v
-    for v in ASAN_OPTIONS UBSAN_OPTIONS; do
-        [[ -n ${!v:-} ]] && env+=(-x "$v")
-    done
-    if [[ ${LEAKCHECK:-0} == 1 && -n $SUPP ]]; then
-        env=(-x "ASAN_OPTIONS=$ASAN_OPTIONS:detect_leaks=1" -x UBSAN_OPTIONS
-             -x "LSAN_OPTIONS=suppressions=$SUPP:print_suppressions=0:fast_unwind_on_malloc=0"
-             -x OMPI_MCA_mca_base_component_disable_dlclose=1
-             -x PMIX_MCA_mca_base_component_disable_dlclose=1)
-    fi
-    timeout 300 "$MPIRUN" --oversubscribe "${env[@]}" -np "$np" "$@" >"$WORK/out" 2>"$WORK/err"
-    local rc=$?
-    [[ $rc == 124 ]] && fail "timed out (hang?): mpirun -np $np $*"
-    return $rc
-}
-# The equishard lines of stderr (mpirun adds its own report of failed processes).
-es_lines() { grep '^equishard' "$WORK/err"; }
-
 # 1. byte-identical to one process: every format, with --hash, 1-4 processes, -j 1/2
 same_as_single() { # name dir "-j values" inputs...
     local name=$1 dir=$2 js=$3; shift 3
@@ -107,14 +78,6 @@ done
 
 # 3. every process exits 2, not just the one mpirun reports (OpenMPI 4: keep
 #    mpirun from killing the others after the first non-zero exit)
-cat >"$WORK/rc.sh" <<'EOF'
-#!/bin/sh
-"$@"
-rc=$?
-echo "$rc" >"$RC_DIR/rc.${OMPI_COMM_WORLD_RANK:-${PMIX_RANK:-x}}"
-exit "$rc"
-EOF
-chmod +x "$WORK/rc.sh"
 mkdir "$WORK/rcs"
 RC_DIR=$WORK/rcs OMPI_MCA_orte_abort_on_non_zero_status=0 \
     mpi 4 -x RC_DIR -x OMPI_MCA_orte_abort_on_non_zero_status "$WORK/rc.sh" \

@@ -85,6 +85,11 @@ int cli_parse_int(const char *s, int *out);
 int cli_parse_u64(const char *s, unsigned long long *out);
 int cli_parse_double(const char *s, double *out);
 
+/* 1 when an MPI launcher started this process as one of several (mpirun,
+ * mpiexec, srun): then measure and plan run as MPI ranks (mpi_util.c, built
+ * when meson finds MPI: call only #if HAVE_MPI). Never initialises MPI. */
+int cli_launched_by_mpi(void);
+
 int cmd_calibrate(int argc, char **argv);
 int cmd_measure(int argc, char **argv);
 int cmd_plan(int argc, char **argv);

@@ -142,7 +142,7 @@ int cmd_measure(int argc, char **argv)
     }
     es_context_free(tctx);
 #if HAVE_MPI
-    if (measure_launched_by_mpi())
+    if (cli_launched_by_mpi())
         return measure_mpi(&a);
 #endif
     cli_progress progress;

@@ -1,12 +1,14 @@
 /* equishard plan --world-size K [--workers W] [--mode shard|batch|reshard] [cost/filter
- *                flags] [--seed S] [--epoch E] -o OUTDIR  COSTS.tsv[.zst] | LIST... */
+ *                flags] [--seed S] [--epoch E] -o OUTDIR  COSTS.tsv[.zst] | LIST...
+ * (under mpirun/srun: plan_mpi.c) */
 #include <getopt.h> /* optind */
 #include <sys/resource.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli_model.h"
+#include "config.h"
+#include "plan.h"
 
 static const char intro[] =
     "usage: equishard plan --world-size K -o OUTDIR [OPTIONS] COSTS | LIST...\n"
@@ -15,14 +17,6 @@ static const char intro[] =
     "number of batches. Inputs are cost tables (equishard measure) or lists, which\n"
     "are measured on the fly. Writes OUTDIR/plan.json and the per-rank files.\n"
     "\n";
-
-typedef struct plan_args {
-    es_plan_settings plan;
-    es_measure_settings measure;
-    const char *outdir;
-    double max_imbalance; /* < 0: none */
-    cli_list_opts list;   /* --quiet, --speech-tokens */
-} plan_args;
 
 #define U32(opt, sh, field, meta, text)                                                        \
     {.name = opt, .short_name = sh, .kind = CLI_UINT, .min = 1, CLI_AT(plan_args, field),       \
@@ -132,16 +126,15 @@ static void print_summary(const es_plan *p, const es_plan_settings *s, const cha
     printf(" [%s]\nwrote %s\n", m.method, outdir);
 }
 
-/* Reshard keeps one file open per new shard it writes; with more shards than
- * the soft limit allows it writes them in passes. Raise the soft limit to the
- * hard one first (harmless for the other modes). */
-/* A temporary folder an interrupted run left beside OUTDIR, now removed. */
-static void report_stale(void *user, const char *path, long pid)
+void plan_report_stale(void *user, const char *path, long pid)
 {
     (void)user;
     fprintf(stderr, "equishard: removed %s, left by an interrupted run (pid %ld)\n", path, pid);
 }
 
+/* Reshard keeps one file open per new shard it writes; with more shards than
+ * the soft limit allows it writes them in passes. Raise the soft limit to the
+ * hard one first (harmless for the other modes). */
 static void raise_open_file_limit(void)
 {
     struct rlimit rl;
@@ -149,6 +142,30 @@ static void raise_open_file_limit(void)
         rl.rlim_cur = rl.rlim_max;
         setrlimit(RLIMIT_NOFILE, &rl);
     }
+}
+
+int plan_report(const es_plan *p, const plan_args *a)
+{
+    print_summary(p, &a->plan, a->outdir);
+    es_plan_metrics m;
+    es_plan_get_metrics(p, &m);
+    if (a->max_imbalance >= 0 && m.imbalance > a->max_imbalance) {
+        fprintf(stderr, "equishard: plan imbalance %.4f%% exceeds --max-imbalance %.4f%%\n",
+                100 * m.imbalance, 100 * a->max_imbalance);
+        return EXIT_PROBLEMS;
+    }
+    return EXIT_OK;
+}
+
+int plan_build(es_context *ctx, plan_args *a, int quiet, const char *const *inputs,
+               size_t n_inputs, es_cost_table **table, es_plan **plan)
+{
+    *table = NULL;
+    *plan = NULL;
+    int rc = cli_load_inputs(ctx, &a->measure, quiet, a->list.speech_tokens, inputs, n_inputs,
+                             table);
+    a->plan.tokenizer = a->measure.tokenizer;
+    return rc == ES_OK ? es_plan_build(ctx, &a->plan, *table, plan) : rc;
 }
 
 int cmd_plan(int argc, char **argv)
@@ -159,33 +176,23 @@ int cmd_plan(int argc, char **argv)
         return rc > 0 ? EXIT_OK : EXIT_BAD_INPUT;
     if (a.plan.mode == ES_PLAN_RESHARD)
         raise_open_file_limit();
+    const char *const *inputs = (const char *const *)argv + optind;
+    size_t n_inputs = (size_t)(argc - optind);
+#if HAVE_MPI
+    if (cli_launched_by_mpi())
+        return plan_mpi(&a, inputs, n_inputs);
+#endif
     es_context *ctx = es_context_new();
     if (!ctx)
         return cli_fail("out of memory", ES_ERR_NOMEM);
-    const char *const *inputs = (const char *const *)argv + optind;
-    size_t n_inputs = (size_t)(argc - optind);
     es_cost_table *table = NULL;
     es_plan *plan = NULL;
-    rc = cli_load_inputs(ctx, &a.measure, a.list.quiet, a.list.speech_tokens, inputs, n_inputs,
-                         &table);
-    a.plan.tokenizer = a.measure.tokenizer;
-    if (rc == ES_OK)
-        rc = es_plan_build(ctx, &a.plan, table, &plan);
+    rc = plan_build(ctx, &a, a.list.quiet, inputs, n_inputs, &table, &plan);
     if (rc == ES_OK) {
-        es_outdir_remove_stale(a.outdir, report_stale, NULL);
+        es_outdir_remove_stale(a.outdir, plan_report_stale, NULL);
         rc = es_plan_write(ctx, plan, a.outdir, inputs, n_inputs);
     }
-    int exit_code = rc == ES_OK ? EXIT_OK : cli_fail(es_errmsg(ctx), rc);
-    if (rc == ES_OK) {
-        print_summary(plan, &a.plan, a.outdir);
-        es_plan_metrics m;
-        es_plan_get_metrics(plan, &m);
-        if (a.max_imbalance >= 0 && m.imbalance > a.max_imbalance) {
-            fprintf(stderr, "equishard: plan imbalance %.4f%% exceeds --max-imbalance %.4f%%\n",
-                    100 * m.imbalance, 100 * a.max_imbalance);
-            exit_code = EXIT_PROBLEMS;
-        }
-    }
+    int exit_code = rc == ES_OK ? plan_report(plan, &a) : cli_fail(es_errmsg(ctx), rc);
     es_plan_free(plan);
     es_cost_table_free(table);
     es_context_free(ctx);

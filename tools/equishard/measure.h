@@ -19,10 +19,6 @@ typedef struct measure_args {
  * stderr. Frees table; returns the exit code. */
 int measure_output(es_context *ctx, const measure_args *a, es_cost_table *table);
 
-/* 1 when an MPI launcher started this process as one of several (mpirun,
- * mpiexec, srun): then measure runs as one MPI rank. Never initialises MPI. */
-int measure_launched_by_mpi(void);
-
 /* The MPI form: every rank measures its share of the units, rank 0 merges and
  * writes the table es_measure would give. Returns the same exit code on every
  * rank. */

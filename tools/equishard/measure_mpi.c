@@ -8,14 +8,14 @@
  * gives, writes it and reports as the one-process command does.
  *
  * Failures: after each step every rank takes part in the same collective status
- * exchange (agree), so a failed rank never leaves the others waiting in a
+ * exchange (cli_mpi_agree, mpi_util.c), so a failed rank never leaves the others waiting in a
  * collective; the lowest failing rank's message reaches rank 0, which prints it,
  * and every rank returns the same exit code. A shard that fails to measure is not
  * a step failure: it travels in the part, and rank 0's merge reports the first
  * failed unit in list order, as the one-process run does.
  *
- * Waiting: every wait is a non-blocking call finished by `idle`, which sleeps
- * between tests. OpenMPI's blocking calls busy-poll, so a rank that finished its
+ * Waiting: every wait is a non-blocking call finished by cli_mpi_idle, which
+ * sleeps between tests. OpenMPI's blocking calls busy-poll, so a rank that finished its
  * share would otherwise take a core from ranks still measuring on it
  * (oversubscribed nodes; measured in docs/PERFORMANCE.md). */
 #include <mpi.h>
@@ -23,77 +23,21 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "measure.h"
+#include "mpi_util.h"
 
 enum {
-    MSG_MAX = 1024,       /* error messages exchanged between ranks */
     CHUNK = 1 << 30,      /* bytes per message: MPI counts are int */
     TAG_PART = 1,
 };
 
 typedef struct mpi_run {
-    int rank, size;
-    es_context *ctx;
+    cli_mpi m;            /* rank, size, context, agreed status */
     es_measure_job *job;
     uint64_t *bytes;      /* unit sizes, all units */
     uint32_t *owner;      /* unit → rank */
-    int status;           /* agreed status of the run so far */
-    char msg[MSG_MAX];    /* its message (on every rank) */
 } mpi_run;
-
-/* Completes a request, sleeping 0.5 ms between tests instead of spinning. */
-static void idle(MPI_Request *req)
-{
-    const struct timespec nap = {0, 500000};
-    int done = 0;
-    while (MPI_Test(req, &done, MPI_STATUS_IGNORE) == MPI_SUCCESS && !done)
-        nanosleep(&nap, NULL);
-}
-
-int measure_launched_by_mpi(void)
-{
-    /* mpirun/mpiexec of OpenMPI; PMIx launchers (srun --mpi=pmix, prterun); PMI-1/2
-     * launchers (Hydra, srun --mpi=pmi2). srun sets SLURM_STEP_NUM_TASKS for the
-     * tasks of a step, not in the batch script, where SLURM_NTASKS and
-     * SLURM_PROCID=0 are set too: a plain command there stays one process. */
-    static const char *const vars[] = {"OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_SIZE",
-                                       "PMI_RANK"};
-    for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++)
-        if (getenv(vars[i]))
-            return 1;
-    const char *tasks = getenv("SLURM_STEP_NUM_TASKS");
-    return tasks && atoi(tasks) > 1 && getenv("SLURM_PROCID");
-}
-
-/* Collective: every rank passes its own status for the step just done; all get
- * the status and message of the lowest failing rank, kept in r (the first
- * failure of the run). Returns nonzero when the run has failed. */
-static int agree(mpi_run *r, int status)
-{
-    if (r->status != ES_OK)
-        return 1;
-    int mine = status != ES_OK ? r->rank : r->size, first;
-    MPI_Request req;
-    MPI_Iallreduce(&mine, &first, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD, &req);
-    idle(&req);
-    if (first == r->size)
-        return 0;
-    struct {
-        int status;
-        char msg[MSG_MAX];
-    } m = {status, ""};
-    if (r->rank == first) {
-        const char *e = es_errmsg(r->ctx);
-        snprintf(m.msg, sizeof m.msg, "%s", *e ? e : "out of memory");
-    }
-    MPI_Ibcast(&m, (int)sizeof m, MPI_BYTE, first, MPI_COMM_WORLD, &req);
-    idle(&req);
-    r->status = m.status;
-    snprintf(r->msg, sizeof r->msg, "%s", m.msg);
-    return 1;
-}
 
 /* Every rank must have read the same lists into the same number of units. */
 static int same_units(mpi_run *r)
@@ -102,17 +46,17 @@ static int same_units(mpi_run *r)
     MPI_Request req[2];
     MPI_Iallreduce(&n, &lo, 1, MPI_UNSIGNED_LONG_LONG, MPI_MIN, MPI_COMM_WORLD, &req[0]);
     MPI_Iallreduce(&n, &hi, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, MPI_COMM_WORLD, &req[1]);
-    idle(&req[0]);
-    idle(&req[1]);
+    cli_mpi_idle(&req[0]);
+    cli_mpi_idle(&req[1]);
     if (lo == hi && hi <= INT32_MAX)
         return ES_OK;
     /* the same values on every rank: every rank fails the same way, no exchange */
     if (lo != hi)
-        snprintf(r->msg, sizeof r->msg, "MPI ranks read the inputs into different numbers of "
+        snprintf(r->m.msg, sizeof r->m.msg, "MPI ranks read the inputs into different numbers of "
                  "units (%llu to %llu): are the lists the same on every node?", lo, hi);
     else
-        snprintf(r->msg, sizeof r->msg, "%llu units: too many for one MPI job", hi);
-    return r->status = ES_ERR_USAGE;
+        snprintf(r->m.msg, sizeof r->m.msg, "%llu units: too many for one MPI job", hi);
+    return r->m.status = ES_ERR_USAGE;
 }
 
 /* Each rank stat()s a block of units; all ranks get all sizes and deal the units
@@ -120,29 +64,29 @@ static int same_units(mpi_run *r)
 static int deal(mpi_run *r)
 {
     size_t n = es_measure_job_units(r->job);
-    int *counts = malloc(sizeof(int) * (size_t)r->size);
-    int *displs = malloc(sizeof(int) * (size_t)r->size);
+    int *counts = malloc(sizeof(int) * (size_t)r->m.size);
+    int *displs = malloc(sizeof(int) * (size_t)r->m.size);
     r->bytes = malloc((n + 1) * sizeof *r->bytes);
     r->owner = malloc((n + 1) * sizeof *r->owner);
     int rc = ES_ERR_NOMEM;
     if (counts && displs && r->bytes && r->owner) {
-        for (int i = 0; i < r->size; i++) {
-            displs[i] = (int)(n * (size_t)i / (size_t)r->size);
-            counts[i] = (int)(n * (size_t)(i + 1) / (size_t)r->size) - displs[i];
+        for (int i = 0; i < r->m.size; i++) {
+            displs[i] = (int)(n * (size_t)i / (size_t)r->m.size);
+            counts[i] = (int)(n * (size_t)(i + 1) / (size_t)r->m.size) - displs[i];
         }
-        rc = es_measure_job_sizes(r->ctx, r->job, (size_t)displs[r->rank],
-                                  (size_t)counts[r->rank], r->bytes + displs[r->rank]);
+        rc = es_measure_job_sizes(r->m.ctx, r->job, (size_t)displs[r->m.rank],
+                                  (size_t)counts[r->m.rank], r->bytes + displs[r->m.rank]);
     }
-    if (!agree(r, rc)) {
+    if (!cli_mpi_agree(&r->m, rc)) {
         MPI_Request req;
         MPI_Iallgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, r->bytes, counts, displs,
                         MPI_UINT64_T, MPI_COMM_WORLD, &req);
-        idle(&req);
-        agree(r, es_measure_assign(r->ctx, r->bytes, n, (uint32_t)r->size, r->owner));
+        cli_mpi_idle(&req);
+        cli_mpi_agree(&r->m, es_measure_assign(r->m.ctx, r->bytes, n, (uint32_t)r->m.size, r->owner));
     }
     free(counts);
     free(displs);
-    return r->status;
+    return r->m.status;
 }
 
 /* A part travels in messages of at most CHUNK bytes. */
@@ -155,7 +99,7 @@ static void transfer(char *buf, uint64_t len, int peer, int sending)
             MPI_Isend(buf + off, n, MPI_BYTE, peer, TAG_PART, MPI_COMM_WORLD, &req);
         else
             MPI_Irecv(buf + off, n, MPI_BYTE, peer, TAG_PART, MPI_COMM_WORLD, &req);
-        idle(&req);
+        cli_mpi_idle(&req);
     }
 }
 
@@ -164,25 +108,25 @@ static void transfer(char *buf, uint64_t len, int peer, int sending)
  * every sent byte is received, even after a part failed to add. */
 static int gather_parts(mpi_run *r, const void *part, uint64_t len)
 {
-    uint64_t *lens = r->rank == 0 ? calloc((size_t)r->size, sizeof *lens) : NULL;
+    uint64_t *lens = r->m.rank == 0 ? calloc((size_t)r->m.size, sizeof *lens) : NULL;
     MPI_Request req;
     MPI_Igather(&len, 1, MPI_UINT64_T, lens, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD, &req);
-    idle(&req);
+    cli_mpi_idle(&req);
     uint64_t most = 0;
-    for (int i = 1; lens && i < r->size; i++)
+    for (int i = 1; lens && i < r->m.size; i++)
         most = lens[i] > most ? lens[i] : most;
-    char *buf = r->rank == 0 && lens ? malloc(most + 1) : NULL;
-    if (agree(r, r->rank == 0 && !buf ? ES_ERR_NOMEM : ES_OK)) {
+    char *buf = r->m.rank == 0 && lens ? malloc(most + 1) : NULL;
+    if (cli_mpi_agree(&r->m, r->m.rank == 0 && !buf ? ES_ERR_NOMEM : ES_OK)) {
         free(lens);
-        return r->status;
+        return r->m.status;
     }
     int rc = ES_OK;
-    if (r->rank != 0)
+    if (r->m.rank != 0)
         transfer((char *)part, len, 0, 1);
-    for (int src = 1; r->rank == 0 && src < r->size; src++) {
+    for (int src = 1; r->m.rank == 0 && src < r->m.size; src++) {
         transfer(buf, lens[src], src, 0);
         if (rc == ES_OK)
-            rc = es_measure_job_add_part(r->ctx, r->job, buf, lens[src]);
+            rc = es_measure_job_add_part(r->m.ctx, r->job, buf, lens[src]);
     }
     free(buf);
     free(lens);
@@ -192,20 +136,20 @@ static int gather_parts(mpi_run *r, const void *part, uint64_t len)
 /* Measures this rank's units; the others' results travel to rank 0. */
 static int measure_share(mpi_run *r)
 {
-    int rc = es_measure_job_run(r->ctx, r->job, r->owner, (uint32_t)r->rank);
+    int rc = es_measure_job_run(r->m.ctx, r->job, r->owner, (uint32_t)r->m.rank);
     const void *part = NULL;
     size_t len = 0;
-    if (rc == ES_OK && r->rank != 0)
-        rc = es_measure_job_part(r->ctx, r->job, &part, &len);
-    return agree(r, rc) ? r->status : gather_parts(r, part, len);
+    if (rc == ES_OK && r->m.rank != 0)
+        rc = es_measure_job_part(r->m.ctx, r->job, &part, &len);
+    return cli_mpi_agree(&r->m, rc) ? r->m.status : gather_parts(r, part, len);
 }
 
 static int run(mpi_run *r, measure_args *a)
 {
-    int rc = r->ctx ? es_measure_job_new(r->ctx, &a->s, a->inputs, a->n_inputs, &r->job)
+    int rc = r->m.ctx ? es_measure_job_new(r->m.ctx, &a->s, a->inputs, a->n_inputs, &r->job)
                     : ES_ERR_NOMEM;
-    if (agree(r, rc) || same_units(r) != ES_OK || deal(r) != ES_OK)
-        return r->status;
+    if (cli_mpi_agree(&r->m, rc) || same_units(r) != ES_OK || deal(r) != ES_OK)
+        return r->m.status;
     return measure_share(r);
 }
 
@@ -214,33 +158,31 @@ int measure_mpi(measure_args *a)
     int provided;
     if (MPI_Init_thread(NULL, NULL, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS)
         return cli_fail("MPI_Init failed", ES_ERR_INTERNAL);
-    mpi_run r = {.status = ES_OK, .ctx = es_context_new()};
-    MPI_Comm_rank(MPI_COMM_WORLD, &r.rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &r.size);
+    mpi_run r = {.m = {.status = ES_OK, .ctx = es_context_new()}};
+    MPI_Comm_rank(MPI_COMM_WORLD, &r.m.rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &r.m.size);
     /* progress: rank 0's own units, on rank 0's terminal */
     cli_progress progress;
-    cli_progress_init(&progress, "measure (rank 0)", a->list.quiet || r.rank != 0);
-    a->s.progress = r.rank == 0 ? cli_progress_update : NULL;
+    cli_progress_init(&progress, "measure (rank 0)", a->list.quiet || r.m.rank != 0);
+    a->s.progress = r.m.rank == 0 ? cli_progress_update : NULL;
     a->s.progress_user = &progress;
     int rc = run(&r, a);
     cli_progress_end(&progress);
     int exit_code = EXIT_OK;
-    if (r.rank == 0) {
+    if (r.m.rank == 0) {
         es_cost_table *table = NULL;
-        if (r.status != ES_OK)
-            exit_code = cli_fail(r.msg, r.status);
-        else if (rc == ES_OK && (rc = es_measure_job_finish(r.ctx, r.job, &table)) == ES_OK)
-            exit_code = measure_output(r.ctx, a, table);
+        if (r.m.status != ES_OK)
+            exit_code = cli_fail(r.m.msg, r.m.status);
+        else if (rc == ES_OK && (rc = es_measure_job_finish(r.m.ctx, r.job, &table)) == ES_OK)
+            exit_code = measure_output(r.m.ctx, a, table);
         else
-            exit_code = cli_fail(es_errmsg(r.ctx), rc);
+            exit_code = cli_fail(es_errmsg(r.m.ctx), rc);
     }
-    MPI_Request req;
-    MPI_Ibcast(&exit_code, 1, MPI_INT, 0, MPI_COMM_WORLD, &req);
-    idle(&req);
+    exit_code = cli_mpi_share_exit(exit_code);
     es_measure_job_free(r.job);
     free(r.bytes);
     free(r.owner);
-    es_context_free(r.ctx);
+    es_context_free(r.m.ctx);
     MPI_Finalize();
     return exit_code;
 }

@@ -1,0 +1,129 @@
+#!/usr/bin/env bash
+# CLI tests for `mpirun -np N equishard plan` (registered when meson found MPI).
+# Reshard: each process writes its share of the new shards into one OUTDIR, byte
+# for byte the one-process OUTDIR (every file: shards, data.list, shards.tsv,
+# filtered.tsv, utt2data.list, spk2data.list and their JSON, plan.json) for tar
+# none/gzip/zstd and parquet snappy/zstd, N new shards not a multiple of the
+# process count, and shards written in passes; stdout is the one-process summary.
+# Shard and batch modes: rank 0 writes the same OUTDIR. Failures only some
+# ranks meet (sources changed where rank 1 reads them, a rank that built another
+# plan, a rank that cannot see the output folder) give one line, exit 2 on every
+# process, the previous OUTDIR untouched and no temporary folder left.
+# Usage: test_cli_mpi_reshard.sh EQUISHARD MPIRUN [LSAN_SUPPRESSIONS (the ASan build)]
+set -u
+BIN=$1
+MPIRUN=$2
+SUPP=${3:-}
+FIX=$ES_FIXTURES
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/mpi_lib.sh"
+NPS="1 2 3 4"
+[[ -n $SUPP ]] && NPS="1 3"
+OUT=$WORK/outdir # every run writes here, so data.list's paths agree too
+
+# 1. NAME ARGS...: the one-process OUTDIR and summary, then the same from each -np
+same_as_single() {
+    local name=$1; shift
+    "$BIN" plan -q "$@" -o "$OUT" >"$WORK/single.out" 2>"$WORK/single.err" \
+        || { fail "$name: one process: $(cat "$WORK/single.err")"; return; }
+    rm -rf "$WORK/ref"
+    mv "$OUT" "$WORK/ref"
+    for np in $NPS; do
+        mpi "$np" "$BIN" plan -q "$@" -o "$OUT" \
+            || { fail "$name: -np $np: exit $? ($(head -c 300 "$WORK/err"))"; continue; }
+        diff -r "$WORK/ref" "$OUT" >/dev/null \
+            || fail "$name: -np $np: OUTDIR differs: $(diff -rq "$WORK/ref" "$OUT" | head -3)"
+        cmp -s "$WORK/out" "$WORK/single.out" || fail "$name: -np $np: summary differs"
+        rm -rf "$OUT"
+    done
+}
+cd "$FIX/corpus_a" || exit 1
+RS=(-k 2 -w 2 --mode reshard)
+same_as_single tar "${RS[@]}" shards/shards.list # N = 4: -np 3 writes 1, 1 and 2
+same_as_single tar-gzip "${RS[@]}" --shards-per-worker 3 --compress gzip shards-gz/shards.list
+same_as_single tar-zstd "${RS[@]}" --shards-per-worker 3 --compress zstd shards-zst/shards.list
+same_as_single parquet "${RS[@]}" --shards-per-worker 3 parquet/data.list
+same_as_single parquet-zstd -k 3 -w 1 --mode reshard --compress zstd parquet/data.list
+[[ $(ls "$WORK/ref"/parquet_*.tar | wc -l) == 3 ]] || fail "parquet-zstd: 3 files expected"
+# 68 open files leave 4 writers (64 kept for the rest): 12 shards in passes
+before=$failures
+(ulimit -n 68 && same_as_single passes "${RS[@]}" --shards-per-worker 3 shards/shards.list &&
+    exit $((failures - before))) || failures=$((failures + 1))
+same_as_single batch -k 3 -w 2 --mode batch shards/shards.list raw.list
+same_as_single shard -k 2 -w 2 shards/shards.list shards-zst/shards.list
+
+# 2. failures a rank other than 0 meets. A previous OUTDIR stays as it was.
+"$BIN" plan -q "${RS[@]}" -o "$OUT" shards/shards.list >/dev/null || fail "previous OUTDIR"
+cp -a "$OUT" "$WORK/prev"
+intact() { # what
+    diff -r "$WORK/prev" "$OUT" >/dev/null || fail "$1: the previous OUTDIR changed"
+    compgen -G "$OUT.tmp.*" >/dev/null && fail "$1: a temporary folder was left: $(ls -d "$OUT".tmp.*)"
+}
+# rank1.sh: rank 1 runs the command with EXTRA appended (the others as given)
+cat >"$WORK/rank1.sh" <<'EOF'
+#!/bin/sh
+rank=${OMPI_COMM_WORLD_RANK:-${PMIX_RANK:-x}}
+[ -n "${CWD1:-}" ] && [ "$rank" = 1 ] && cd "$CWD1"
+if [ "$rank" = 1 ]; then "$@" $EXTRA; else "$@"; fi
+rc=$?
+echo "$rc" >"$RC_DIR/rc.$rank"
+exit "$rc"
+EOF
+chmod +x "$WORK/rank1.sh"
+mkdir "$WORK/rcs"
+on_rank1() { # NP EXTRA CWD1 command... : rank 1 differs; every rank's exit code kept
+    local np=$1 extra=$2 cwd1=$3; shift 3
+    rm -f "$WORK/rcs"/rc.*
+    RC_DIR=$WORK/rcs EXTRA=$extra CWD1=$cwd1 OMPI_MCA_orte_abort_on_non_zero_status=0 \
+        mpi "$np" -x RC_DIR -x EXTRA -x CWD1 -x OMPI_MCA_orte_abort_on_non_zero_status \
+        "$WORK/rank1.sh" "$@"
+}
+all_exit() { # NP CODE what
+    for ((r = 0; r < $1; r++)); do
+        [[ $(cat "$WORK/rcs/rc.$r" 2>/dev/null) == "$2" ]] \
+            || fail "$3: rank $r exit '$(cat "$WORK/rcs/rc.$r" 2>/dev/null)', expected $2"
+    done
+}
+
+# 2a. the sources as rank 1 sees them (--root: a copy, same sizes and times, each
+#     first header's name damaged) fail while it copies: exit 2 everywhere, rank 1's line
+"$BIN" measure -q -o "$WORK/costs.tsv" shards/shards.list || fail "measure"
+mkdir -p "$WORK/copy/shards"
+cp -p shards/shards_*.tar "$WORK/copy/shards/"
+for f in "$WORK"/copy/shards/*.tar; do
+    printf 'XXXX' | dd of="$f" bs=1 seek=0 conv=notrunc status=none
+    touch -r "shards/$(basename "$f")" "$f"
+done
+for np in 2 4; do
+    LEAKCHECK=$((np == 2)) on_rank1 "$np" "--root $WORK/copy" "" \
+        "$BIN" plan -q "${RS[@]}" -o "$OUT" "$WORK/costs.tsv"
+    all_exit "$np" 2 "changed sources on rank 1, -np $np"
+    [[ $(es_lines | wc -l) == 1 ]] && es_lines | grep -q "$WORK/copy/shards/" \
+        || fail "changed sources, -np $np: $(cat "$WORK/err")"
+    intact "changed sources, -np $np"
+done
+
+# 2b. rank 1 built another plan (other options): refused before a shard is written
+on_rank1 3 "--shards-per-worker 2" "" "$BIN" plan -q "${RS[@]}" -o "$OUT" "$WORK/costs.tsv"
+all_exit 3 2 "different plans"
+es_lines | grep -q "built different plans" || fail "different plans: $(cat "$WORK/err")"
+intact "different plans"
+
+# 2c. rank 1 cannot see the folder rank 0 began (a relative OUTDIR, another cwd)
+mkdir "$WORK/elsewhere"
+cp "$WORK/costs.tsv" "$WORK/elsewhere/"
+(cd "$WORK" && on_rank1 2 "" "$WORK/elsewhere" \
+    "$BIN" plan -q "${RS[@]}" --root "$FIX/corpus_a" -o outdir costs.tsv)
+all_exit 2 2 "folder not visible"
+es_lines | grep -q "is not visible here" || fail "folder not visible: $(cat "$WORK/err")"
+intact "folder not visible"
+
+# 3. without a launcher MPI is never initialised (a setting that breaks MPI_Init)
+OMPI_MCA_pml=no_such_pml "$BIN" plan -q "${RS[@]}" -o "$WORK/plain" shards/shards.list \
+    >/dev/null || fail "plain plan initialised MPI?"
+
+if ((failures)); then
+    echo "$failures failure(s)"
+    exit 1
+fi
+echo "all MPI plan CLI tests passed"

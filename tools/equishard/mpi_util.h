@@ -1,0 +1,34 @@
+/* What the MPI forms of the commands share (measure_mpi.c, plan_mpi.c): whether
+ * a launcher started this process, and the two ways ranks wait and agree.
+ * Built only when meson finds MPI; libequishard never links it. */
+#ifndef ES_CLI_MPI_UTIL_H
+#define ES_CLI_MPI_UTIL_H
+
+#include <mpi.h>
+
+#include "cli.h"
+
+enum { CLI_MPI_MSG_MAX = 1024 }; /* error messages exchanged between ranks */
+
+/* One rank's view of a run: the agreed status so far and its message. */
+typedef struct cli_mpi {
+    int rank, size;
+    es_context *ctx;           /* this rank's; its message is the one sent */
+    int status;                /* agreed status of the run so far */
+    char msg[CLI_MPI_MSG_MAX]; /* its message (on every rank) */
+} cli_mpi;
+
+/* Completes a request, sleeping 0.5 ms between tests instead of spinning:
+ * OpenMPI's blocking calls busy-poll, so a rank that finished its share would
+ * otherwise take a core from ranks still working on it (oversubscribed nodes). */
+void cli_mpi_idle(MPI_Request *req);
+
+/* Collective: every rank passes its own status for the step just done; all get
+ * the status and message of the lowest failing rank, kept in m (the first
+ * failure of the run). Returns nonzero when the run has failed. */
+int cli_mpi_agree(cli_mpi *m, int status);
+
+/* Rank 0's exit code to every rank, so that all exit alike. */
+int cli_mpi_share_exit(int exit_code);
+
+#endif

@@ -1,0 +1,34 @@
+/* `equishard plan`, shared by the one-process command (cmd_plan.c) and its MPI
+ * form (plan_mpi.c, built when meson finds MPI). */
+#ifndef ES_CLI_PLAN_H
+#define ES_CLI_PLAN_H
+
+#include "cli_model.h"
+
+typedef struct plan_args {
+    es_plan_settings plan;
+    es_measure_settings measure;
+    const char *outdir;
+    double max_imbalance; /* < 0: none */
+    cli_list_opts list;   /* --quiet, --speech-tokens */
+} plan_args;
+
+/* Loads the inputs (cost tables, or lists measured on the fly; `quiet` keeps
+ * their warnings and progress off stderr) and builds the plan. */
+int plan_build(es_context *ctx, plan_args *a, int quiet, const char *const *inputs,
+               size_t n_inputs, es_cost_table **table, es_plan **plan);
+
+/* After OUTDIR is written: the summary on stdout, and the exit code
+ * (EXIT_PROBLEMS when the imbalance exceeds --max-imbalance). */
+int plan_report(const es_plan *p, const plan_args *a);
+
+/* es_outdir_remove_stale's report: one line on stderr per folder removed. */
+void plan_report_stale(void *user, const char *path, long pid);
+
+/* The MPI form: every rank builds the same plan; reshard writes each rank's
+ * share of the new shards into one OUTDIR, which rank 0 completes and puts in
+ * place; other modes are written by rank 0. Returns the same exit code on
+ * every rank. */
+int plan_mpi(plan_args *a, const char *const *inputs, size_t n_inputs);
+
+#endif

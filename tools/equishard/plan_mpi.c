@@ -1,0 +1,146 @@
+/* `mpirun -np N equishard plan …` / `srun equishard plan …`.
+ *
+ * Reshard mode, where one node is the wall (every byte of the corpus read,
+ * written and read back): every rank loads the same inputs and builds the same
+ * plan (a pure function of them); rank 0 begins OUTDIR's temporary folder and
+ * sends its path; the others join it and every rank checks the sources; the
+ * ranks compare their plans' digests; each rank writes its contiguous share of
+ * the N new shards (whole shards: [N·r/size, N·(r+1)/size)), read back, checked
+ * and fsync'd; rank 0 then writes data.list, shards.tsv, the parquet maps and
+ * plan.json and puts the folder in place. The files are byte for byte those of
+ * one process: each new shard's bytes depend only on the plan, not on who
+ * writes it (tests/cli/test_cli_mpi_reshard.sh).
+ *
+ * Other modes write a few small files: rank 0 does all of it, the others wait.
+ *
+ * Failures: after each step every rank takes part in cli_mpi_agree, so none is
+ * left waiting; the lowest failing rank's message reaches rank 0, which prints
+ * it; every rank exits with the same code. The folder is removed by rank 0
+ * (es_plan_writer_free of the owner) only after the agreement, when no rank is
+ * writing into it any more: the previous OUTDIR stays intact.
+ *
+ * Each rank reads every source that feeds one of its shards (with the plan's
+ * balancing, nearly every source): reads grow with N while writes, fsyncs and
+ * read-backs divide (measured in docs/PERFORMANCE.md). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mpi_util.h"
+#include "plan.h"
+
+typedef struct plan_run {
+    cli_mpi m;
+    es_cost_table *table;
+    es_plan *plan;
+    es_plan_writer *w;
+} plan_run;
+
+/* Rank 0's folder path to every rank, into buf (its length first). */
+static void share_folder(plan_run *r, char *buf, size_t size)
+{
+    const char *mine = r->m.rank == 0 ? es_plan_writer_folder(r->w) : NULL;
+    int len = mine && strlen(mine) < size ? (int)strlen(mine) : 0;
+    MPI_Request req;
+    MPI_Ibcast(&len, 1, MPI_INT, 0, MPI_COMM_WORLD, &req);
+    cli_mpi_idle(&req);
+    if (mine && len)
+        memcpy(buf, mine, (size_t)len);
+    MPI_Ibcast(buf, len, MPI_CHAR, 0, MPI_COMM_WORLD, &req);
+    cli_mpi_idle(&req);
+    buf[len] = '\0';
+}
+
+/* Every rank must have built the same plan; the same verdict on every rank. */
+static int same_plan(plan_run *r)
+{
+    unsigned long long d = es_plan_writer_digest(r->w), lo, hi;
+    MPI_Request req[2];
+    MPI_Iallreduce(&d, &lo, 1, MPI_UNSIGNED_LONG_LONG, MPI_MIN, MPI_COMM_WORLD, &req[0]);
+    MPI_Iallreduce(&d, &hi, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, MPI_COMM_WORLD, &req[1]);
+    cli_mpi_idle(&req[0]);
+    cli_mpi_idle(&req[1]);
+    if (lo == hi)
+        return ES_OK;
+    snprintf(r->m.msg, sizeof r->m.msg, "MPI ranks built different plans: are the inputs, "
+             "options and source shards the same on every node?");
+    return r->m.status = ES_ERR_USAGE;
+}
+
+/* Rank 0 begins OUTDIR's temporary folder; then the others join it. */
+static int begin(plan_run *r, const plan_args *a)
+{
+    int rc = ES_OK;
+    if (r->m.rank == 0) {
+        es_outdir_remove_stale(a->outdir, plan_report_stale, NULL);
+        rc = es_plan_write_begin(r->m.ctx, r->plan, a->outdir, NULL, &r->w);
+    }
+    if (cli_mpi_agree(&r->m, rc))
+        return r->m.status;
+    char folder[8192]; /* OUTDIR's path and a suffix: paths are < PATH_MAX */
+    share_folder(r, folder, sizeof folder);
+    if (r->m.rank != 0)
+        rc = es_plan_write_begin(r->m.ctx, r->plan, a->outdir, folder, &r->w);
+    if (cli_mpi_agree(&r->m, rc))
+        return r->m.status;
+    return same_plan(r);
+}
+
+static int reshard(plan_run *r, const plan_args *a, const char *const *inputs, size_t n_inputs)
+{
+    if (begin(r, a) != ES_OK)
+        return r->m.status;
+    es_plan_reshard_info info;
+    es_plan_reshard_info_get(r->plan, &info);
+    uint64_t n = info.shards, k = (uint64_t)r->m.rank, size = (uint64_t)r->m.size;
+    int rc = es_plan_write_shards(r->m.ctx, r->w, (uint32_t)(n * k / size),
+                                  (uint32_t)(n * (k + 1) / size));
+    if (cli_mpi_agree(&r->m, rc))
+        return r->m.status;
+    /* every shard written and on disk: rank 0 completes OUTDIR */
+    return r->m.rank == 0 ? es_plan_write_finish(r->m.ctx, r->w, inputs, n_inputs) : ES_OK;
+}
+
+/* Returns this rank's status; the run's agreed failure, if any, is in r->m. */
+static int run(plan_run *r, plan_args *a, const char *const *inputs, size_t n_inputs)
+{
+    if (!r->m.ctx) /* nothing to agree through: every rank says so */
+        return cli_mpi_agree(&r->m, ES_ERR_NOMEM) ? r->m.status : ES_ERR_NOMEM;
+    int reshard_mode = a->plan.mode == ES_PLAN_RESHARD;
+    int rc = ES_OK;
+    if (reshard_mode || r->m.rank == 0) /* rank 0 alone reports the inputs' warnings */
+        rc = plan_build(r->m.ctx, a, a->list.quiet || r->m.rank != 0, inputs, n_inputs,
+                        &r->table, &r->plan);
+    if (cli_mpi_agree(&r->m, rc))
+        return r->m.status;
+    if (reshard_mode)
+        return reshard(r, a, inputs, n_inputs);
+    if (r->m.rank != 0)
+        return ES_OK;
+    es_outdir_remove_stale(a->outdir, plan_report_stale, NULL);
+    return es_plan_write(r->m.ctx, r->plan, a->outdir, inputs, n_inputs);
+}
+
+int plan_mpi(plan_args *a, const char *const *inputs, size_t n_inputs)
+{
+    int provided;
+    if (MPI_Init_thread(NULL, NULL, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS)
+        return cli_fail("MPI_Init failed", ES_ERR_INTERNAL);
+    plan_run r = {.m = {.status = ES_OK, .ctx = es_context_new()}};
+    MPI_Comm_rank(MPI_COMM_WORLD, &r.m.rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &r.m.size);
+    int rc = run(&r, a, inputs, n_inputs);
+    int exit_code = EXIT_OK;
+    if (r.m.rank == 0)
+        exit_code = r.m.status != ES_OK ? cli_fail(r.m.msg, r.m.status)
+                    : rc != ES_OK       ? cli_fail(es_errmsg(r.m.ctx), rc)
+                                        : plan_report(r.plan, a);
+    exit_code = cli_mpi_share_exit(exit_code);
+    /* after the exchange: no rank writes into the folder when rank 0's free removes it */
+    es_plan_writer_free(r.w);
+    es_plan_free(r.plan);
+    es_cost_table_free(r.table);
+    es_context_free(r.m.ctx);
+    MPI_Finalize();
+    return exit_code;
+}
