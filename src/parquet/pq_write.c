@@ -2,7 +2,7 @@
  * one row group, the footer in Thrift compact protocol. */
 #include "parquet/pq_write.h"
 
-#include <omp.h>
+#include <omp.h> /* omp_get_max_threads: the threads -j / OMP_NUM_THREADS allow */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -117,12 +117,18 @@ int pq_writer_init(pq_writer *w, const pq_write_schema *schema, int codec)
     w->queue_max = !slow || threads < 2                ? 1
                    : threads > PQ_WRITE_QUEUE ? PQ_WRITE_QUEUE
                                               : (unsigned)threads;
+    /* threads that sleep between bursts (core/task_pool.h: OpenMP's spin) */
+    w->pool = w->queue_max > 1 ? es_task_pool_new(w->queue_max - 1) : NULL;
+    if (!w->pool)
+        w->queue_max = 1;
     w->chunks = calloc(schema->n_leaves ? schema->n_leaves : 1, sizeof *w->chunks);
     return w->chunks ? 0 : oom(w);
 }
 
 void pq_writer_release(pq_writer *w)
 {
+    es_task_pool_free(w->pool);
+    w->pool = NULL;
     free(w->chunks);
     free(w->def);
     free(w->rep);
@@ -202,6 +208,15 @@ static void put_levels(es_strbuf *out, const uint8_t *lv, size_t n)
     }
 }
 
+/* One queued page compressed (a task of w->pool). */
+static void compress_page(void *arg, unsigned i)
+{
+    pq_writer *w = arg;
+    struct pq_queued_page *q = &w->queue[i];
+    q->failed = pq_compress(w->codec, &q->zstate, (const uint8_t *)q->raw.buf, q->raw.len, &q->z,
+                            &q->zcap, &q->zlen, q->err, sizeof q->err) != 0;
+}
+
 /* Compresses the queued pages (at once, one a thread) and writes each behind
  * its header, in order. */
 static int drain(pq_writer *w)
@@ -209,12 +224,13 @@ static int drain(pq_writer *w)
     unsigned n = w->n_queued;
     int bad = 0;
     w->n_queued = 0;
-#pragma omp parallel for num_threads(n) schedule(static, 1) reduction(| : bad) if (n > 1)
-    for (unsigned i = 0; i < n; i++) {
-        struct pq_queued_page *q = &w->queue[i];
-        bad |= pq_compress(w->codec, &q->zstate, (const uint8_t *)q->raw.buf, q->raw.len, &q->z,
-                           &q->zcap, &q->zlen, q->err, sizeof q->err) != 0;
-    }
+    if (w->pool)
+        es_task_pool_run(w->pool, n, compress_page, w);
+    else
+        for (unsigned i = 0; i < n; i++)
+            compress_page(w, i);
+    for (unsigned i = 0; i < n; i++)
+        bad |= w->queue[i].failed;
     for (unsigned i = 0; i < n; i++) {
         struct pq_queued_page *q = &w->queue[i];
         if (bad) {

@@ -19,6 +19,7 @@
 #include <stdio.h>
 
 #include "core/strbuf.h"
+#include "core/task_pool.h"
 #include "parquet/pq_file.h"
 
 typedef struct pq_write_leaf {
@@ -67,7 +68,7 @@ typedef struct pq_writer {
     uint8_t bool_bits;
     unsigned n_bool_bits;
     /* Pages made but not yet written: compressed together, each on a thread of
-     * its own (pq_write.c's drain), then written in order. Each page is
+     * its own (pq_write.c's drain, on `pool`), then written in order. Each page is
      * compressed alone, so the bytes do not depend on how many go at once. */
     struct pq_queued_page {
         es_strbuf raw;         /* levels and values */
@@ -75,9 +76,11 @@ typedef struct pq_writer {
         uint8_t *z;            /* compressed */
         size_t zcap, zlen;
         void *zstate;          /* the compressor's, kept across pages (pq_compress) */
+        int failed;            /* pq_compress failed: err says why */
         char err[256];
     } queue[PQ_WRITE_QUEUE];
     unsigned n_queued, queue_max;
+    es_task_pool *pool;        /* queue_max - 1 helper threads (NULL for one) */
     es_strbuf header;
     char err[256];             /* the last failure: "column utt: value of 12 bytes in an
                                   INT64 column"; callers prefix the file */
