@@ -42,12 +42,8 @@ typedef struct mpi_run {
 /* Every rank must have read the same lists into the same number of units. */
 static int same_units(mpi_run *r)
 {
-    unsigned long long n = es_measure_job_units(r->job), lo, hi;
-    MPI_Request req[2];
-    MPI_Iallreduce(&n, &lo, 1, MPI_UNSIGNED_LONG_LONG, MPI_MIN, MPI_COMM_WORLD, &req[0]);
-    MPI_Iallreduce(&n, &hi, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, MPI_COMM_WORLD, &req[1]);
-    cli_mpi_idle(&req[0]);
-    cli_mpi_idle(&req[1]);
+    unsigned long long lo, hi;
+    cli_mpi_min_max(es_measure_job_units(r->job), &lo, &hi);
     if (lo == hi && hi <= INT32_MAX)
         return ES_OK;
     /* the same values on every rank: every rank fails the same way, no exchange */

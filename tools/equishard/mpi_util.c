@@ -53,6 +53,15 @@ int cli_mpi_agree(cli_mpi *m, int status)
     return 1;
 }
 
+void cli_mpi_min_max(unsigned long long v, unsigned long long *lo, unsigned long long *hi)
+{
+    MPI_Request req[2];
+    MPI_Iallreduce(&v, lo, 1, MPI_UNSIGNED_LONG_LONG, MPI_MIN, MPI_COMM_WORLD, &req[0]);
+    MPI_Iallreduce(&v, hi, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, MPI_COMM_WORLD, &req[1]);
+    cli_mpi_idle(&req[0]);
+    cli_mpi_idle(&req[1]);
+}
+
 int cli_mpi_share_exit(int exit_code)
 {
     MPI_Request req;

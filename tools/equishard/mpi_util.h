@@ -28,6 +28,10 @@ void cli_mpi_idle(MPI_Request *req);
  * failure of the run). Returns nonzero when the run has failed. */
 int cli_mpi_agree(cli_mpi *m, int status);
 
+/* Collective: the least and the greatest of every rank's v, on every rank (so
+ * that all ranks can refuse a mismatch the same way, with no exchange). */
+void cli_mpi_min_max(unsigned long long v, unsigned long long *lo, unsigned long long *hi);
+
 /* Rank 0's exit code to every rank, so that all exit alike. */
 int cli_mpi_share_exit(int exit_code);
 

@@ -54,12 +54,8 @@ static void share_folder(plan_run *r, char *buf, size_t size)
 /* Every rank must have built the same plan; the same verdict on every rank. */
 static int same_plan(plan_run *r)
 {
-    unsigned long long d = es_plan_writer_digest(r->w), lo, hi;
-    MPI_Request req[2];
-    MPI_Iallreduce(&d, &lo, 1, MPI_UNSIGNED_LONG_LONG, MPI_MIN, MPI_COMM_WORLD, &req[0]);
-    MPI_Iallreduce(&d, &hi, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, MPI_COMM_WORLD, &req[1]);
-    cli_mpi_idle(&req[0]);
-    cli_mpi_idle(&req[1]);
+    unsigned long long lo, hi;
+    cli_mpi_min_max(es_plan_writer_digest(r->w), &lo, &hi);
     if (lo == hi)
         return ES_OK;
     snprintf(r->m.msg, sizeof r->m.msg, "MPI ranks built different plans: are the inputs, "
