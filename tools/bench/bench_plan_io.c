@@ -7,11 +7,8 @@
  * (es_cost_table_read), planning (es_plan_build), writing OUTDIR
  * (es_plan_write), and, for batch mode, writing the table as zstd into
  * /dev/null the way es_plan_write writes OUTDIR/costs.tsv.zst (so the rest of
- * the write, the JSONL and plan.json, is the difference). GB/s are per core
- * (bytes over CPU seconds): reading and planning run on one thread; batch
- * mode's JSONL is formatted by OMP_NUM_THREADS threads beside the thread
- * compressing costs.tsv.zst, so its wall time depends on the thread count and
- * its CPU time does not. */
+ * the write, the JSONL and plan.json, is the difference). GB/s are per core:
+ * every phase runs on one thread. */
 #include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
