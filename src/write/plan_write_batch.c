@@ -147,33 +147,14 @@ static int format_rank(const es_plan *p, uint32_t r, rank_buf *b)
     return b->sb.oom ? -1 : 0;
 }
 
-/* One rank's file, from a formatting thread: creating and closing files in
- * the output folder is serialised (es_outdir is not shared between threads),
- * the bytes are written outside the lock. tctx is the thread's own context. */
-static int write_rank_file(es_context *tctx, es_outdir *d, uint32_t r, const es_strbuf *sb)
-{
-    char name[64];
-    snprintf(name, sizeof name, "rank-%05u.batches.jsonl", r);
-    FILE *fp;
-#pragma omp critical(es_batch_outdir)
-    fp = es_outdir_create(tctx, d, name);
-    if (!fp)
-        return ES_ERR_IO;
-    if (sb->len)
-        fwrite(sb->buf, 1, sb->len, fp); /* a failed write is reported by the close */
-    int rc;
-#pragma omp critical(es_batch_outdir)
-    rc = es_outdir_close(tctx, d, fp, name);
-    return rc;
-}
-
-/* rank-R.batches.jsonl for every rank, by OpenMP threads (OMP_NUM_THREADS):
- * each thread gathers, formats and writes whole ranks, one parallel region
- * for all of them (threads that wait between short regions spin, which cost
- * 2-3x the CPU on this 2-core machine). A file's bytes depend on its rank
- * alone, so the OUTDIR is the same for any number of threads. After a
- * failure the threads stop taking ranks; the failure of the lowest rank is
- * reported (each thread keeps its first message in its own context). */
+/* rank-R.batches.jsonl for every rank. Ranks are formatted in groups by
+ * OpenMP threads (OMP_NUM_THREADS), each rank into its own buffer, then the
+ * group's files are written in rank order by this thread (the output folder
+ * and ctx are not shared between threads). A file's bytes depend on its rank
+ * alone, so they are the same for any number of threads, and the first
+ * failure in rank order is the one reported. (An ordered loop that wrote each
+ * file as soon as its turn came kept the other threads spinning at the turn:
+ * 2-3x the CPU on a 2-core machine.) */
 static int write_ranks(es_context *ctx, es_outdir *d, const es_plan *p)
 {
     int threads = omp_get_max_threads();
@@ -181,49 +162,28 @@ static int write_ranks(es_context *ctx, es_outdir *d, const es_plan *p)
         threads = (int)p->K;
     if (threads < 1)
         threads = 1;
-    rank_buf *bufs = calloc((size_t)threads, sizeof *bufs);
-    es_context **tctx = calloc((size_t)threads, sizeof *tctx);
-    uint32_t *failed_rank = malloc((size_t)threads * sizeof *failed_rank);
-    int *status = calloc((size_t)threads, sizeof *status);
-    int ok = bufs && tctx && failed_rank && status;
-    for (int i = 0; ok && i < threads; i++) {
-        ok = (tctx[i] = es_context_new()) != NULL;
-        failed_rank[i] = UINT32_MAX;
-    }
-    int stop = !ok;
-#pragma omp parallel for schedule(dynamic, 1) num_threads(threads) if (threads > 1)
-    for (uint32_t r = 0; r < p->K; r++) {
-        int t = omp_get_thread_num(), halt;
-#pragma omp atomic read
-        halt = stop;
-        if (halt || status[t] != ES_OK)
-            continue;
-        int rc = format_rank(p, r, &bufs[t]) != 0
-                     ? es_fail(tctx[t], ES_ERR_NOMEM, "out of memory")
-                     : write_rank_file(tctx[t], d, r, &bufs[t].sb);
-        if (rc != ES_OK) {
-            status[t] = rc;
-            failed_rank[t] = r;
-#pragma omp atomic write
-            stop = 1;
+    uint32_t group = (uint32_t)threads * 2; /* ranks formatted between writes */
+    rank_buf *bufs = calloc(group, sizeof *bufs);
+    int *bad = calloc(group, sizeof *bad);
+    int rc = bufs && bad ? ES_OK : es_fail(ctx, ES_ERR_NOMEM, "out of memory");
+    for (uint32_t g = 0; rc == ES_OK && g < p->K; g += group) {
+        int n = (int)(p->K - g < group ? p->K - g : group);
+#pragma omp parallel for schedule(static, 1) num_threads(threads) if (threads > 1 && n > 1)
+        for (int i = 0; i < n; i++)
+            bad[i] = format_rank(p, g + (uint32_t)i, &bufs[i]);
+        for (int i = 0; rc == ES_OK && i < n; i++) {
+            char name[64];
+            snprintf(name, sizeof name, "rank-%05u.batches.jsonl", g + (uint32_t)i);
+            rc = bad[i] ? es_fail(ctx, ES_ERR_NOMEM, "out of memory")
+                        : es_outdir_write_text(ctx, d, name, &bufs[i].sb);
         }
     }
-    int rc = ok ? ES_OK : es_fail(ctx, ES_ERR_NOMEM, "out of memory");
-    int first = -1;
-    for (int i = 0; ok && i < threads; i++)
-        if (status[i] != ES_OK && (first < 0 || failed_rank[i] < failed_rank[first]))
-            first = i;
-    if (first >= 0)
-        rc = es_fail(ctx, status[first], "%s", es_errmsg(tctx[first]));
-    for (int i = 0; i < threads; i++) {
-        if (bufs) {
-            es_strbuf_release(&bufs[i].sb);
-            free(bufs[i].rows);
-        }
-        if (tctx)
-            es_context_free(tctx[i]);
+    for (uint32_t i = 0; bufs && i < group; i++) {
+        es_strbuf_release(&bufs[i].sb);
+        free(bufs[i].rows);
     }
-    free(bufs), free(tctx), free(failed_rank), free(status);
+    free(bufs);
+    free(bad);
     return rc;
 }
 
