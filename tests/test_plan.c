@@ -3,7 +3,6 @@
  * comments), batch-mode guarantees, and byte-identical repeat runs. */
 #include <dirent.h>
 #include <math.h>
-#include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -507,46 +506,6 @@ START_TEST(repeat_runs_are_byte_identical)
 }
 END_TEST
 
-/* Batch mode's JSONL is formatted by OpenMP threads (plan_write_batch.c): the
- * OUTDIR must be the same bytes for 1, 2 and 3 threads, with more ranks than
- * threads and a rank count that none of them divides; epoch 1 too (its sort
- * keys are stretched lengths). */
-START_TEST(batch_output_same_for_any_thread_count)
-{
-    size_t n = 20000;
-    double *sec = lognormal_seconds(n, 11);
-    es_cost_table *t = make_table(sec, n, 100);
-    es_context *ctx = es_context_new();
-    char *dir = make_temp_dir();
-    int saved = omp_get_max_threads();
-    for (uint32_t epoch = 0; epoch < 2; epoch++) {
-        char out[3][4200];
-        for (int run = 0; run < 3; run++) {
-            es_plan_settings s;
-            es_plan_defaults(&s);
-            s.world_size = 7;
-            s.workers = 2;
-            s.mode = ES_PLAN_BATCH;
-            s.seed = 5;
-            s.epoch = epoch;
-            es_plan *p = NULL;
-            ck_assert_int_eq(es_plan_build(ctx, &s, t, &p), ES_OK);
-            omp_set_num_threads(run + 1);
-            snprintf(out[run], sizeof out[run], "%s/plan-%u-%d", dir, epoch, run + 1);
-            ck_assert_int_eq(es_plan_write(ctx, p, out[run], NULL, 0), ES_OK);
-            es_plan_free(p);
-        }
-        ck_assert(same_dirs(out[0], out[1]));
-        ck_assert(same_dirs(out[0], out[2]));
-    }
-    omp_set_num_threads(saved);
-    es_context_free(ctx);
-    es_cost_table_free(t);
-    free(sec);
-    free(dir);
-}
-END_TEST
-
 /* The accessors give each rank's lists and batches as es_plan_write writes them:
  * the lines of every rank-R[.worker-W].list (shard paths, and a raw list's
  * original lines for item rows) and, per batch line, step, worker and keys. */
@@ -679,7 +638,6 @@ int main(void)
     tcase_add_test(plan, batch_epochs_have_their_own_batches);
     tcase_add_test(plan, shard_mode_quality);
     tcase_add_test(plan, repeat_runs_are_byte_identical);
-    tcase_add_test(plan, batch_output_same_for_any_thread_count);
     tcase_add_test(plan, accessors_match_written_lists);
     tcase_add_test(plan, speech_token_requirement);
     suite_add_tcase(s, plan);

@@ -3,7 +3,6 @@
  * costs.tsv.zst (the table the plan was built from, for later epochs'
  * re-plans) and remainder.tsv for carried rows. */
 #include <math.h>
-#include <omp.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -61,10 +60,9 @@ static int gather_rank(const es_plan *p, uint32_t r, line_row **rows_out, size_t
         n += p->index.by_rank[i]->end - p->index.by_rank[i]->begin;
     if (n > *cap) {
         free(*rows_out);
-        *cap = 0;
+        *cap = n;
         if (!(*rows_out = malloc(n * sizeof **rows_out)))
             return -1;
-        *cap = n;
     }
     line_row *out = *rows_out;
     /* the rank's row indices in line order: batch by batch, each batch's rows */
@@ -125,68 +123,6 @@ static void batch_line(es_strbuf *sb, const plan_batch *b, const line_row *rows)
     es_strbuf_advance(sb, w);
 }
 
-/* One formatting thread's buffers: a rank's lines and its gathered rows. */
-typedef struct rank_buf {
-    es_strbuf sb;
-    line_row *rows;
-    size_t cap;
-} rank_buf;
-
-/* All of rank r's lines into b->sb; 0, or -1 when out of memory. */
-static int format_rank(const es_plan *p, uint32_t r, rank_buf *b)
-{
-    b->sb.len = 0;
-    if (gather_rank(p, r, &b->rows, &b->cap) != 0)
-        return -1;
-    const line_row *at = b->rows;
-    for (size_t i = p->index.start[r]; i < p->index.start[r + 1]; i++) {
-        const plan_batch *pb = p->index.by_rank[i];
-        batch_line(&b->sb, pb, at);
-        at += pb->end - pb->begin;
-    }
-    return b->sb.oom ? -1 : 0;
-}
-
-/* rank-R.batches.jsonl for every rank. Ranks are formatted in groups by
- * OpenMP threads (OMP_NUM_THREADS), each rank into its own buffer, then the
- * group's files are written in rank order by this thread (the output folder
- * and ctx are not shared between threads). A file's bytes depend on its rank
- * alone, so they are the same for any number of threads, and the first
- * failure in rank order is the one reported. (An ordered loop that wrote each
- * file as soon as its turn came kept the other threads spinning at the turn:
- * 2-3x the CPU on a 2-core machine.) */
-static int write_ranks(es_context *ctx, es_outdir *d, const es_plan *p)
-{
-    int threads = omp_get_max_threads();
-    if (threads > (int)p->K)
-        threads = (int)p->K;
-    if (threads < 1)
-        threads = 1;
-    uint32_t group = (uint32_t)threads * 2; /* ranks formatted between writes */
-    rank_buf *bufs = calloc(group, sizeof *bufs);
-    int *bad = calloc(group, sizeof *bad);
-    int rc = bufs && bad ? ES_OK : es_fail(ctx, ES_ERR_NOMEM, "out of memory");
-    for (uint32_t g = 0; rc == ES_OK && g < p->K; g += group) {
-        int n = (int)(p->K - g < group ? p->K - g : group);
-#pragma omp parallel for schedule(static, 1) num_threads(threads) if (threads > 1 && n > 1)
-        for (int i = 0; i < n; i++)
-            bad[i] = format_rank(p, g + (uint32_t)i, &bufs[i]);
-        for (int i = 0; rc == ES_OK && i < n; i++) {
-            char name[64];
-            snprintf(name, sizeof name, "rank-%05u.batches.jsonl", g + (uint32_t)i);
-            rc = bad[i] ? es_fail(ctx, ES_ERR_NOMEM, "out of memory")
-                        : es_outdir_write_text(ctx, d, name, &bufs[i].sb);
-        }
-    }
-    for (uint32_t i = 0; bufs && i < group; i++) {
-        es_strbuf_release(&bufs[i].sb);
-        free(bufs[i].rows);
-    }
-    free(bufs);
-    free(bad);
-    return rc;
-}
-
 /* OUTDIR/costs.tsv.zst, written by a second thread while the JSONL is formatted:
  * the two are independent, and compressing the table takes as long as all the
  * lines. The thread has its own context; its message is copied when it is the
@@ -224,7 +160,25 @@ int es_write_batch_mode(es_context *ctx, es_outdir *d, const es_plan *p)
     int threaded = 0;
     if (job.ctx && (job.fp = es_outdir_create(job.ctx, d, "costs.tsv.zst")) != NULL)
         threaded = pthread_create(&costs_thread, NULL, costs_main, &job) == 0;
-    rc = write_ranks(ctx, d, p);
+    line_row *rows = NULL;
+    size_t cap = 0;
+    for (uint32_t r = 0; rc == ES_OK && r < p->K; r++) {
+        sb.len = 0;
+        if (gather_rank(p, r, &rows, &cap) != 0) {
+            rc = es_fail(ctx, ES_ERR_NOMEM, "out of memory");
+            break;
+        }
+        const line_row *at = rows;
+        for (size_t i = p->index.start[r]; i < p->index.start[r + 1]; i++) {
+            const plan_batch *b = p->index.by_rank[i];
+            batch_line(&sb, b, at);
+            at += b->end - b->begin;
+        }
+        char name[64];
+        snprintf(name, sizeof name, "rank-%05u.batches.jsonl", r);
+        rc = sb.oom ? es_fail(ctx, ES_ERR_NOMEM, "out of memory") : es_outdir_write_text(ctx, d, name, &sb);
+    }
+    free(rows);
     if (threaded) {
         pthread_join(costs_thread, NULL);
         int crc = es_outdir_close(job.ctx, d, job.fp, "costs.tsv.zst");
