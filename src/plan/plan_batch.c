@@ -195,68 +195,11 @@ static int cmp_batch_cost_desc(const void *a, const void *b)
     return (x->begin > y->begin) - (x->begin < y->begin);
 }
 
-/* Sorts batches as qsort with cmp_batch_cost_desc does (most expensive first,
- * then by begin), by a stable LSD radix sort of (~cost bits, begin): costs are
- * non-negative, so their bits order as the values do, and equal keys occur
- * only for a padding repeat and its original, which stay in array order as
- * in glibc's (stable, merge) qsort. Millions of batches took seconds through
- * a comparison callback. qsort remains for a negative or NaN cost and when
- * memory is short. */
-typedef struct batch_key {
-    uint64_t hi, lo;
-    size_t at;
-} batch_key;
-
-static void sort_batches(es_plan *p)
-{
-    size_t n = p->n_batches;
-    batch_key *k = n > 1 ? malloc(2 * n * sizeof *k) : NULL;
-    plan_batch *sorted = k ? malloc(n * sizeof *sorted) : NULL;
-    size_t(*count)[256] = sorted ? calloc(16, sizeof *count) : NULL;
-    int plain = count != NULL;
-    for (size_t i = 0; plain && i < n; i++) {
-        double c = p->batches[i].cost;
-        uint64_t bits;
-        memcpy(&bits, &c, sizeof bits);
-        plain = !(c != c) && !(bits >> 63); /* not NaN, sign bit clear */
-        k[i] = (batch_key){~bits, p->batches[i].begin, i};
-        for (int d = 0; d < 16; d++)
-            count[d][((d < 8 ? k[i].lo : k[i].hi) >> (8 * (d & 7))) & 255]++;
-    }
-    if (!plain) {
-        free(count), free(sorted), free(k);
-        qsort(p->batches, n, sizeof *p->batches, cmp_batch_cost_desc);
-        return;
-    }
-    batch_key *from = k, *to = k + n;
-    for (int d = 0; d < 16; d++) {
-        uint64_t first = d < 8 ? from[0].lo : from[0].hi;
-        if (count[d][(first >> (8 * (d & 7))) & 255] == n)
-            continue; /* one value in this byte */
-        size_t at[256], sum = 0;
-        for (int b = 0; b < 256; b++) {
-            at[b] = sum;
-            sum += count[d][b];
-        }
-        for (size_t i = 0; i < n; i++) {
-            uint64_t v = d < 8 ? from[i].lo : from[i].hi;
-            to[at[(v >> (8 * (d & 7))) & 255]++] = from[i];
-        }
-        batch_key *t = from;
-        from = to;
-        to = t;
-    }
-    for (size_t i = 0; i < n; i++)
-        sorted[i] = p->batches[from[i].at];
-    memcpy(p->batches, sorted, n * sizeof *sorted);
-    free(count), free(sorted), free(k);
-}
-
 /* Pads, drops or carries the (count mod K) cheapest batches. Batches are sorted
  * by cost, most expensive first, on return. */
 static int settle_remainder(es_context *ctx, es_plan *p)
 {
-    sort_batches(p);
+    qsort(p->batches, p->n_batches, sizeof *p->batches, cmp_batch_cost_desc);
     size_t r = p->n_batches % p->K;
     if (r == 0)
         return ES_OK;
@@ -271,7 +214,7 @@ static int settle_remainder(es_context *ctx, es_plan *p)
         }
         p->n_batches += add;
         p->metrics.remainder_batches = add;
-        sort_batches(p);
+        qsort(p->batches, p->n_batches, sizeof *p->batches, cmp_batch_cost_desc);
         return ES_OK;
     }
     size_t rows = 0;
