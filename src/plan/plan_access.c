@@ -161,9 +161,27 @@ static int index_batch_mode(es_plan *p)
         x->by_rank[b] = &p->batches[b];
         x->start[p->batches[b].rank + 1]++;
     }
-    qsort(x->by_rank, p->n_batches, sizeof *x->by_rank, cmp_rank_step);
     for (uint32_t r = 0; r < p->K; r++)
         x->start[r + 1] += x->start[r];
+    /* Each rank has one batch per step (assign_steps), so a rank's steps are
+     * 0 .. its count - 1 and each batch's place is start[rank] + step: placed
+     * directly, no sort of millions of pointers. Anything else is sorted. */
+    const plan_batch **placed = calloc(p->n_batches ? p->n_batches : 1, sizeof *placed);
+    int direct = placed != NULL;
+    for (size_t b = 0; direct && b < p->n_batches; b++) {
+        const plan_batch *pb = &p->batches[b];
+        size_t at = x->start[pb->rank] + pb->step;
+        direct = pb->step < x->start[pb->rank + 1] - x->start[pb->rank] && !placed[at];
+        if (direct)
+            placed[at] = pb;
+    }
+    if (direct) {
+        free(x->by_rank);
+        x->by_rank = placed;
+    } else {
+        free(placed);
+        qsort(x->by_rank, p->n_batches, sizeof *x->by_rank, cmp_rank_step);
+    }
     return 0;
 }
 

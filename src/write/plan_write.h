@@ -1,7 +1,7 @@
 /* What es_plan_write and its stages (plan_writer.c) hand the output folder
- * to: the mode writers (plan_write.c), the reshard writer (reshard_job.c) and
- * filtered.tsv's unreadable rows (plan_filtered.c). The planners (src/plan/)
- * never see the output folder. */
+ * to: the mode writers (plan_write.c; batch mode plan_write_batch.c), the
+ * reshard writer (reshard_job.c) and filtered.tsv's unreadable rows
+ * (plan_filtered.c). The planners (src/plan/) never see the output folder. */
 #ifndef ES_PLAN_WRITE_H
 #define ES_PLAN_WRITE_H
 
@@ -23,15 +23,18 @@ int es_reshard_finish(es_context *ctx, reshard_job *job);
 void es_reshard_job_free(reshard_job *job);
 
 /* The mode writers es_plan_write_finish (plan_writer.c) calls: rank lists
- * (shard mode), rank-N.batches.jsonl + costs.tsv.zst + remainder.tsv (batch
- * mode), filtered.tsv's unreadable rows (both). */
+ * (shard mode, plan_write.c), filtered.tsv's unreadable rows (shard and batch
+ * modes). */
 int es_write_shard_mode(es_context *ctx, es_outdir *d, const es_plan *p);
-int es_write_batch_mode(es_context *ctx, es_outdir *d, const es_plan *p);
 int es_write_unreadable(es_context *ctx, es_outdir *d, const es_plan *p);
 
 /* A path with a line break cannot go into a list the loaders read a line at a
  * time: the error, the path shown with the break escaped. */
 int es_refuse_line_break(es_context *ctx, const char *path, const char *list);
+
+/* Batch mode's files into d (plan_write_batch.c): rank-R.batches.jsonl,
+ * costs.tsv.zst and, when rows were carried, remainder.tsv. */
+int es_write_batch_mode(es_context *ctx, es_outdir *d, const es_plan *p);
 
 /* filtered.tsv's rows for what --on-error skip left out of the plan's table,
  * reason `unreadable`: an utterance with its key and pos, a whole shard with
