@@ -151,12 +151,9 @@ static int run(mpi_run *r, measure_args *a)
 
 int measure_mpi(measure_args *a)
 {
-    int provided;
-    if (MPI_Init_thread(NULL, NULL, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS)
+    mpi_run r = {0};
+    if (cli_mpi_init(&r.m) != 0)
         return cli_fail("MPI_Init failed", ES_ERR_INTERNAL);
-    mpi_run r = {.m = {.status = ES_OK, .ctx = es_context_new()}};
-    MPI_Comm_rank(MPI_COMM_WORLD, &r.m.rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &r.m.size);
     /* progress: rank 0's own units, on rank 0's terminal */
     cli_progress progress;
     cli_progress_init(&progress, "measure (rank 0)", a->list.quiet || r.m.rank != 0);
@@ -178,7 +175,6 @@ int measure_mpi(measure_args *a)
     es_measure_job_free(r.job);
     free(r.bytes);
     free(r.owner);
-    es_context_free(r.m.ctx);
-    MPI_Finalize();
+    cli_mpi_finish(&r.m);
     return exit_code;
 }

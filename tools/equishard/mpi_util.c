@@ -20,6 +20,24 @@ int cli_launched_by_mpi(void)
     return tasks && atoi(tasks) > 1 && getenv("SLURM_PROCID");
 }
 
+int cli_mpi_init(cli_mpi *m)
+{
+    int provided;
+    if (MPI_Init_thread(NULL, NULL, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS)
+        return -1;
+    *m = (cli_mpi){.status = ES_OK, .ctx = es_context_new()};
+    MPI_Comm_rank(MPI_COMM_WORLD, &m->rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &m->size);
+    return 0;
+}
+
+void cli_mpi_finish(cli_mpi *m)
+{
+    es_context_free(m->ctx);
+    m->ctx = NULL;
+    MPI_Finalize();
+}
+
 void cli_mpi_idle(MPI_Request *req)
 {
     const struct timespec nap = {0, 500000};

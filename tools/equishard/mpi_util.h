@@ -18,6 +18,12 @@ typedef struct cli_mpi {
     char msg[CLI_MPI_MSG_MAX]; /* its message (on every rank) */
 } cli_mpi;
 
+/* MPI_Init (funneled threads: OpenMP inside a rank), this rank's number, the
+ * world's size and a context: 0, or -1 when MPI cannot start. */
+int cli_mpi_init(cli_mpi *m);
+/* The context freed, MPI_Finalize. */
+void cli_mpi_finish(cli_mpi *m);
+
 /* Completes a request, sleeping 0.5 ms between tests instead of spinning:
  * OpenMPI's blocking calls busy-poll, so a rank that finished its share would
  * otherwise take a core from ranks still working on it (oversubscribed nodes). */

@@ -119,12 +119,9 @@ static int run(plan_run *r, plan_args *a, const char *const *inputs, size_t n_in
 
 int plan_mpi(plan_args *a, const char *const *inputs, size_t n_inputs)
 {
-    int provided;
-    if (MPI_Init_thread(NULL, NULL, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS)
+    plan_run r = {0};
+    if (cli_mpi_init(&r.m) != 0)
         return cli_fail("MPI_Init failed", ES_ERR_INTERNAL);
-    plan_run r = {.m = {.status = ES_OK, .ctx = es_context_new()}};
-    MPI_Comm_rank(MPI_COMM_WORLD, &r.m.rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &r.m.size);
     int rc = run(&r, a, inputs, n_inputs);
     int exit_code = EXIT_OK;
     if (r.m.rank == 0)
@@ -136,7 +133,6 @@ int plan_mpi(plan_args *a, const char *const *inputs, size_t n_inputs)
     es_plan_writer_free(r.w);
     es_plan_free(r.plan);
     es_cost_table_free(r.table);
-    es_context_free(r.m.ctx);
-    MPI_Finalize();
+    cli_mpi_finish(&r.m);
     return exit_code;
 }
