@@ -250,7 +250,10 @@ int es_outdir_join(es_context *ctx, es_outdir *d, const char *path, const char *
         release(d);
         return es_fail(ctx, ES_ERR_NOMEM, "out of memory");
     }
-    /* not registered for es_remove_temporaries: the process that began it removes it */
+    /* Registered for es_remove_temporaries too: when a signal ends every
+     * process, whichever handler runs last finds the folder empty of writers
+     * and removes it (the owner's alone could race a joiner still creating a
+     * file). An ordinary failure never removes it from here (es_outdir_abort). */
     char marker[4096];
     snprintf(marker, sizeof marker, "%s/%s", folder, MARKER);
     if (access(marker, F_OK) != 0) {
@@ -261,6 +264,7 @@ int es_outdir_join(es_context *ctx, es_outdir *d, const char *path, const char *
         release(d);
         return rc;
     }
+    d->slot = es_temporary_add(d->temp_path, 1);
     return ES_OK;
 }
 

@@ -39,7 +39,8 @@ int es_outdir_begin(es_context *ctx, es_outdir *d, const char *path);
  * (es_outdir_begin there; its temp_path is `folder`), for one OUTDIR written by
  * several processes. The folder must be there with its marker (on a file
  * system this process shares). A joined folder is never committed or removed
- * from here: es_outdir_abort only forgets it. */
+ * from here: es_outdir_abort only forgets it (a signal's es_remove_temporaries
+ * does remove it: every process is ending then). */
 int es_outdir_join(es_context *ctx, es_outdir *d, const char *path, const char *folder);
 /* Opens a new file `name` inside the temporary folder for writing. */
 FILE *es_outdir_create(es_context *ctx, es_outdir *d, const char *name);
