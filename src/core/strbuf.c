@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "core/grow.h"
+#include "core/prefault.h"
 
 static int reserve(es_strbuf *sb, size_t extra)
 {
@@ -93,6 +94,10 @@ char *es_arena_strndup(es_arena *a, const char *s, size_t n)
         b = malloc(sizeof *b + cap);
         if (!b)
             return NULL;
+        /* A second block means a big arena (a cost table's strings): map it in
+         * one call (core/prefault.h). Small arenas keep faulting lazily. */
+        if (a->head)
+            es_prefault_write(b->data, cap);
         b->used = 0;
         b->cap = cap;
         b->next = a->head;

@@ -3,7 +3,9 @@
  * per row, and merging per-shard tables (es_cost_table_move_into) moves pointers,
  * never strings. */
 #include "costs/cost_table.h"
+
 #include "core/grow.h"
+#include "core/prefault.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -97,6 +99,15 @@ int es_cost_table_append_n(es_cost_table *t, const es_cost_row *row, const size_
             return ES_ERR_NOMEM;
         t->rows = rows;
     }
+    if (t->n >= t->prefaulted) {
+        /* Map the next few MiB of rows in one call rather than a fault per page
+         * (core/prefault.h); a window, not the whole capacity, so memory in use
+         * stays what the rows need. */
+        enum { WINDOW_ROWS = (4u << 20) / sizeof(es_cost_row) };
+        size_t end = t->cap - t->n > WINDOW_ROWS ? t->n + WINDOW_ROWS : t->cap;
+        es_prefault_write(t->rows + t->n, (end - t->n) * sizeof(es_cost_row));
+        t->prefaulted = end;
+    }
     es_cost_row r = *row;
     r.key = es_arena_strndup(&t->strings, row->key, len[0]);
     r.shard = t->last_shard && t->last_shard_len == len[1] &&
@@ -159,12 +170,14 @@ int es_cost_table_move_into(es_cost_table *dst, es_cost_table *src)
         /* An empty destination takes the source's row array whole: merging
          * per-shard tables into a fresh one then copies nothing for the first. */
         es_cost_row *r = dst->rows;
-        size_t c = dst->cap;
+        size_t c = dst->cap, f = dst->prefaulted;
         dst->rows = src->rows;
         dst->cap = src->cap;
+        dst->prefaulted = src->prefaulted;
         dst->n = src->n;
         src->rows = r;
         src->cap = c;
+        src->prefaulted = f;
     } else if (src->n) {
         void *rows = dst->rows;
         if (es_grow(&rows, &dst->cap, dst->n + src->n, sizeof(es_cost_row), 1024) != 0)

@@ -34,6 +34,7 @@ typedef struct es_shard_stat {
 struct es_cost_table {
     es_cost_row *rows;
     size_t n, cap;
+    size_t prefaulted;      /* rows[0, prefaulted) are mapped: see es_cost_table_append_n */
     es_arena strings;
     const char *last_shard; /* interning: consecutive rows usually share a shard */
     size_t last_shard_len;  /* strlen(last_shard) */

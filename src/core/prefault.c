@@ -1,0 +1,25 @@
+#include "core/prefault.h"
+
+#include <stdint.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+void es_prefault_write(void *p, size_t n)
+{
+#ifdef MADV_POPULATE_WRITE
+    static size_t page;
+    if (!page) {
+        long ps = sysconf(_SC_PAGESIZE);
+        page = ps > 0 ? (size_t)ps : 4096;
+    }
+    /* madvise wants page-aligned bounds; partial pages at the ends are left to
+     * ordinary faults. */
+    uintptr_t from = ((uintptr_t)p + page - 1) & ~(uintptr_t)(page - 1);
+    uintptr_t to = ((uintptr_t)p + n) & ~(uintptr_t)(page - 1);
+    if (to > from)
+        (void)madvise((void *)from, to - from, MADV_POPULATE_WRITE);
+#else
+    (void)p;
+    (void)n;
+#endif
+}
