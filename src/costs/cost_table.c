@@ -91,6 +91,15 @@ static const char *intern_n(es_arena *a, const char *s, size_t n, const char *pr
     return es_arena_strndup(a, s, n);
 }
 
+int es_cost_table_reserve(es_cost_table *t, size_t rows)
+{
+    void *p = t->rows;
+    if (es_grow(&p, &t->cap, rows, sizeof(es_cost_row), 1024) != 0)
+        return ES_ERR_NOMEM;
+    t->rows = p;
+    return ES_OK;
+}
+
 int es_cost_table_append_n(es_cost_table *t, const es_cost_row *row, const size_t len[3])
 {
     if (t->n == t->cap) {

@@ -47,6 +47,12 @@ struct es_cost_table {
 
 es_cost_table *es_cost_table_new(void);
 
+/* Makes room for at least `rows` rows in all (ES_OK or ES_ERR_NOMEM). A reader
+ * that can foresee the row count calls it early: growing by doubling moves the
+ * array (realloc → mremap) every time, and on this project's paravirtualised
+ * machine the next touch of every moved page costs as much as a fresh one. */
+int es_cost_table_reserve(es_cost_table *t, size_t rows);
+
 /* Appends a copy of *row (its strings are copied into the table). */
 int es_cost_table_append(es_cost_table *t, const es_cost_row *row);
 /* The same with the strings' lengths known (key, shard, spk; none NULL), as the

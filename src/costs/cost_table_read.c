@@ -29,6 +29,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <zstd.h>
 
 #include "core/grow.h"
@@ -207,6 +208,7 @@ typedef struct parser {
     char flags_text[64]; /* the last flags field parsed, and its value */
     size_t flags_len;    /* 0: none yet (an empty field is an error, never cached) */
     uint32_t flags;
+    int reserved;        /* reserve_for_file has run */
 } parser;
 
 static int line_error(parser *p, int status, const char *problem)
@@ -600,6 +602,23 @@ static int parse_line(parser *p, char *s, size_t n)
     return parse_row(p, s, n);
 }
 
+/* Once the first MiB of a plain file is parsed, its rows per byte foretell the
+ * whole file's rows: the table is sized for at least them and 1/16 more, so it is not moved by doubling while it
+ * grows (es_cost_table_reserve). Only advice: a file whose later rows are
+ * shorter grows as before. Not for zstd: how far the decompressor has read ahead
+ * of the parser is not known, so the ratio would be off. */
+static void reserve_for_file(parser *p, source *src)
+{
+    struct stat st;
+    off_t done = src->fp && !src->z ? ftello(src->fp) : -1;
+    if (done <= 0 || fstat(fileno(src->fp), &st) != 0 || !S_ISREG(st.st_mode) ||
+        st.st_size <= done)
+        return;
+    double rows = (double)p->t->n * ((double)st.st_size / (double)done);
+    if (rows < (double)SIZE_MAX / 2)
+        (void)es_cost_table_reserve(p->t, (size_t)(rows + rows / 16));
+}
+
 /* Splits the input into lines in one growing buffer; a line is parsed in place,
  * with one spare byte behind it for a terminator. */
 static int parse_stream(parser *p, source *src, const unsigned char *head, size_t head_len)
@@ -642,6 +661,10 @@ static int parse_stream(parser *p, source *src, const unsigned char *head, size_
                 break;
             }
             buf = nb;
+        }
+        if (!p->reserved && p->t->n >= 1024) {
+            reserve_for_file(p, src);
+            p->reserved = 1;
         }
         long long got = src_read(src, buf + end, cap - end - 1);
         if (got < 0)

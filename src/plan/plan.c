@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/prefault.h"
 #include "costs/cost_table.h"
 #include "plan/plan_internal.h"
 
@@ -72,6 +73,11 @@ static int filter_rows(es_context *ctx, es_plan *p)
     p->kept = malloc((n ? n : 1) * sizeof *p->kept);
     if (!p->frames || !p->cost || !p->kept)
         return es_fail(ctx, ES_ERR_NOMEM, "plan: out of memory");
+    /* all three are written front to back below: map them in one call each
+     * rather than a fault per page (core/prefault.h) */
+    es_prefault_write(p->frames, n * sizeof *p->frames);
+    es_prefault_write(p->cost, n * sizeof *p->cost);
+    es_prefault_write(p->kept, n * sizeof *p->kept);
     for (size_t i = 0; i < n; i++) {
         const es_cost_row *row = &p->table->rows[i];
         es_filter_reason why = es_filter_row(&p->s.model, row);
