@@ -3,10 +3,11 @@
  * Large arrays written once front to back (a 10 M-row cost table is 800 MB of
  * rows and ~200 MB of strings) otherwise take one page fault per 4 KiB page as
  * the writes reach it. On a virtualised machine such as this project's (a
- * paravirtualised guest) a fault costs several microseconds, most of it the
- * exception round trip rather than zeroing the page: reading a 1.1 GB cost
- * table spent 1.6 s of its 3.7 s in the kernel. MADV_POPULATE_WRITE (Linux 5.14)
- * maps a whole range at once. */
+ * paravirtualised guest) each fault is an exception round trip of several
+ * microseconds: reading a 1.1 GB cost table spent 1.6 s of its 3.7 s CPU in the
+ * kernel, 0.3 s with this. MADV_POPULATE_WRITE (Linux 5.14) maps a whole range
+ * in one call. (The first write to each page stays dear on such a machine:
+ * tools/bench/bench_page_touch, docs/PERFORMANCE.md.) */
 #ifndef ES_PREFAULT_H
 #define ES_PREFAULT_H
 

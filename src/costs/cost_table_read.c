@@ -64,6 +64,7 @@ typedef struct source {
     size_t zret;                  /* last ZSTD_decompressStream result; 0 = frame done */
     int flush_pending;            /* the last call filled its output: call again */
     size_t limit, produced;       /* cap on decoded bytes (0 = none), for fuzzing */
+    uint64_t decoded;             /* bytes src_read has returned */
     const size_t *line;           /* the parser's line number, for messages */
     int status;                   /* set with the message when a read fails */
 } source;
@@ -138,6 +139,8 @@ static long long zstd_read(source *s, void *dst, size_t cap)
 static long long src_read(source *s, void *dst, size_t cap)
 {
     long long n = s->z ? zstd_read(s, dst, cap) : raw_read(s, dst, cap);
+    if (n > 0)
+        s->decoded += (uint64_t)n;
     if (n > 0 && s->limit) {
         s->produced += (size_t)n;
         if (s->produced > s->limit)
@@ -602,19 +605,26 @@ static int parse_line(parser *p, char *s, size_t n)
     return parse_row(p, s, n);
 }
 
-/* Once the first MiB of a plain file is parsed, its rows per byte foretell the
- * whole file's rows: the table is sized for at least them and 1/16 more, so it is not moved by doubling while it
- * grows (es_cost_table_reserve). Only advice: a file whose later rows are
- * shorter grows as before. Not for zstd: how far the decompressor has read ahead
- * of the parser is not known, so the ratio would be off. */
-static void reserve_for_file(parser *p, source *src)
+/* Once the first MiB of a file is parsed, its rows per byte foretell the whole
+ * file's rows: the table is sized for at least them and 1/16 more, so it is not
+ * moved by doubling while it grows (es_cost_table_reserve). For zstd the rows
+ * per decoded byte are scaled by the decoded bytes per compressed byte so far.
+ * `unparsed`: decoded bytes received but not yet parsed. Only advice: a file
+ * whose later rows are shorter grows as before, and a failed reservation is
+ * ignored. */
+static void reserve_for_file(parser *p, source *src, size_t unparsed)
 {
     struct stat st;
-    off_t done = src->fp && !src->z ? ftello(src->fp) : -1;
-    if (done <= 0 || fstat(fileno(src->fp), &st) != 0 || !S_ISREG(st.st_mode) ||
-        st.st_size <= done)
+    off_t pos = src->fp ? ftello(src->fp) : -1;
+    if (pos <= 0 || fstat(fileno(src->fp), &st) != 0 || !S_ISREG(st.st_mode) ||
+        st.st_size <= pos)
         return;
-    double rows = (double)p->t->n * ((double)st.st_size / (double)done);
+    /* file bytes behind the decoded ones; zstd's unread input is not */
+    double file_done = src->z ? (double)pos - (double)(src->in.size - src->in.pos) : (double)pos;
+    double decoded = (double)src->decoded, parsed = decoded - (double)unparsed;
+    if (file_done <= 0 || parsed <= 0)
+        return;
+    double rows = (double)p->t->n / parsed * decoded / file_done * (double)st.st_size;
     if (rows < (double)SIZE_MAX / 2)
         (void)es_cost_table_reserve(p->t, (size_t)(rows + rows / 16));
 }
@@ -663,7 +673,7 @@ static int parse_stream(parser *p, source *src, const unsigned char *head, size_
             buf = nb;
         }
         if (!p->reserved && p->t->n >= 1024) {
-            reserve_for_file(p, src);
+            reserve_for_file(p, src, end);
             p->reserved = 1;
         }
         long long got = src_read(src, buf + end, cap - end - 1);

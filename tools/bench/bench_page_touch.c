@@ -1,0 +1,87 @@
+/* What touching memory costs on this machine, the floor under any phase that
+ * builds a large array (issue 14; docs/PERFORMANCE.md, "Pages on this machine"):
+ *
+ *   bench_page_touch MIB
+ *
+ * In one process, on MIB MiB each time, prints the seconds of:
+ *   fresh      writing freshly mapped memory (a page fault per 4 KiB page);
+ *   populated  the same after MADV_POPULATE_WRITE mapped it in one call (the
+ *              reader's es_prefault_write), the call included;
+ *   again      writing the same memory a second time (the baseline: no fault);
+ *   moved      reading memory that realloc has just moved (glibc moves a large
+ *              block with mremap: same pages, new addresses);
+ *   unmoved    reading it once more.
+ * On bare metal "fresh" and "populated" are a few times "again" and "moved" is
+ * close to "unmoved"; on a paravirtualised guest whose page tables the host
+ * shadows, every new mapping of a page costs a trip to the host. */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "bench_clock.h"
+#include "core/prefault.h"
+
+static char *map(size_t n)
+{
+    char *m = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (m == MAP_FAILED) {
+        perror("mmap");
+        exit(1);
+    }
+    return m;
+}
+
+/* Reads a byte per cache line; returns seconds. */
+static double read_lines(const char *p, size_t n)
+{
+    double t0 = now();
+    unsigned sum = 0;
+    for (size_t i = 0; i < n; i += 64)
+        sum += (unsigned char)p[i];
+    __asm__ volatile("" : : "r"(sum));
+    return now() - t0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 2 || atol(argv[1]) <= 0) {
+        fprintf(stderr, "usage: bench_page_touch MIB\n");
+        return 2;
+    }
+    size_t n = (size_t)atol(argv[1]) << 20;
+
+    char *a = map(n);
+    double t0 = now();
+    memset(a, 1, n);
+    double fresh = now() - t0;
+    t0 = now();
+    memset(a, 2, n);
+    double again = now() - t0;
+    munmap(a, n);
+
+    char *b = map(n);
+    t0 = now();
+    es_prefault_write(b, n);
+    memset(b, 1, n);
+    double populated = now() - t0;
+    munmap(b, n);
+
+    char *c = malloc(n);
+    if (!c)
+        return 1;
+    memset(c, 1, n);
+    uintptr_t was = (uintptr_t)c;
+    char *d = realloc(c, 2 * n);
+    if (!d)
+        return 1;
+    int did_move = (uintptr_t)d != was; /* mremap may also grow a block where it is */
+    double moved = read_lines(d, n), unmoved = read_lines(d, n);
+    free(d);
+
+    printf("%zu MiB: fresh %.3f s, populated %.3f s, again %.3f s; after realloc (%s): first "
+           "read %.3f s, second %.3f s\n", n >> 20, fresh, populated, again,
+           did_move ? "moved" : "not moved", moved, unmoved);
+    return 0;
+}
