@@ -15,6 +15,8 @@
 #include "loader/cost_model.h"
 #include "loader/batching.h"
 #include "algo/partition.h"
+#include "write/plan_json.h"
+#include "write/shard_literals.h"
 
 static double max_of(const double *cost, size_t n, uint32_t k, const uint32_t *bin)
 {
@@ -460,6 +462,59 @@ static int same_dirs(const char *a, const char *b)
     return same && files > 2;
 }
 
+/* Batch lines take each shard's JSON literal from a cache keyed by the shard's
+ * pointer (write/shard_literals.h): every literal must be the bytes
+ * es_json_escape writes for the name (hand-worked for two names below),
+ * including across the cache's growth (3 000 names, first slots 1 024), and
+ * two pointers to equal names get equal literals. */
+START_TEST(shard_literals_are_the_escaped_names)
+{
+    enum { N = 3000 };
+    static char names[N][48];
+    for (int i = 0; i < N; i++)
+        snprintf(names[i], sizeof names[i], i % 3 == 0 ? "shards/q\"%d\\.tar"
+                                              : i % 3 == 1 ? "shards/\xe9\x01%d.tar"
+                                                           : "shards/s_%09d.tar", i);
+    shard_literals c = {0};
+    size_t off[N], len[N];
+    for (int pass = 0; pass < 2; pass++) {
+        for (int i = 0; i < N; i++) {
+            int j = pass ? N - 1 - i : i;
+            size_t o, l;
+            ck_assert_int_eq(shard_literal_get(&c, names[j], &o, &l), 0);
+            if (pass) { /* the same literal again, after the growth */
+                ck_assert_uint_eq(o, off[j]);
+                ck_assert_uint_eq(l, len[j]);
+            } else {
+                off[j] = o, len[j] = l;
+            }
+        }
+    }
+    ck_assert_uint_eq(c.n, N);
+    char want[6 * 48 + 2];
+    for (int i = 0; i < N; i++) {
+        size_t n = (size_t)(es_json_escape(want, names[i], strlen(names[i])) - want);
+        ck_assert_uint_eq(len[i], n);
+        ck_assert(memcmp(c.text.buf + off[i], want, n) == 0);
+    }
+    /* worked by hand: a quote and a backslash escaped; 0xE9 alone is not UTF-8
+     * (\udce9, Python's surrogateescape), 0x01 a control character (\u0001) */
+    ck_assert(memcmp(c.text.buf + off[0], "\"shards/q\\\"0\\\\.tar\"", len[0]) == 0);
+    ck_assert_uint_eq(len[0], strlen("\"shards/q\\\"0\\\\.tar\""));
+    ck_assert(memcmp(c.text.buf + off[1], "\"shards/\\udce9\\u00011.tar\"", len[1]) == 0);
+    ck_assert_uint_eq(len[1], strlen("\"shards/\\udce9\\u00011.tar\""));
+    /* the same name at another address: its own entry, the same bytes */
+    char copy[48];
+    strcpy(copy, names[2]);
+    size_t o, l;
+    ck_assert_int_eq(shard_literal_get(&c, copy, &o, &l), 0);
+    ck_assert_uint_ne(o, off[2]);
+    ck_assert_uint_eq(l, len[2]);
+    ck_assert(memcmp(c.text.buf + o, c.text.buf + off[2], l) == 0);
+    shard_literals_release(&c);
+}
+END_TEST
+
 START_TEST(repeat_runs_are_byte_identical)
 {
     size_t n = 1200;
@@ -638,6 +693,7 @@ int main(void)
     tcase_add_test(plan, batch_epochs_have_their_own_batches);
     tcase_add_test(plan, shard_mode_quality);
     tcase_add_test(plan, repeat_runs_are_byte_identical);
+    tcase_add_test(plan, shard_literals_are_the_escaped_names);
     tcase_add_test(plan, accessors_match_written_lists);
     tcase_add_test(plan, speech_token_requirement);
     suite_add_tcase(s, plan);

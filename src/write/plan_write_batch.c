@@ -14,6 +14,7 @@
 #include "write/plan_json.h"
 #include "write/plan_outdir.h"
 #include "write/plan_write.h"
+#include "write/shard_literals.h"
 
 /* Decimal digits of v at w; returns the end. */
 static char *put_u64(char *w, uint64_t v)
@@ -46,13 +47,19 @@ static char *put_g6(char *w, double v)
  * miss per row; the gather prefetches ahead instead. */
 typedef struct line_row {
     const char *key, *shard;
-    size_t key_len, shard_len;
+    size_t key_len;
+    size_t shard_lit; /* offset of the shard's literal in the cache's text
+                         (shard_literals.h), or NO_LITERAL: escaped in the line */
+    size_t shard_len; /* the literal's length; without one, strlen(shard) */
     uint64_t pos;
 } line_row;
 
+#define NO_LITERAL SIZE_MAX
+
 enum { AHEAD = 16 }; /* rows prefetched ahead of the gather; their keys half as far */
 
-static int gather_rank(const es_plan *p, uint32_t r, line_row **rows_out, size_t *cap)
+static int gather_rank(const es_plan *p, uint32_t r, shard_literals *lits, line_row **rows_out,
+                       size_t *cap)
 {
     const es_cost_row *rows = p->table->rows;
     size_t n = 0;
@@ -75,12 +82,15 @@ static int gather_rank(const es_plan *p, uint32_t r, line_row **rows_out, size_t
     for (size_t i = 0; i < n; i++) {
         if (i + AHEAD < n)
             __builtin_prefetch(&rows[out[i + AHEAD].pos]);
-        if (i + AHEAD / 2 < n) {
+        if (i + AHEAD / 2 < n) /* (shard names come from shard_literals) */
             __builtin_prefetch(rows[out[i + AHEAD / 2].pos].key);
-            __builtin_prefetch(rows[out[i + AHEAD / 2].pos].shard);
-        }
         const es_cost_row *row = &rows[out[i].pos];
-        out[i] = (line_row){row->key, row->shard, strlen(row->key), strlen(row->shard), row->pos};
+        line_row lr = {row->key, row->shard, strlen(row->key), 0, 0, row->pos};
+        if (shard_literal_get(lits, row->shard, &lr.shard_lit, &lr.shard_len) != 0) {
+            lr.shard_lit = NO_LITERAL;
+            lr.shard_len = strlen(row->shard);
+        }
+        out[i] = lr;
     }
     return 0;
 }
@@ -88,11 +98,14 @@ static int gather_rank(const es_plan *p, uint32_t r, line_row **rows_out, size_t
 /* One line of rank-R.batches.jsonl, formatted straight into sb from its rows
  * (gather_rank), in room reserved once for its worst case (every string byte
  * escaped). */
-static void batch_line(es_strbuf *sb, const plan_batch *b, const line_row *rows)
+static void batch_line(es_strbuf *sb, const plan_batch *b, const line_row *rows,
+                       const char *literals)
 {
     size_t n = b->end - b->begin, room = 200;
     for (size_t i = 0; i < n; i++)
-        room += ES_JSON_ESCAPED_MAX(rows[i].key_len) + ES_JSON_ESCAPED_MAX(rows[i].shard_len) + 32;
+        room += ES_JSON_ESCAPED_MAX(rows[i].key_len) + 32 +
+                (rows[i].shard_lit == NO_LITERAL ? ES_JSON_ESCAPED_MAX(rows[i].shard_len)
+                                                 : rows[i].shard_len);
     char *w = es_strbuf_reserve(sb, room);
     if (!w)
         return;
@@ -113,7 +126,12 @@ static void batch_line(es_strbuf *sb, const plan_batch *b, const line_row *rows)
     w = PUT(w, "], \"items\": [");
     for (size_t i = 0; i < n; i++) {
         w = i > 0 ? PUT(w, ", [") : PUT(w, "[");
-        w = es_json_escape(w, rows[i].shard, rows[i].shard_len);
+        if (rows[i].shard_lit != NO_LITERAL) {
+            memcpy(w, literals + rows[i].shard_lit, rows[i].shard_len);
+            w += rows[i].shard_len;
+        } else {
+            w = es_json_escape(w, rows[i].shard, rows[i].shard_len);
+        }
         w = PUT(w, ", ");
         w = put_u64(w, rows[i].pos);
         *w++ = ']';
@@ -162,16 +180,17 @@ int es_write_batch_mode(es_context *ctx, es_outdir *d, const es_plan *p)
         threaded = pthread_create(&costs_thread, NULL, costs_main, &job) == 0;
     line_row *rows = NULL;
     size_t cap = 0;
+    shard_literals lits = {0};
     for (uint32_t r = 0; rc == ES_OK && r < p->K; r++) {
         sb.len = 0;
-        if (gather_rank(p, r, &rows, &cap) != 0) {
+        if (gather_rank(p, r, &lits, &rows, &cap) != 0) {
             rc = es_fail(ctx, ES_ERR_NOMEM, "out of memory");
             break;
         }
         const line_row *at = rows;
         for (size_t i = p->index.start[r]; i < p->index.start[r + 1]; i++) {
             const plan_batch *b = p->index.by_rank[i];
-            batch_line(&sb, b, at);
+            batch_line(&sb, b, at, lits.text.buf);
             at += b->end - b->begin;
         }
         char name[64];
@@ -179,6 +198,7 @@ int es_write_batch_mode(es_context *ctx, es_outdir *d, const es_plan *p)
         rc = sb.oom ? es_fail(ctx, ES_ERR_NOMEM, "out of memory") : es_outdir_write_text(ctx, d, name, &sb);
     }
     free(rows);
+    shard_literals_release(&lits);
     if (threaded) {
         pthread_join(costs_thread, NULL);
         int crc = es_outdir_close(job.ctx, d, job.fp, "costs.tsv.zst");

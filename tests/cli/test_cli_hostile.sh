@@ -187,32 +187,43 @@ grep -q 'is in the table twice' "$WORK/err" || fail "shard listed twice: $(cat "
 
 # ---- 7. non-UTF-8 keys in rank-*.batches.jsonl: escaped as \udcXX, which
 #      Python's json.loads and .encode("utf-8", "surrogateescape") turn back
-#      into the key's bytes (as tarfile decodes member names)
+#      into the key's bytes (as tarfile decodes member names); the same for a
+#      shard's name (with a quote and a backslash too) in the items
 mkdir -p "$WORK/t7"
 python3 - "$WORK/t7" "$PWD/wav/A01" <<'PY' || fail "making the non-UTF-8 shard"
 import io, os, sys, tarfile
 out, wavs = sys.argv[1], sorted(os.listdir(sys.argv[2]))
 keys = ["caf\udce9", "ok-\u00e9", "q\"b\\s", "\udced\udca0\udc80", "trunc\udce4\udcb8"]
-with tarfile.open(os.path.join(out, "a.tar"), "w", format=tarfile.USTAR_FORMAT,
-                  encoding="utf-8", errors="surrogateescape") as t:
-    for key, w in zip(keys, wavs):
-        for name, data in ((key + ".txt", b"some words here"),
-                           (key + ".wav", open(os.path.join(sys.argv[2], w), "rb").read())):
-            info = tarfile.TarInfo(name); info.size = len(data); t.addfile(info, io.BytesIO(data))
-open(os.path.join(out, "data.list"), "w").write("a.tar\n")
+shards = [b"a.tar", b'b"\\\xe9.tar']   # the second: a quote, a backslash, a non-UTF-8 byte
+for shard, part in zip(shards, (keys, ["plain-1", "plain-2"])):
+    with tarfile.open(os.path.join(os.fsencode(out), shard), "w", format=tarfile.USTAR_FORMAT,
+                      encoding="utf-8", errors="surrogateescape") as t:
+        for key, w in zip(part, wavs):
+            for name, data in ((key + ".txt", b"some words here"),
+                               (key + ".wav", open(os.path.join(sys.argv[2], w), "rb").read())):
+                info = tarfile.TarInfo(name); info.size = len(data); t.addfile(info, io.BytesIO(data))
+open(os.path.join(out, "data.list"), "wb").write(b"".join(s + b"\n" for s in shards))
 PY
 expect_exit 0 "$BIN" measure -q --root "$WORK/t7" -o "$WORK/t7/costs.tsv" "$WORK/t7/data.list"
 expect_exit 0 "$BIN" plan -q -k 1 --mode batch --min-length 0 --root "$WORK/t7" -o "$WORK/t7/p" "$WORK/t7/costs.tsv"
 python3 - "$WORK/t7" <<'PY' || fail "batches.jsonl with non-UTF-8 keys: $(cat "$WORK/t7/p/rank-00000.batches.jsonl")"
 import json, os, sys, tarfile
 d = sys.argv[1]
-with tarfile.open(os.path.join(d, "a.tar")) as t:   # tarfile's own decoding: surrogateescape
-    want = sorted({m.name.rsplit(".", 1)[0] for m in t.getmembers()})
+want, want_items = [], set()
+for shard in (b"a.tar", b'b"\\\xe9.tar'):
+    with tarfile.open(os.path.join(os.fsencode(d), shard)) as t:   # tarfile's own decoding: surrogateescape
+        for m in t.getmembers():
+            want.append(m.name.rsplit(".", 1)[0])
+            want_items.add((shard, t.getmembers().index(m) // 2))
+want = sorted(set(want))
 with open(os.path.join(d, "p", "rank-00000.batches.jsonl"), encoding="utf-8") as f:  # strict
-    got = sorted(k for line in f for k in json.loads(line)["keys"])
+    lines = [json.loads(line) for line in f]
+got = sorted(k for b in lines for k in b["keys"])
 assert got == want, (got, want)
 for k in got:
     k.encode("utf-8", "surrogateescape")   # every key turns back into its bytes
+items = {(s.encode("utf-8", "surrogateescape"), pos) for b in lines for s, pos in b["items"]}
+assert items == want_items, (items, want_items)
 PY
 
 # ---- 8. SIGINT/SIGTERM during reshard removes OUTDIR.tmp.*; a later run removes
