@@ -15,6 +15,7 @@
 #include "loader/cost_model.h"
 #include "loader/batching.h"
 #include "algo/partition.h"
+#include "algo/radix_sort.h"
 #include "write/plan_json.h"
 #include "write/shard_literals.h"
 
@@ -462,6 +463,36 @@ static int same_dirs(const char *a, const char *b)
     return same && files > 2;
 }
 
+/* es_radix_sort_u64 against qsort (the comparison sort it replaced in the
+ * planner): random keys of every width, repeated keys, one value, the packed
+ * (frames << 32 | position) keys of es_plan_predict_batches, sizes 0 to 3000. */
+START_TEST(radix_sort_matches_qsort)
+{
+    uint64_t state = 42;
+    enum { MAX = 3000 };
+    static uint64_t keys[MAX], want[MAX], tmp[MAX];
+    const size_t sizes[] = {0, 1, 2, 3, 255, 256, 257, 500, 1000, MAX};
+    for (int kind = 0; kind < 5; kind++) {
+        for (size_t z = 0; z < sizeof sizes / sizeof *sizes; z++) {
+            size_t n = sizes[z];
+            for (size_t i = 0; i < n; i++) {
+                state = state * 6364136223846793005u + 1442695040888963407u;
+                uint64_t r = state ^ (state >> 29);
+                keys[i] = kind == 0   ? r                                  /* all 64 bits */
+                          : kind == 1 ? r >> (r & 63)                      /* mixed widths */
+                          : kind == 2 ? r % 7                              /* repeats */
+                          : kind == 3 ? 0x0123456789abcdefu                /* one value */
+                                      : (r % 4000) << 32 | (uint32_t)i;    /* frames, pos */
+            }
+            memcpy(want, keys, n * sizeof *keys);
+            qsort(want, n, sizeof *want, cmp_u64);
+            es_radix_sort_u64(keys, n, tmp);
+            ck_assert_msg(memcmp(keys, want, n * sizeof *keys) == 0, "kind %d, n %zu", kind, n);
+        }
+    }
+}
+END_TEST
+
 /* Batch lines take each shard's JSON literal from a cache keyed by the shard's
  * pointer (write/shard_literals.h): every literal must be the bytes
  * es_json_escape writes for the name (hand-worked for two names below),
@@ -694,6 +725,7 @@ int main(void)
     tcase_add_test(plan, shard_mode_quality);
     tcase_add_test(plan, repeat_runs_are_byte_identical);
     tcase_add_test(plan, shard_literals_are_the_escaped_names);
+    tcase_add_test(plan, radix_sort_matches_qsort);
     tcase_add_test(plan, accessors_match_written_lists);
     tcase_add_test(plan, speech_token_requirement);
     suite_add_tcase(s, plan);

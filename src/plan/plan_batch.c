@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "algo/radix_sort.h"
 #include "loader/batching.h"
 #include "plan/plan_internal.h"
 
@@ -25,45 +26,23 @@ static int cmp_u64_desc(const void *a, const void *b)
     return (x < y) - (x > y);
 }
 
-/* Sorts keys descending: an LSD radix sort, a byte a pass, skipping the bytes
- * that are the same in every key (the high bytes of frames, the top of the row
- * numbers). Keys are distinct, so the order is qsort's exactly; on 50 M keys a
- * comparison sort took seconds of the plan. Falls back to qsort when the
- * scratch array cannot be had. */
+/* Sorts keys descending (algo/radix_sort.h on the inverted keys). Keys are
+ * distinct, so the order is qsort's exactly; on 50 M keys a comparison sort
+ * took seconds of the plan. Falls back to qsort when the scratch array cannot
+ * be had. */
 static void sort_u64_desc(uint64_t *keys, size_t n)
 {
     uint64_t *tmp = n > 1 ? malloc(n * sizeof *tmp) : NULL;
-    size_t(*count)[256] = tmp ? calloc(8, sizeof *count) : NULL;
-    if (!count) {
-        free(tmp);
+    if (!tmp) {
         qsort(keys, n, sizeof *keys, cmp_u64_desc);
         return;
     }
     /* ascending order of ~key is descending order of key */
-    for (size_t i = 0; i < n; i++) {
-        uint64_t k = ~keys[i];
-        keys[i] = k;
-        for (int d = 0; d < 8; d++)
-            count[d][(k >> (8 * d)) & 255]++;
-    }
-    uint64_t *from = keys, *to = tmp;
-    for (int d = 0; d < 8; d++) {
-        if (count[d][(from[0] >> (8 * d)) & 255] == n)
-            continue; /* one value in this byte: the pass would change nothing */
-        size_t at[256], sum = 0;
-        for (int b = 0; b < 256; b++) {
-            at[b] = sum;
-            sum += count[d][b];
-        }
-        for (size_t i = 0; i < n; i++)
-            to[at[(from[i] >> (8 * d)) & 255]++] = from[i];
-        uint64_t *t = from;
-        from = to;
-        to = t;
-    }
     for (size_t i = 0; i < n; i++)
-        keys[i] = ~from[i];
-    free(count);
+        keys[i] = ~keys[i];
+    es_radix_sort_u64(keys, n, tmp);
+    for (size_t i = 0; i < n; i++)
+        keys[i] = ~keys[i];
     free(tmp);
 }
 

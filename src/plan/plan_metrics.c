@@ -4,15 +4,9 @@
  * builders, so that builders and driver do not call each other. */
 #include <stdlib.h>
 
+#include "algo/radix_sort.h"
 #include "loader/batching.h"
 #include "plan/plan_internal.h"
-
-/* Frames, then stream position: Python's stable sort by frames. */
-static int cmp_frames_stable(const void *a, const void *b)
-{
-    const uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return (x > y) - (x < y);
-}
 
 uint64_t es_plan_predict_batches(const es_plan *p, const size_t *rows, size_t n)
 {
@@ -23,18 +17,22 @@ uint64_t es_plan_predict_batches(const es_plan *p, const size_t *rows, size_t n)
      * sequence. Keys pack (frames, position) so a plain sort is stable. */
     size_t chunk = p->s.sort_size ? p->s.sort_size : 1;
     uint64_t *keys = malloc((n ? n : 1) * sizeof *keys);
+    uint64_t *tmp = malloc((n < chunk ? (n ? n : 1) : chunk) * sizeof *tmp);
     uint32_t *stream = malloc((n ? n : 1) * sizeof *stream);
     uint64_t batches = 0;
-    if (keys && stream) {
+    if (keys && tmp && stream) {
+        /* (frames, position in the chunk): distinct keys, so the radix sort's
+         * order is the stable sort by frames Python's sort gives */
         for (size_t i = 0; i < n; i++)
             keys[i] = (uint64_t)p->frames[rows[i]] << 32 | (uint32_t)(i % chunk);
         for (size_t at = 0; at < n; at += chunk)
-            qsort(keys + at, n - at < chunk ? n - at : chunk, sizeof *keys, cmp_frames_stable);
+            es_radix_sort_u64(keys + at, n - at < chunk ? n - at : chunk, tmp);
         for (size_t i = 0; i < n; i++)
             stream[i] = (uint32_t)(keys[i] >> 32);
         batches = es_dynamic_batches(stream, n, p->s.max_frames_in_batch, NULL, NULL);
     }
     free(keys);
+    free(tmp);
     free(stream);
     return batches;
 }

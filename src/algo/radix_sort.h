@@ -1,0 +1,17 @@
+/* Sorting 64-bit keys by their bytes (LSD radix sort), for the planner's
+ * integer sorts: keys that pack a value above a position (frames << 32 | i)
+ * are distinct, so the order is the one any sort gives, and qsort's call per
+ * comparison was most of the time (es_plan_predict_batches sorts every
+ * worker's stream in chunks of the loader's sort buffer). */
+#ifndef ES_RADIX_SORT_H
+#define ES_RADIX_SORT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Sorts keys[0..n) ascending; tmp has room for n keys (its contents are
+ * scratch). A byte that is the same in every key costs a counting pass, not a
+ * move, so small values sort in few passes. */
+void es_radix_sort_u64(uint64_t *keys, size_t n, uint64_t *tmp);
+
+#endif
