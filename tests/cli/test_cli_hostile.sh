@@ -212,9 +212,9 @@ d = sys.argv[1]
 want, want_items = [], set()
 for shard in (b"a.tar", b'b"\\\xe9.tar'):
     with tarfile.open(os.path.join(os.fsencode(d), shard)) as t:   # tarfile's own decoding: surrogateescape
-        for m in t.getmembers():
+        for i, m in enumerate(t.getmembers()):   # .txt and .wav: utterance i // 2
             want.append(m.name.rsplit(".", 1)[0])
-            want_items.add((shard, t.getmembers().index(m) // 2))
+            want_items.add((shard, i // 2))
 want = sorted(set(want))
 with open(os.path.join(d, "p", "rank-00000.batches.jsonl"), encoding="utf-8") as f:  # strict
     lines = [json.loads(line) for line in f]
