@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "check_helpers.h"
@@ -122,10 +123,17 @@ START_TEST(same_bytes_plain_and_zstd)
 }
 END_TEST
 
+/* CosyVoice's Qwen2 tokenizer, read in place from ../shared as the tokenizer
+ * suites do; NULL (and a SKIP line) when that folder is absent. */
 static es_tokenizer *qwen2(void)
 {
     char path[4096];
     snprintf(path, sizeof path, "%s/../shared/fixtures/tokenizers/qwen2", getenv("ES_SOURCE_ROOT"));
+    struct stat st;
+    if (stat(path, &st) != 0) {
+        printf("SKIP: %s absent\n", path);
+        return NULL;
+    }
     es_context *ctx = es_context_new();
     es_tokenizer *t = NULL;
     ck_assert_msg(es_tokenizer_load(ctx, path, NULL, &t) == ES_OK, "%s", es_errmsg(ctx));
@@ -139,6 +147,8 @@ static es_tokenizer *qwen2(void)
 START_TEST(tokenizer_lines_and_rows_without_text)
 {
     es_tokenizer *tok = qwen2();
+    if (!tok)
+        return;
     check_inputs(ENTRIES_FIRST, 3, "tok.tsv", tok, 180);
     check_inputs(SHARDS_FIRST, 4, "tok.tsv.zst", tok, 240);
     char line[8192];
