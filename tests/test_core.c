@@ -5,6 +5,7 @@
 #include "core/atomic_file.h"
 #include "core/grow.h"
 #include "core/line_reader.h"
+#include "core/prefault_ahead.h"
 #include "core/strbuf.h"
 #include "core/strmap.h"
 #include "core/task_pool.h"
@@ -389,6 +390,135 @@ START_TEST(test_atomic_missing_dir)
 }
 END_TEST
 
+/* core/prefault_ahead.h: arrays written in step while a helper prepares
+ * their pages. What must hold whatever the timing: every element the writer
+ * wrote reads back, bytes it never wrote keep their contents (the helper's
+ * touch changes nothing), every window the writer reached was prepared by
+ * exactly one side, and the helper stays within its lead. */
+enum { AHEAD_N = 3u << 20 }; /* 24 MiB of uint64_t: 6 windows of 4 MiB */
+
+static void sleep_ms(long ms)
+{
+    struct timespec t = {0, ms * 1000000L};
+    nanosleep(&t, NULL);
+}
+
+START_TEST(test_prefault_ahead_writer_in_step)
+{
+    uint64_t *wide = malloc(AHEAD_N * sizeof *wide);
+    uint32_t *mid = malloc(AHEAD_N * sizeof *mid);
+    unsigned char *narrow = malloc(AHEAD_N);
+    ck_assert(wide && mid && narrow);
+    /* bytes the writer never writes: must come out as they went in */
+    memset(wide, 0xA5, AHEAD_N * sizeof *wide);
+    memset(mid, 0x5A, AHEAD_N * sizeof *mid);
+    memset(narrow, 0x3C, AHEAD_N);
+    es_ahead_array arrays[3] = {{wide, 8}, {mid, 4}, {narrow, 1}};
+    es_ahead_cursor c = {es_prefault_ahead_start(arrays, 3, AHEAD_N, 8u << 20, 1), 0};
+    ck_assert_ptr_nonnull(c.a);
+    /* a slow start, so the helper gets ahead; the writer stops at 5/6 */
+    sleep_ms(200);
+    size_t stop_at = AHEAD_N / 6 * 5;
+    for (size_t i = 0; i < stop_at; i++) {
+        es_ahead_reach(&c, i + 1);
+        ck_assert(c.ready >= i + 1);
+        wide[i] = i * 3;
+        mid[i] = (uint32_t)i ^ 0x1234567u;
+        if (i % 2)
+            narrow[i] = (unsigned char)i;
+    }
+    size_t by_helper, by_writer, windows;
+    es_prefault_ahead_counts(c.a, &by_helper, &by_writer, &windows);
+    es_prefault_ahead_stop(c.a);
+    ck_assert_uint_eq(windows, 6);
+    /* the writer reached windows 0..4: each prepared by one side; the helper,
+     * which starts two windows out, got ahead during the sleep, and no more
+     * than its lead (at least 4 windows) beyond the writer's last */
+    ck_assert_uint_ge(by_helper, 1);
+    ck_assert_uint_ge(by_writer, 2);
+    ck_assert_uint_le(by_helper + by_writer, 6);
+    ck_assert_uint_ge(by_helper + by_writer, 5);
+    for (size_t i = 0; i < AHEAD_N; i++) {
+        uint64_t w = 0xA5A5A5A5A5A5A5A5u;
+        uint32_t m = 0x5A5A5A5Au;
+        unsigned char b = 0x3C;
+        if (i < stop_at) {
+            w = i * 3;
+            m = (uint32_t)i ^ 0x1234567u;
+            b = i % 2 ? (unsigned char)i : 0x3C;
+        }
+        if (wide[i] != w || mid[i] != m || narrow[i] != b)
+            ck_abort_msg("element %zu: %llx %x %x", i, (unsigned long long)wide[i], mid[i],
+                         narrow[i]);
+    }
+    free(wide), free(mid), free(narrow);
+}
+END_TEST
+
+/* Writes in a scattered order (as a grouping pass of an unsorted table does):
+ * reaching an index prepares everything before it. */
+START_TEST(test_prefault_ahead_scattered_writes)
+{
+    enum { N = 1u << 22 };
+    uint64_t *a = malloc(N * sizeof *a);
+    ck_assert_ptr_nonnull(a);
+    memset(a, 0, N * sizeof *a);
+    es_ahead_array arr = {a, sizeof *a};
+    es_ahead_cursor c = {es_prefault_ahead_start(&arr, 1, N, 64u << 20, 1), 0};
+    ck_assert_ptr_nonnull(c.a);
+    /* i → i * 40503 mod n visits every index once (40503 is odd, n a power of 2) */
+    for (size_t i = 0; i < N; i++) {
+        size_t at = i * 40503u % N;
+        es_ahead_reach(&c, at + 1);
+        a[at] = at + 1;
+    }
+    size_t by_helper, by_writer, windows;
+    es_prefault_ahead_counts(c.a, &by_helper, &by_writer, &windows);
+    es_prefault_ahead_stop(c.a);
+    ck_assert_uint_eq(windows, 8);
+    ck_assert_uint_eq(by_helper + by_writer, windows); /* all reached */
+    for (size_t i = 0; i < N; i++)
+        if (a[i] != i + 1)
+            ck_abort_msg("element %zu: %llu", i, (unsigned long long)a[i]);
+    free(a);
+}
+END_TEST
+
+START_TEST(test_prefault_ahead_small_or_stopped_early)
+{
+    /* under min_bytes: nothing started, and the cursor lets everything through */
+    uint32_t small[1000];
+    es_ahead_array arr = {small, sizeof small[0]};
+    es_ahead_cursor c = {es_prefault_ahead_start(&arr, 1, 1000, 1 << 20, sizeof small + 1), 0};
+    ck_assert_ptr_null(c.a);
+    es_ahead_reach(&c, 1000);
+    ck_assert_uint_eq(c.ready, SIZE_MAX);
+    es_prefault_ahead_stop(NULL);
+    /* no arrays, or an impossible size: refused */
+    ck_assert_ptr_null(es_prefault_ahead_start(&arr, 0, 1000, 1 << 20, 1));
+    es_ahead_array huge = {small, SIZE_MAX / 2};
+    ck_assert_ptr_null(es_prefault_ahead_start(&huge, 1, 3, 1 << 20, 1));
+    /* stopped before the writer wrote anything: joins, changes nothing */
+    size_t bytes = AHEAD_N * sizeof(uint64_t); /* 6 windows: the helper takes 2..5 */
+    unsigned char *big = malloc(bytes);
+    ck_assert_ptr_nonnull(big);
+    memset(big, 7, bytes);
+    es_ahead_array b = {big, 1};
+    es_prefault_ahead *a = es_prefault_ahead_start(&b, 1, bytes, 64u << 20, 1);
+    ck_assert_ptr_nonnull(a);
+    sleep_ms(100);
+    size_t by_helper, by_writer, windows;
+    es_prefault_ahead_counts(a, &by_helper, &by_writer, &windows);
+    es_prefault_ahead_stop(a);
+    ck_assert_uint_eq(by_writer, 0);
+    ck_assert_uint_le(by_helper, 4);
+    for (size_t i = 0; i < bytes; i++)
+        if (big[i] != 7)
+            ck_abort_msg("byte %zu changed", i);
+    free(big);
+}
+END_TEST
+
 static Suite *core_suite(void)
 {
     Suite *s = suite_create("core");
@@ -402,6 +532,9 @@ static Suite *core_suite(void)
     tcase_add_test(mem, test_arena);
     tcase_add_test(mem, test_task_pool_runs_each_task_once);
     tcase_add_test(mem, test_task_pool_runs_tasks_together);
+    tcase_add_test(mem, test_prefault_ahead_writer_in_step);
+    tcase_add_test(mem, test_prefault_ahead_scattered_writes);
+    tcase_add_test(mem, test_prefault_ahead_small_or_stopped_early);
     suite_add_tcase(s, mem);
 
     TCase *files = tcase_create("files");

@@ -1,5 +1,6 @@
 #include "core/prefault.h"
 
+#include <stdatomic.h>
 #include <stdint.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -7,10 +8,13 @@
 void es_prefault_write(void *p, size_t n)
 {
 #ifdef MADV_POPULATE_WRITE
-    static size_t page;
+    /* atomic: helper threads call this too (core/prefault_ahead.h) */
+    static atomic_size_t cached;
+    size_t page = atomic_load_explicit(&cached, memory_order_relaxed);
     if (!page) {
         long ps = sysconf(_SC_PAGESIZE);
         page = ps > 0 ? (size_t)ps : 4096;
+        atomic_store_explicit(&cached, page, memory_order_relaxed);
     }
     /* madvise wants page-aligned bounds; partial pages at the ends are left to
      * ordinary faults. */

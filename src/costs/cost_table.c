@@ -6,6 +6,7 @@
 
 #include "core/grow.h"
 #include "core/prefault.h"
+#include "core/prefault_ahead.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -22,10 +23,31 @@ enum { N_FLAGS = sizeof flag_names / sizeof flag_names[0] };
 
 es_cost_table *es_cost_table_new(void) { return calloc(1, sizeof(es_cost_table)); }
 
+void es_cost_table_pages_ahead(es_cost_table *t, int on)
+{
+    es_prefault_ahead_stop(t->ahead);
+    t->ahead = NULL;
+    size_t from = t->prefaulted > t->n ? t->prefaulted : t->n;
+    if (!on || from >= t->cap)
+        return;
+    es_ahead_array rows = {t->rows + from, sizeof(es_cost_row)};
+    t->ahead = es_prefault_ahead_start(&rows, 1, t->cap - from, ES_AHEAD_LEAD, ES_AHEAD_MIN);
+    t->ahead_from = from;
+    t->prefaulted = from; /* windows from here on come through the helper */
+}
+
+/* Before the row array is moved or freed. */
+static void stop_ahead(es_cost_table *t)
+{
+    if (t->ahead)
+        es_cost_table_pages_ahead(t, 0);
+}
+
 ES_API void es_cost_table_free(es_cost_table *t)
 {
     if (!t)
         return;
+    stop_ahead(t);
     free(t->rows);
     free(t->skips);
     es_strmap_release(&t->shard_stats);
@@ -64,6 +86,8 @@ static const char *intern(es_arena *a, const char *s, const char *prev)
 
 int es_cost_table_append(es_cost_table *t, const es_cost_row *row)
 {
+    if (t->n == t->cap)
+        stop_ahead(t);
     void *rows = t->rows;
     if (es_grow(&rows, &t->cap, t->n + 1, sizeof(es_cost_row), 1024) != 0)
         return ES_ERR_NOMEM;
@@ -93,6 +117,8 @@ static const char *intern_n(es_arena *a, const char *s, size_t n, const char *pr
 
 int es_cost_table_reserve(es_cost_table *t, size_t rows)
 {
+    if (rows > t->cap)
+        stop_ahead(t);
     void *p = t->rows;
     if (es_grow(&p, &t->cap, rows, sizeof(es_cost_row), 1024) != 0)
         return ES_ERR_NOMEM;
@@ -103,6 +129,7 @@ int es_cost_table_reserve(es_cost_table *t, size_t rows)
 int es_cost_table_append_n(es_cost_table *t, const es_cost_row *row, const size_t len[3])
 {
     if (t->n == t->cap) {
+        stop_ahead(t);
         void *rows = t->rows;
         if (es_grow(&rows, &t->cap, t->n + 1, sizeof(es_cost_row), 1024) != 0)
             return ES_ERR_NOMEM;
@@ -114,7 +141,10 @@ int es_cost_table_append_n(es_cost_table *t, const es_cost_row *row, const size_
          * stays what the rows need. */
         enum { WINDOW_ROWS = (4u << 20) / sizeof(es_cost_row) };
         size_t end = t->cap - t->n > WINDOW_ROWS ? t->n + WINDOW_ROWS : t->cap;
-        es_prefault_write(t->rows + t->n, (end - t->n) * sizeof(es_cost_row));
+        if (t->ahead) /* the helper's windows instead */
+            end = t->ahead_from + es_prefault_ahead_need(t->ahead, t->n + 1 - t->ahead_from);
+        else
+            es_prefault_write(t->rows + t->n, (end - t->n) * sizeof(es_cost_row));
         t->prefaulted = end;
     }
     es_cost_row r = *row;
@@ -170,6 +200,8 @@ int es_cost_table_move_into(es_cost_table *dst, es_cost_table *src)
 {
     if (dst == src)
         return ES_ERR_USAGE;
+    stop_ahead(dst);
+    stop_ahead(src);
     /* Reserve before moving anything, so failure leaves both tables as they were. */
     void *skips = dst->skips;
     if (es_grow(&skips, &dst->cap_skips, dst->n_skips + src->n_skips, sizeof(es_cost_skip), 16) != 0)

@@ -35,6 +35,8 @@ struct es_cost_table {
     es_cost_row *rows;
     size_t n, cap;
     size_t prefaulted;      /* rows[0, prefaulted) are mapped: see es_cost_table_append_n */
+    struct es_prefault_ahead *ahead; /* NULL, or a helper preparing rows[ahead_from, cap) */
+    size_t ahead_from;
     es_arena strings;
     const char *last_shard; /* interning: consecutive rows usually share a shard */
     size_t last_shard_len;  /* strlen(last_shard) */
@@ -52,6 +54,14 @@ es_cost_table *es_cost_table_new(void);
  * array (realloc → mremap) every time, and on this project's paravirtualised
  * machine the next touch of every moved page costs as much as a fresh one. */
 int es_cost_table_reserve(es_cost_table *t, size_t rows);
+
+/* Starts (on = 1) a helper thread that maps and first-touches the row array's
+ * pages [n, cap) a few MiB ahead of the appends (core/prefault_ahead.h), or
+ * stops it (on = 0). For a reader that has reserved room for many rows; a
+ * no-op when there is little room left. Anything that moves or frees the row
+ * array stops it first; the reader stops it when done, so no thread outlives
+ * the read. */
+void es_cost_table_pages_ahead(es_cost_table *t, int on);
 
 /* Appends a copy of *row (its strings are copied into the table). */
 int es_cost_table_append(es_cost_table *t, const es_cost_row *row);

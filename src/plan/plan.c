@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "core/prefault.h"
+#include "core/prefault_ahead.h"
 #include "costs/cost_table.h"
 #include "plan/plan_internal.h"
 
@@ -73,12 +74,15 @@ static int filter_rows(es_context *ctx, es_plan *p)
     p->kept = malloc((n ? n : 1) * sizeof *p->kept);
     if (!p->frames || !p->cost || !p->kept)
         return es_fail(ctx, ES_ERR_NOMEM, "plan: out of memory");
-    /* all three are written front to back below: map them in one call each
-     * rather than a fault per page (core/prefault.h) */
-    es_prefault_write(p->frames, n * sizeof *p->frames);
-    es_prefault_write(p->cost, n * sizeof *p->cost);
-    es_prefault_write(p->kept, n * sizeof *p->kept);
+    /* all three are written front to back below, in step: their fresh pages
+     * are paid for by a helper on another core (core/prefault_ahead.h) */
+    es_ahead_array arrays[3] = {{p->frames, sizeof *p->frames}, {p->cost, sizeof *p->cost},
+                                {p->kept, sizeof *p->kept}};
+    es_ahead_cursor ahead = {es_prefault_ahead_start(arrays, 3, n, ES_AHEAD_LEAD, ES_AHEAD_MIN), 0};
+    for (size_t j = 0; !ahead.a && j < 3; j++) /* small: mapped in one call each */
+        es_prefault_write(arrays[j].base, n * arrays[j].elem_size);
     for (size_t i = 0; i < n; i++) {
+        es_ahead_reach(&ahead, i + 1);
         const es_cost_row *row = &p->table->rows[i];
         es_filter_reason why = es_filter_row(&p->s.model, row);
         p->frames[i] = es_row_frames(&p->s.model, row);
@@ -88,6 +92,7 @@ static int filter_rows(es_context *ctx, es_plan *p)
         else
             p->filtered[why]++;
     }
+    es_prefault_ahead_stop(ahead.a);
     if (p->n_kept == 0)
         return es_fail(ctx, ES_ERR_FORMAT, "plan: no utterances to plan (%zu rows, all filtered "
                        "or empty input); see the filter flags", n);

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/prefault_ahead.h"
 #include "core/strmap.h"
 #include "costs/cost_table.h"
 #include "algo/partition.h"
@@ -24,7 +25,11 @@ static int collect_elements(es_context *ctx, es_plan *p)
     if (!p->elements || !p->element_of_row)
         return es_fail(ctx, ES_ERR_NOMEM, "plan: out of memory");
     int rc = ES_OK;
+    /* element_of_row's fresh pages paid for on another core (core/prefault_ahead.h) */
+    es_ahead_array array = {p->element_of_row, sizeof *p->element_of_row};
+    es_ahead_cursor ahead = {es_prefault_ahead_start(&array, 1, n, ES_AHEAD_LEAD, ES_AHEAD_MIN), 0};
     for (size_t i = 0; i < n && rc == ES_OK; i++) {
+        es_ahead_reach(&ahead, i + 1);
         const es_cost_row *row = &p->table->rows[i];
         size_t e = p->n_elements;
         if (!(row->flags & ES_FLAG_ITEM)) {
@@ -42,6 +47,7 @@ static int collect_elements(es_context *ctx, es_plan *p)
                 (plan_element){i, (row->flags & ES_FLAG_ITEM) != 0, 0, 0, 0};
         p->element_of_row[i] = e;
     }
+    es_prefault_ahead_stop(ahead.a);
     es_strmap_release(&seen);
     if (rc != ES_OK)
         return rc;
@@ -129,8 +135,18 @@ static int group_rows(es_plan *p, size_t **rows_by_element, size_t **element_sta
     for (size_t e = 0; e < p->n_elements; e++)
         start[e + 1] += start[e];
     memcpy(fill, start, (p->n_elements + 1) * sizeof *fill);
-    for (size_t k = 0; k < p->n_kept; k++)
-        rows[fill[p->element_of_row[p->kept[k]]]++] = p->kept[k];
+    /* Written in about index order when the table lists each shard's rows
+     * together (the usual case); reaching an index prepares all before it,
+     * so any order is safe. */
+    es_ahead_array array = {rows, sizeof *rows};
+    es_ahead_cursor ahead = {
+        es_prefault_ahead_start(&array, 1, p->n_kept, ES_AHEAD_LEAD, ES_AHEAD_MIN), 0};
+    for (size_t k = 0; k < p->n_kept; k++) {
+        size_t at = fill[p->element_of_row[p->kept[k]]]++;
+        es_ahead_reach(&ahead, at + 1);
+        rows[at] = p->kept[k];
+    }
+    es_prefault_ahead_stop(ahead.a);
     free(fill);
     *rows_by_element = rows;
     *element_start = start;
