@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "algo/radix_sort.h"
+#include "core/prefault_ahead.h"
 #include "loader/batching.h"
 #include "plan/plan_internal.h"
 
@@ -30,9 +31,8 @@ static int cmp_u64_desc(const void *a, const void *b)
  * distinct, so the order is qsort's exactly; on 50 M keys a comparison sort
  * took seconds of the plan. Falls back to qsort when the scratch array cannot
  * be had. */
-static void sort_u64_desc(uint64_t *keys, size_t n)
+static void sort_u64_desc(uint64_t *keys, size_t n, uint64_t *tmp)
 {
-    uint64_t *tmp = n > 1 ? malloc(n * sizeof *tmp) : NULL;
     if (!tmp) {
         qsort(keys, n, sizeof *keys, cmp_u64_desc);
         return;
@@ -43,7 +43,6 @@ static void sort_u64_desc(uint64_t *keys, size_t n)
     es_radix_sort_u64(keys, n, tmp);
     for (size_t i = 0; i < n; i++)
         keys[i] = ~keys[i];
-    free(tmp);
 }
 
 /* SplitMix64: a tiny, well-mixed generator; the step order only needs to be
@@ -84,19 +83,30 @@ static size_t *rows_by_length(const es_plan *p)
     size_t n = p->n_kept;
     uint64_t *keys = malloc((n ? n : 1) * sizeof *keys);
     size_t *rows = malloc((n ? n : 1) * sizeof *rows);
+    uint64_t *tmp = n > 1 ? malloc(n * sizeof *tmp) : NULL; /* the sort's scratch */
     if (!keys || !rows) {
-        free(keys), free(rows);
+        free(keys), free(rows), free(tmp);
         return NULL;
     }
+    /* Fresh pages of the keys, the sort's scratch and the rows are paid for
+     * by a helper on another core while the keys are made
+     * (core/prefault_ahead.h); the scratch in step with the keys, so it is
+     * ready when the sort scatters into it. */
+    es_ahead_array arrays[3] = {{keys, sizeof *keys}, {rows, sizeof *rows}, {tmp, sizeof *tmp}};
+    es_ahead_cursor ahead = {
+        es_prefault_ahead_start(arrays, tmp ? 3 : 2, n, ES_AHEAD_LEAD, ES_AHEAD_MIN), 0};
     /* frames in the high half, inverted table position in the low half: a
      * descending sort of the keys is by frames descending, then position
      * ascending. Tables above 2^32 rows are refused by the caller. */
-    for (size_t k = 0; k < n; k++)
+    for (size_t k = 0; k < n; k++) {
+        es_ahead_reach(&ahead, k + 1);
         keys[k] = sort_length(p, p->kept[k]) << 32 | (uint32_t)~(uint32_t)k;
-    sort_u64_desc(keys, n);
+    }
+    es_prefault_ahead_stop(ahead.a);
+    sort_u64_desc(keys, n, tmp);
     for (size_t k = 0; k < n; k++)
         rows[k] = p->kept[(uint32_t)~(uint32_t)keys[k]];
-    free(keys);
+    free(keys), free(tmp);
     return rows;
 }
 
@@ -150,8 +160,14 @@ static int pack(es_context *ctx, es_plan *p)
         for (size_t b = 0; b < nb; b++)
             ends[b] = (b + 1) * p->s.batch_size < n ? (b + 1) * p->s.batch_size : n;
     } else {
-        for (size_t k = 0; k < n; k++)
+        es_ahead_array array = {frames, sizeof *frames};
+        es_ahead_cursor ahead = {
+            es_prefault_ahead_start(&array, 1, n, ES_AHEAD_LEAD, ES_AHEAD_MIN), 0};
+        for (size_t k = 0; k < n; k++) {
+            es_ahead_reach(&ahead, k + 1);
             frames[k] = p->frames[p->batch_rows[k]];
+        }
+        es_prefault_ahead_stop(ahead.a);
         nb = es_dynamic_batches(frames, n, p->s.max_frames_in_batch, ends, NULL);
     }
     for (size_t b = 0; b < nb; b++) {
