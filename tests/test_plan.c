@@ -705,6 +705,79 @@ START_TEST(accessors_match_written_lists)
 }
 END_TEST
 
+/* The planner's helper threads that pay for fresh pages (core/prefault_ahead.h)
+ * must not change a plan: a table large enough that they start (1.2 M rows:
+ * 9.6 MB per-row arrays), planned with them and with EQUISHARD_PAGES_AHEAD=0,
+ * gives the same loads, lists and batches in shard and batch mode. */
+static void assert_same_plans(const es_plan *a, const es_plan *b, const es_plan_settings *s)
+{
+    es_context *ctx = es_context_new();
+    for (uint32_t r = 0; r < s->world_size; r++) {
+        for (uint32_t w = 0; w < s->workers; w++) {
+            es_plan_load x, y;
+            ck_assert_int_eq(es_plan_worker_load(a, r, w, &x), ES_OK);
+            ck_assert_int_eq(es_plan_worker_load(b, r, w, &y), ES_OK);
+            ck_assert(x.cost == y.cost && x.utterances == y.utterances &&
+                      x.frames == y.frames && x.batches == y.batches);
+            size_t n = es_plan_rank_shard_count(a, r, w);
+            ck_assert_uint_eq(n, es_plan_rank_shard_count(b, r, w));
+            for (size_t i = 0; i < n; i++) {
+                const char *ea, *eb;
+                ck_assert_int_eq(es_plan_rank_shard(ctx, a, r, w, i, &ea), ES_OK);
+                ck_assert_int_eq(es_plan_rank_shard(ctx, b, r, w, i, &eb), ES_OK);
+                ck_assert_str_eq(ea, eb);
+            }
+        }
+        size_t nb = es_plan_batch_count(a, r);
+        ck_assert_uint_eq(nb, es_plan_batch_count(b, r));
+        for (size_t i = 0; i < nb; i++) {
+            es_plan_batch x, y;
+            ck_assert_int_eq(es_plan_batch_info(a, r, i, &x), ES_OK);
+            ck_assert_int_eq(es_plan_batch_info(b, r, i, &y), ES_OK);
+            ck_assert(x.step == y.step && x.worker == y.worker && x.cost == y.cost &&
+                      x.frames == y.frames && x.longest == y.longest && x.repeat == y.repeat);
+            ck_assert_uint_eq(x.n_rows, y.n_rows);
+            ck_assert_int_eq(memcmp(x.rows, y.rows, x.n_rows * sizeof *x.rows), 0);
+        }
+    }
+    es_context_free(ctx);
+}
+
+START_TEST(page_helpers_do_not_change_plans)
+{
+    size_t n = 1200000;
+    double *sec = lognormal_seconds(n, 11);
+    es_cost_table *t = make_table(sec, n, 1000);
+    es_context *ctx = es_context_new();
+    static const es_plan_mode modes[] = {ES_PLAN_SHARD, ES_PLAN_BATCH};
+    for (size_t m = 0; m < 2; m++) {
+        es_plan_settings s;
+        es_plan_defaults(&s);
+        s.world_size = 64;
+        s.workers = 2;
+        s.mode = modes[m];
+        es_plan *with = NULL, *without = NULL;
+        unsetenv("EQUISHARD_PAGES_AHEAD");
+        ck_assert_int_eq(es_plan_build(ctx, &s, t, &with), ES_OK);
+        setenv("EQUISHARD_PAGES_AHEAD", "0", 1);
+        ck_assert_int_eq(es_plan_build(ctx, &s, t, &without), ES_OK);
+        unsetenv("EQUISHARD_PAGES_AHEAD");
+        assert_same_plans(with, without, &s);
+        es_plan_metrics x, y;
+        es_plan_get_metrics(with, &x);
+        es_plan_get_metrics(without, &y);
+        ck_assert(x.imbalance == y.imbalance && x.total_batches == y.total_batches &&
+                  x.kept == y.kept && x.batch_spread == y.batch_spread);
+        ck_assert_uint_eq(x.kept, n);
+        es_plan_free(with);
+        es_plan_free(without);
+    }
+    es_context_free(ctx);
+    es_cost_table_free(t);
+    free(sec);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("plan");
@@ -728,6 +801,7 @@ int main(void)
     tcase_add_test(plan, radix_sort_matches_qsort);
     tcase_add_test(plan, accessors_match_written_lists);
     tcase_add_test(plan, speech_token_requirement);
+    tcase_add_test(plan, page_helpers_do_not_change_plans);
     suite_add_tcase(s, plan);
     return run_suite(s);
 }
