@@ -8,6 +8,10 @@
  *   populated  the same after MADV_POPULATE_WRITE mapped it in one call (the
  *              reader's es_prefault_write), the call included;
  *   again      writing the same memory a second time (the baseline: no fault);
+ *   map only   MADV_POPULATE_WRITE alone, and the write that follows it;
+ *   helper     writing memory whose pages a helper thread prepared ahead of the
+ *              writer (core/prefault_ahead.h, as the table reader and the
+ *              planner do): the wall time of the write, helper running;
  *   moved      reading memory that realloc has just moved (glibc moves a large
  *              block with mremap: same pages, new addresses);
  *   unmoved    reading it once more.
@@ -22,6 +26,7 @@
 
 #include "bench_clock.h"
 #include "core/prefault.h"
+#include "core/prefault_ahead.h"
 
 static char *map(size_t n)
 {
@@ -68,6 +73,27 @@ int main(int argc, char **argv)
     double populated = now() - t0;
     munmap(b, n);
 
+    char *e = map(n);
+    t0 = now();
+    es_prefault_write(e, n);
+    double map_only = now() - t0;
+    t0 = now();
+    memset(e, 1, n);
+    double after_map = now() - t0;
+    munmap(e, n);
+    /* the writer fills 1 MiB at a time, reaching each before writing it */
+    char *f = map(n);
+    t0 = now();
+    es_ahead_array arr = {f, 1};
+    es_ahead_cursor cur = {es_prefault_ahead_start(&arr, 1, n, ES_AHEAD_LEAD, 0), 0};
+    for (size_t at = 0; at < n; at += 1u << 20) {
+        size_t len = n - at < (1u << 20) ? n - at : 1u << 20;
+        es_ahead_reach(&cur, at + len);
+        memset(f + at, 1, len);
+    }
+    es_prefault_ahead_stop(cur.a);
+    double helped = now() - t0;
+    munmap(f, n);
     char *c = malloc(n);
     if (!c)
         return 1;
@@ -80,8 +106,9 @@ int main(int argc, char **argv)
     double moved = read_lines(d, n), unmoved = read_lines(d, n);
     free(d);
 
-    printf("%zu MiB: fresh %.3f s, populated %.3f s, again %.3f s; after realloc (%s): first "
-           "read %.3f s, second %.3f s\n", n >> 20, fresh, populated, again,
+    printf("%zu MiB: fresh %.3f s, populated %.3f s, again %.3f s; map only %.3f s then "
+           "write %.3f s; with the helper %.3f s; after realloc (%s): first read %.3f s, "
+           "second %.3f s\n", n >> 20, fresh, populated, again, map_only, after_map, helped,
            did_move ? "moved" : "not moved", moved, unmoved);
     return 0;
 }
