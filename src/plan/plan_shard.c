@@ -28,11 +28,19 @@ static int collect_elements(es_context *ctx, es_plan *p)
     /* element_of_row's fresh pages paid for on another core (core/prefault_ahead.h) */
     es_ahead_array array = {p->element_of_row, sizeof *p->element_of_row};
     es_ahead_cursor ahead = {es_prefault_ahead_start(&array, 1, n, ES_AHEAD_LEAD, ES_AHEAD_MIN), 0};
+    /* The reader interns a shard name shared by consecutive rows (one string,
+     * one pointer), so a row naming the same pointer as the last shard row
+     * has its element without hashing the name: one lookup per run of rows,
+     * not per row. */
+    const char *last_shard = NULL;
+    size_t last_element = 0;
     for (size_t i = 0; i < n && rc == ES_OK; i++) {
         es_ahead_reach(&ahead, i + 1);
         const es_cost_row *row = &p->table->rows[i];
         size_t e = p->n_elements;
-        if (!(row->flags & ES_FLAG_ITEM)) {
+        if (!(row->flags & ES_FLAG_ITEM) && row->shard == last_shard) {
+            e = last_element;
+        } else if (!(row->flags & ES_FLAG_ITEM)) {
             const es_strmap_slot *slot = es_strmap_get(&seen, row->shard, strlen(row->shard));
             if (slot) {
                 e = (size_t)(uintptr_t)slot->value - 1;
@@ -45,6 +53,10 @@ static int collect_elements(es_context *ctx, es_plan *p)
         if (e == p->n_elements)
             p->elements[p->n_elements++] =
                 (plan_element){i, (row->flags & ES_FLAG_ITEM) != 0, 0, 0, 0};
+        if (!(row->flags & ES_FLAG_ITEM)) {
+            last_shard = row->shard;
+            last_element = e;
+        }
         p->element_of_row[i] = e;
     }
     es_prefault_ahead_stop(ahead.a);
