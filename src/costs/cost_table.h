@@ -58,9 +58,10 @@ int es_cost_table_reserve(es_cost_table *t, size_t rows);
 /* Starts (on = 1) a helper thread that maps and first-touches the row array's
  * pages [n, cap) a few MiB ahead of the appends (core/prefault_ahead.h), or
  * stops it (on = 0). For a reader that has reserved room for many rows; a
- * no-op when there is little room left. Anything that moves or frees the row
- * array stops it first; the reader stops it when done, so no thread outlives
- * the read. */
+ * no-op when there is little room left. While it runs, rows are appended with
+ * es_cost_table_append_n only (it asks the helper for each window before
+ * writing there). Anything that moves or frees the row array stops it first;
+ * the reader stops it when done, so no thread outlives the read. */
 void es_cost_table_pages_ahead(es_cost_table *t, int on);
 
 /* Appends a copy of *row (its strings are copied into the table). */
