@@ -3,6 +3,7 @@
  * out by hand or by Python (len(b.decode()), s.strip()), as the comments say. */
 #include "check_helpers.h"
 #include "core/atomic_file.h"
+#include "core/file_digest.h"
 #include "core/grow.h"
 #include "core/line_reader.h"
 #include "core/prefault_ahead.h"
@@ -12,6 +13,7 @@
 #include "core/utf8.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdatomic.h>
 #include <time.h>
 #include <stdint.h>
@@ -519,6 +521,45 @@ START_TEST(test_prefault_ahead_small_or_stopped_early)
 }
 END_TEST
 
+/* core/file_digest.h: a remembered digest is found only for the same,
+ * unchanged file; a rewrite (even to the same size) or a touch hides it. */
+START_TEST(test_file_digest_identity)
+{
+    char path[4200], other[4200];
+    snprintf(path, sizeof path, "%s", test_path("table.tsv"));
+    snprintf(other, sizeof other, "%s", test_path("other.tsv"));
+    write_file(path, "abc\n", 4);
+    write_file(other, "abc\n", 4);
+    struct stat st, st2;
+    ck_assert_int_eq(stat(path, &st), 0);
+    uint64_t d = 0;
+    ck_assert_int_eq(es_file_digest_recall(&st, &d), 0);
+    es_file_digest_remember(&st, 0x1234);
+    ck_assert_int_eq(stat(path, &st2), 0);
+    ck_assert_int_eq(es_file_digest_recall(&st2, &d), 1);
+    ck_assert_uint_eq(d, 0x1234);
+    /* another file with the same bytes: another inode */
+    ck_assert_int_eq(stat(other, &st2), 0);
+    ck_assert_int_eq(es_file_digest_recall(&st2, &d), 0);
+    /* rewritten to the same size: the change time moves (wait out coarse clocks) */
+    struct timespec pause = {0, 20 * 1000000L};
+    nanosleep(&pause, NULL);
+    write_file(path, "xyz\n", 4);
+    ck_assert_int_eq(stat(path, &st2), 0);
+    ck_assert_int_eq(st2.st_size, st.st_size);
+    ck_assert_int_eq(es_file_digest_recall(&st2, &d), 0);
+    /* remembered again, then only touched */
+    es_file_digest_remember(&st2, 0x5678);
+    ck_assert_int_eq(es_file_digest_recall(&st2, &d), 1);
+    ck_assert_uint_eq(d, 0x5678);
+    ck_assert_int_eq(es_file_digest_recall(&st, &d), 0); /* the old identity is gone */
+    nanosleep(&pause, NULL);
+    ck_assert_int_eq(utimensat(AT_FDCWD, path, NULL, 0), 0);
+    ck_assert_int_eq(stat(path, &st), 0);
+    ck_assert_int_eq(es_file_digest_recall(&st, &d), 0);
+}
+END_TEST
+
 static Suite *core_suite(void)
 {
     Suite *s = suite_create("core");
@@ -543,6 +584,7 @@ static Suite *core_suite(void)
     tcase_add_test(files, test_line_reader_long_and_missing);
     tcase_add_test(files, test_atomic_commit_and_abort);
     tcase_add_test(files, test_atomic_missing_dir);
+    tcase_add_test(files, test_file_digest_identity);
     suite_add_tcase(s, files);
     return s;
 }

@@ -30,8 +30,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <xxhash.h>
 #include <zstd.h>
 
+#include "core/file_digest.h"
 #include "core/grow.h"
 
 enum {
@@ -67,6 +69,8 @@ typedef struct source {
     uint64_t decoded;             /* bytes src_read has returned */
     const size_t *line;           /* the parser's line number, for messages */
     int status;                   /* set with the message when a read fails */
+    XXH3_state_t *digest;         /* non-NULL: xxh3 of every byte read from fp */
+    uint64_t raw_bytes;           /* bytes read from fp */
 } source;
 
 /* Records a failed read; the reader functions then return -1. */
@@ -91,6 +95,9 @@ static long long raw_read(source *s, void *dst, size_t cap)
     size_t n = fread(dst, 1, cap, s->fp);
     if (n == 0 && ferror(s->fp))
         return src_fail(s, ES_ERR_IO, "read failed: ", strerror(errno));
+    if (s->digest && n)
+        XXH3_64bits_update(s->digest, dst, n);
+    s->raw_bytes += n;
     return (long long)n;
 }
 
@@ -731,7 +738,16 @@ ES_API int es_cost_table_read(es_context *ctx, const char *path, es_cost_table *
         return es_fail(ctx, ES_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
     /* Large stdio reads: the parser asks for up to a MiB at a time anyway. */
     setvbuf(src.fp, NULL, _IONBF, 0);
+    /* The file's digest as it passes, for plan.json (core/file_digest.h). */
+    struct stat before, after;
+    int regular = fstat(fileno(src.fp), &before) == 0 && S_ISREG(before.st_mode);
+    if (regular && (src.digest = XXH3_createState()) != NULL)
+        XXH3_64bits_reset(src.digest);
     int rc = parse_source(ctx, &src, out);
+    if (rc == ES_OK && src.digest && fstat(fileno(src.fp), &after) == 0 &&
+        es_file_same_identity(&before, &after) && src.raw_bytes == (uint64_t)after.st_size)
+        es_file_digest_remember(&after, XXH3_64bits_digest(src.digest));
+    XXH3_freeState(src.digest);
     src_close(&src);
     fclose(src.fp);
     return rc;

@@ -88,6 +88,14 @@ zstd -q -f "$WORK/big.tsv" -o "$WORK/big.tsv.zst"
 expect_exit 0 "$BIN" plan -q -k 2 -o "$WORK/tz" "$WORK/big.tsv.zst"
 expect_exit 0 "$BIN" plan -q -k 2 -o "$WORK/tp" "$WORK/big.tsv"
 diff -r "$WORK/tz" "$WORK/tp" | grep -v '^[<>] *"\(path\|xxh3\)"' | grep -q '^[<>]' && fail "zstd table plans differently"
+# plan.json's input digest of a table is taken while the table is read
+# (core/file_digest.h): it must be xxhsum's XXH3 of the file's bytes, plain and zstd
+for d in tz:big.tsv.zst tp:big.tsv; do
+    want=$(xxhsum -H3 "$WORK/${d#*:}" | sed 's/.* = //')
+    got=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["inputs"][0]["xxh3"])' \
+          "$WORK/${d%%:*}/plan.json")
+    [[ -n $want && $got == "$want" ]] || fail "plan.json xxh3 of ${d#*:}: $got, xxhsum says $want"
+done
 
 # 5. exit codes: a bound the plan cannot meet is 1; bad usage/input is 2
 expect_exit 1 "$BIN" plan -q -k 3 --max-imbalance 0 -o "$WORK/x" shards/shards.list
