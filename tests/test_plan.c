@@ -778,6 +778,51 @@ START_TEST(page_helpers_do_not_change_plans)
 }
 END_TEST
 
+/* es_cost_table_compress_ahead: batch mode's OUTDIR/costs.tsv.zst, written from
+ * the image compressed while the plan was built, has exactly the bytes
+ * es_cost_table_write gives a ".zst" path (the image spans several of its
+ * 1 MiB chunks here), and a table whose image is never written is freed
+ * cleanly (its thread joined). */
+START_TEST(table_compressed_ahead_is_the_written_table)
+{
+    size_t n = 400000;
+    double *sec = lognormal_seconds(n, 7);
+    es_cost_table *t = make_table(sec, n, 1000);
+    es_context *ctx = es_context_new();
+    char *dir = make_temp_dir();
+    char ref[4200], out[4200], path[4300];
+    snprintf(ref, sizeof ref, "%s/ref.tsv.zst", dir);
+    ck_assert_int_eq(es_cost_table_write(ctx, t, ref), ES_OK);
+    ck_assert_int_eq(es_cost_table_compress_ahead(ctx, t), ES_OK);
+    ck_assert_int_eq(es_cost_table_compress_ahead(ctx, t), ES_OK); /* one image */
+    ck_assert_int_eq(es_cost_table_compress_ahead(ctx, NULL), ES_ERR_USAGE);
+    es_plan_settings s;
+    es_plan_defaults(&s);
+    s.world_size = 5;
+    s.mode = ES_PLAN_BATCH;
+    es_plan *p = NULL;
+    ck_assert_int_eq(es_plan_build(ctx, &s, t, &p), ES_OK);
+    snprintf(out, sizeof out, "%s/plan", dir);
+    ck_assert_int_eq(es_plan_write(ctx, p, out, NULL, 0), ES_OK);
+    snprintf(path, sizeof path, "%s/costs.tsv.zst", out);
+    size_t la, lb;
+    unsigned char *want = read_whole_file(ref, &la), *got = read_whole_file(path, &lb);
+    ck_assert_uint_gt(la, 2u << 20);
+    ck_assert_uint_eq(la, lb);
+    ck_assert(memcmp(want, got, la) == 0);
+    free(want), free(got);
+    es_plan_free(p);
+    es_cost_table_free(t);
+    /* started, never written */
+    es_cost_table *small = make_table(sec, 1000, 100);
+    ck_assert_int_eq(es_cost_table_compress_ahead(ctx, small), ES_OK);
+    es_cost_table_free(small);
+    es_context_free(ctx);
+    free(sec);
+    free(dir);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("plan");
@@ -802,6 +847,7 @@ int main(void)
     tcase_add_test(plan, accessors_match_written_lists);
     tcase_add_test(plan, speech_token_requirement);
     tcase_add_test(plan, page_helpers_do_not_change_plans);
+    tcase_add_test(plan, table_compressed_ahead_is_the_written_table);
     suite_add_tcase(s, plan);
     return run_suite(s);
 }

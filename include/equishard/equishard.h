@@ -218,6 +218,18 @@ ES_API int es_cost_table_write(es_context *ctx, const es_cost_table *t, const ch
  * owns the descriptor, which stays open. */
 ES_API int es_cost_table_write_fd(es_context *ctx, const es_cost_table *t, int fd, int zstd);
 
+/* Starts compressing the table, exactly as es_cost_table_write writes a ".zst"
+ * path, on a thread of its own into memory the table holds (about a seventh of
+ * the TSV's size), and returns at once. A batch-mode es_plan_write then writes
+ * those bytes as OUTDIR/costs.tsv.zst instead of compressing the table itself,
+ * so a caller with a spare core has that work done while es_plan_build runs
+ * (the CLI's `plan --mode batch` does). Only worth it before a batch-mode write:
+ * nothing else uses the image. The table must not change afterwards (nothing in
+ * this API changes a table once read); es_cost_table_free waits for the thread.
+ * Returns ES_OK, also when no thread could be had (the write then compresses, as
+ * without this call); ES_ERR_USAGE without a table. */
+ES_API int es_cost_table_compress_ahead(es_context *ctx, es_cost_table *t);
+
 /* Reads a table written by es_cost_table_write, plain or zstd (detected by content,
  * not by name). Several tables can be concatenated (`cat a.tsv b.tsv`: repeated
  * header lines are accepted). On error *out is NULL. */

@@ -48,6 +48,7 @@ ES_API void es_cost_table_free(es_cost_table *t)
     if (!t)
         return;
     stop_ahead(t);
+    es_cost_table_drop_zstd_image(t); /* its thread reads the rows */
     free(t->rows);
     free(t->skips);
     es_strmap_release(&t->shard_stats);

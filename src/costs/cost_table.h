@@ -45,6 +45,7 @@ struct es_cost_table {
     es_strmap shard_stats;  /* shard (as rows name it) → es_shard_stat in `strings` */
     char *tokenizer;        /* what text_tokens were counted with: one line of JSON
                                (text/tok_report.h), the "# tokenizer: " line; or NULL */
+    struct es_zstd_image *zstd_ahead; /* es_cost_table_compress_ahead's, or NULL */
 };
 
 es_cost_table *es_cost_table_new(void);
@@ -98,6 +99,18 @@ int es_cost_table_parse_buffer(es_context *ctx, const char *name, const void *da
  * caller flushes and closes; `name` stands for the file in messages. */
 int es_cost_table_write_stream(es_context *ctx, const es_cost_table *t, FILE *fp,
                                const char *name, int zstd);
+
+/* Batch mode's costs.tsv.zst from es_cost_table_compress_ahead's image
+ * (cost_table_zstd_ahead.c): waits for the compressing thread, then writes its
+ * bytes to fp: ES_OK, an ES_ERR_IO naming `name`, or 1 when there is no image
+ * (never started, or its thread ran out of memory): the caller then compresses
+ * the table itself (es_cost_table_write_stream gives the same bytes). */
+int es_cost_table_write_zstd_image(es_context *ctx, const es_cost_table *t, FILE *fp,
+                                   const char *name);
+/* Waits for the compressing thread, if any, and frees its image
+ * (es_cost_table_free). The rows must not change while the thread runs:
+ * nothing appends to a table once it has been read. */
+void es_cost_table_drop_zstd_image(es_cost_table *t);
 
 /* The table's first line and column header, shared by writer and reader. */
 #define ES_COSTS_MAGIC_LINE "#equishard-costs v1"

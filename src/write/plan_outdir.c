@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -282,18 +283,27 @@ FILE *es_outdir_create(es_context *ctx, es_outdir *d, const char *name)
 
 void es_outdir_defer_sync(es_outdir *d) { d->defer_sync = 1; }
 
+/* Batch mode writes its rank files from two threads (plan_write_batch.c);
+ * this list is all they share. */
+static pthread_mutex_t unsynced_lock = PTHREAD_MUTEX_INITIALIZER;
+
 /* Remembers `name` for es_outdir_commit's fsync; 0, or -1 when out of memory. */
 static int remember_unsynced(es_outdir *d, const char *name)
 {
-    void *names = d->unsynced;
     char *copy = strdup(name);
-    if (!copy || es_grow(&names, &d->cap_unsynced, d->n_unsynced + 1, sizeof(char *), 64)) {
-        free(copy);
+    if (!copy)
         return -1;
+    pthread_mutex_lock(&unsynced_lock);
+    void *names = d->unsynced;
+    int grown = es_grow(&names, &d->cap_unsynced, d->n_unsynced + 1, sizeof(char *), 64) == 0;
+    if (grown) {
+        d->unsynced = names;
+        d->unsynced[d->n_unsynced++] = copy;
     }
-    d->unsynced = names;
-    d->unsynced[d->n_unsynced++] = copy;
-    return 0;
+    pthread_mutex_unlock(&unsynced_lock);
+    if (!grown)
+        free(copy);
+    return grown ? 0 : -1;
 }
 
 int es_outdir_close(es_context *ctx, es_outdir *d, FILE *fp, const char *name)

@@ -30,8 +30,10 @@ typedef struct es_outdir {
 /* From now on es_outdir_close starts each file's writeback without waiting for
  * it, and es_outdir_commit fsyncs them all before the folder is put in place:
  * the same promise (every file on disk before the rename), but the many small
- * files of a plan share journal commits instead of waiting for one each. Only
- * for callers that close files from one thread. */
+ * files of a plan share journal commits instead of waiting for one each.
+ * es_outdir_create, _close and _write_text may then run on several threads at
+ * once (the list of files to fsync is locked); es_outdir_sync and _commit only
+ * after those threads are done. */
 void es_outdir_defer_sync(es_outdir *d);
 
 int es_outdir_begin(es_context *ctx, es_outdir *d, const char *path);

@@ -4,10 +4,12 @@
  * re-plans) and remainder.tsv for carried rows. */
 #include <math.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "core/strbuf.h"
 #include "costs/cost_table.h"
@@ -56,29 +58,74 @@ typedef struct line_row {
 
 #define NO_LITERAL SIZE_MAX
 
-enum { AHEAD = 16 }; /* rows prefetched ahead of the gather; their keys half as far */
+/* What a batch line needs of its batch, copied while the rank's rows are
+ * listed: a rank's batches lie one per step scattered over the whole batch
+ * array (at 50 M rows, one page each), and reading them again while
+ * formatting cost a second page-table walk per batch. */
+typedef struct line_batch {
+    uint64_t step, frames;
+    double cost;
+    size_t n; /* rows */
+    uint32_t worker;
+    int repeat;
+} line_batch;
 
-static int gather_rank(const es_plan *p, uint32_t r, shard_literals *lits, line_row **rows_out,
-                       size_t *cap)
+/* A rank's batches and rows in line order, reused from rank to rank. */
+typedef struct rank_lines {
+    line_row *rows;
+    line_batch *batches;
+    size_t rows_cap, batches_cap, n_batches;
+} rank_lines;
+
+enum {
+    AHEAD = 16,       /* rows prefetched ahead of the gather; their keys half as far */
+    BATCH_AHEAD = 8,  /* batches (and their first row indices) prefetched ahead */
+};
+
+static int reserve_lines(rank_lines *l, size_t n_rows, size_t n_batches)
 {
-    const es_cost_row *rows = p->table->rows;
-    size_t n = 0;
-    for (size_t i = p->index.start[r]; i < p->index.start[r + 1]; i++)
-        n += p->index.by_rank[i]->end - p->index.by_rank[i]->begin;
-    if (n > *cap) {
-        free(*rows_out);
-        *cap = n;
-        if (!(*rows_out = malloc(n * sizeof **rows_out)))
+    if (n_rows > l->rows_cap) {
+        free(l->rows);
+        l->rows_cap = n_rows;
+        if (!(l->rows = malloc(n_rows * sizeof *l->rows)))
             return -1;
     }
-    line_row *out = *rows_out;
-    /* the rank's row indices in line order: batch by batch, each batch's rows */
-    size_t k = 0;
+    if (n_batches > l->batches_cap) {
+        free(l->batches);
+        l->batches_cap = n_batches;
+        if (!(l->batches = malloc(n_batches * sizeof *l->batches)))
+            return -1;
+    }
+    return 0;
+}
+
+static int gather_rank(const es_plan *p, uint32_t r, shard_literals *lits, rank_lines *l)
+{
+    const es_cost_row *rows = p->table->rows;
     const plan_batch *const *b = p->index.by_rank + p->index.start[r];
     size_t nb = p->index.start[r + 1] - p->index.start[r];
-    for (size_t j = 0; j < nb; j++)
-        for (size_t i = b[j]->begin; i < b[j]->end; i++)
+    size_t n = 0;
+    for (size_t j = 0; j < nb; j++) {
+        if (j + BATCH_AHEAD < nb)
+            __builtin_prefetch(b[j + BATCH_AHEAD]);
+        n += b[j]->end - b[j]->begin;
+    }
+    if (reserve_lines(l, n, nb) != 0)
+        return -1;
+    l->n_batches = nb;
+    line_row *out = l->rows;
+    /* the rank's row indices in line order: batch by batch, each batch's rows
+     * (batch_rows is in packing order; a rank's batches are far apart in it) */
+    size_t k = 0;
+    for (size_t j = 0; j < nb; j++) {
+        if (j + BATCH_AHEAD < nb)
+            __builtin_prefetch(&p->batch_rows[b[j + BATCH_AHEAD]->begin]);
+        const plan_batch *pb = b[j];
+        l->batches[j] = (line_batch){pb->step, pb->frames, pb->cost, pb->end - pb->begin,
+                                     pb->worker, pb->repeat};
+        for (size_t i = pb->begin; i < pb->end; i++)
             out[k++].pos = p->batch_rows[i];
+    }
     for (size_t i = 0; i < n; i++) {
         if (i + AHEAD < n)
             __builtin_prefetch(&rows[out[i + AHEAD].pos]);
@@ -95,13 +142,13 @@ static int gather_rank(const es_plan *p, uint32_t r, shard_literals *lits, line_
     return 0;
 }
 
-/* One line of rank-R.batches.jsonl, formatted straight into sb from its rows
- * (gather_rank), in room reserved once for its worst case (every string byte
- * escaped). */
-static void batch_line(es_strbuf *sb, const plan_batch *b, const line_row *rows,
+/* One line of rank-R.batches.jsonl, formatted straight into sb from its batch
+ * and rows (gather_rank), in room reserved once for its worst case (every
+ * string byte escaped). */
+static void batch_line(es_strbuf *sb, const line_batch *b, const line_row *rows,
                        const char *literals)
 {
-    size_t n = b->end - b->begin, room = 200;
+    size_t n = b->n, room = 200;
     for (size_t i = 0; i < n; i++)
         room += ES_JSON_ESCAPED_MAX(rows[i].key_len) + 32 +
                 (rows[i].shard_lit == NO_LITERAL ? ES_JSON_ESCAPED_MAX(rows[i].shard_len)
@@ -152,25 +199,105 @@ typedef struct costs_job {
     int rc;
 } costs_job;
 
+/* The table as zstd into fp: the image es_cost_table_compress_ahead made
+ * while the plan was built, or compressed now. */
+static int write_costs(es_context *ctx, const es_cost_table *t, FILE *fp)
+{
+    int rc = es_cost_table_write_zstd_image(ctx, t, fp, "costs.tsv.zst");
+    return rc != 1 ? rc : es_cost_table_write_stream(ctx, t, fp, "costs.tsv.zst", 1);
+}
+
 static void *costs_main(void *arg)
 {
     costs_job *j = arg;
-    j->rc = es_cost_table_write_stream(j->ctx, j->t, j->fp, "costs.tsv.zst", 1);
+    j->rc = write_costs(j->ctx, j->t, j->fp);
     return NULL;
 }
 
 /* Writes costs.tsv.zst (fp already created) and closes it. */
 static int finish_costs(es_context *ctx, es_outdir *d, const es_plan *p, FILE *fp)
 {
-    int rc = es_cost_table_write_stream(ctx, p->table, fp, "costs.tsv.zst", 1);
+    int rc = write_costs(ctx, p->table, fp);
     int crc = es_outdir_close(ctx, d, fp, "costs.tsv.zst");
     return rc == ES_OK ? crc : rc;
 }
 
-int es_write_batch_mode(es_context *ctx, es_outdir *d, const es_plan *p)
+/* rank-R.batches.jsonl for ranks [first, end), each file written whole from
+ * its own buffer. Stops early (ES_OK) once *stop is set: the thread writing
+ * the lower ranks failed, and its error is the one reported. */
+static int write_ranks(es_context *ctx, es_outdir *d, const es_plan *p, uint32_t first,
+                       uint32_t end, const atomic_int *stop)
 {
     es_strbuf sb = {0};
+    rank_lines lines = {0};
+    shard_literals lits = {0};
     int rc = ES_OK;
+    for (uint32_t r = first; rc == ES_OK && r < end && !(stop && atomic_load(stop)); r++) {
+        sb.len = 0;
+        if (gather_rank(p, r, &lits, &lines) != 0) {
+            rc = es_fail(ctx, ES_ERR_NOMEM, "out of memory");
+            break;
+        }
+        const line_row *at = lines.rows;
+        for (size_t j = 0; j < lines.n_batches; j++) {
+            batch_line(&sb, &lines.batches[j], at, lits.text.buf);
+            at += lines.batches[j].n;
+        }
+        char name[64];
+        snprintf(name, sizeof name, "rank-%05u.batches.jsonl", r);
+        rc = sb.oom ? es_fail(ctx, ES_ERR_NOMEM, "out of memory") : es_outdir_write_text(ctx, d, name, &sb);
+    }
+    free(lines.rows), free(lines.batches);
+    shard_literals_release(&lits);
+    es_strbuf_release(&sb);
+    return rc;
+}
+
+/* The upper half of the ranks' files, on a second thread: gathering a rank's
+ * rows waits on memory more than it computes, and the two halves share
+ * nothing but the folder (plan_outdir.c takes a lock where they meet). */
+typedef struct ranks_job {
+    es_context *ctx;
+    es_outdir *d;
+    const es_plan *p;
+    uint32_t first, end;
+    const atomic_int *stop;
+    int rc;
+} ranks_job;
+
+static void *ranks_main(void *arg)
+{
+    ranks_job *j = arg;
+    j->rc = write_ranks(j->ctx, j->d, j->p, j->first, j->end, j->stop);
+    return NULL;
+}
+
+/* All ranks' files: the lower half here, the upper half on a second thread
+ * when there are two ranks, two cores and a thread to be had. The error
+ * reported is the first in rank order, as one thread writing them in turn
+ * would meet it. */
+static int write_all_ranks(es_context *ctx, es_outdir *d, const es_plan *p)
+{
+    atomic_int lower_failed = 0;
+    ranks_job up = {NULL, d, p, p->K / 2, p->K, &lower_failed, ES_OK};
+    pthread_t thread;
+    int threaded = p->K >= 2 && sysconf(_SC_NPROCESSORS_ONLN) >= 2 &&
+                   (up.ctx = es_context_new()) != NULL &&
+                   pthread_create(&thread, NULL, ranks_main, &up) == 0;
+    int rc = write_ranks(ctx, d, p, 0, threaded ? up.first : p->K, NULL);
+    if (threaded) {
+        if (rc != ES_OK)
+            atomic_store(&lower_failed, 1);
+        pthread_join(thread, NULL);
+        if (rc == ES_OK && up.rc != ES_OK)
+            rc = es_fail(ctx, up.rc, "%s", es_errmsg(up.ctx));
+    }
+    es_context_free(up.ctx);
+    return rc;
+}
+
+int es_write_batch_mode(es_context *ctx, es_outdir *d, const es_plan *p)
+{
     /* Start the table first, in its own thread when one can be had; errors are
      * reported as before: the JSONL's first, then the table's. */
     costs_job job = {es_context_new(), p->table, NULL, ES_OK};
@@ -178,27 +305,7 @@ int es_write_batch_mode(es_context *ctx, es_outdir *d, const es_plan *p)
     int threaded = 0;
     if (job.ctx && (job.fp = es_outdir_create(job.ctx, d, "costs.tsv.zst")) != NULL)
         threaded = pthread_create(&costs_thread, NULL, costs_main, &job) == 0;
-    line_row *rows = NULL;
-    size_t cap = 0;
-    shard_literals lits = {0};
-    for (uint32_t r = 0; rc == ES_OK && r < p->K; r++) {
-        sb.len = 0;
-        if (gather_rank(p, r, &lits, &rows, &cap) != 0) {
-            rc = es_fail(ctx, ES_ERR_NOMEM, "out of memory");
-            break;
-        }
-        const line_row *at = rows;
-        for (size_t i = p->index.start[r]; i < p->index.start[r + 1]; i++) {
-            const plan_batch *b = p->index.by_rank[i];
-            batch_line(&sb, b, at, lits.text.buf);
-            at += b->end - b->begin;
-        }
-        char name[64];
-        snprintf(name, sizeof name, "rank-%05u.batches.jsonl", r);
-        rc = sb.oom ? es_fail(ctx, ES_ERR_NOMEM, "out of memory") : es_outdir_write_text(ctx, d, name, &sb);
-    }
-    free(rows);
-    shard_literals_release(&lits);
+    int rc = write_all_ranks(ctx, d, p);
     if (threaded) {
         pthread_join(costs_thread, NULL);
         int crc = es_outdir_close(job.ctx, d, job.fp, "costs.tsv.zst");
@@ -218,7 +325,7 @@ int es_write_batch_mode(es_context *ctx, es_outdir *d, const es_plan *p)
     }
     es_context_free(job.ctx);
     if (rc == ES_OK && p->n_carried) {
-        sb.len = 0;
+        es_strbuf sb = {0};
         es_strbuf_puts(&sb, "key\tshard\tpos\n");
         for (size_t i = 0; i < p->n_carried; i++) {
             const es_cost_row *row = &p->table->rows[p->carried[i]];
@@ -226,7 +333,7 @@ int es_write_batch_mode(es_context *ctx, es_outdir *d, const es_plan *p)
                              (unsigned long long)row->pos);
         }
         rc = es_outdir_write_text(ctx, d, "remainder.tsv", &sb);
+        es_strbuf_release(&sb);
     }
-    es_strbuf_release(&sb);
     return rc;
 }

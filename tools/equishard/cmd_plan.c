@@ -157,7 +157,7 @@ int plan_report(const es_plan *p, const plan_args *a)
     return EXIT_OK;
 }
 
-int plan_build(es_context *ctx, plan_args *a, int quiet, const char *const *inputs,
+int plan_build(es_context *ctx, plan_args *a, int quiet, int writes, const char *const *inputs,
                size_t n_inputs, es_cost_table **table, es_plan **plan)
 {
     *table = NULL;
@@ -165,6 +165,10 @@ int plan_build(es_context *ctx, plan_args *a, int quiet, const char *const *inpu
     int rc = cli_load_inputs(ctx, &a->measure, quiet, a->list.speech_tokens, inputs, n_inputs,
                              table);
     a->plan.tokenizer = a->measure.tokenizer;
+    /* batch mode writes the table back as costs.tsv.zst: the other core
+     * compresses it while the plan is built (only where OUTDIR is written) */
+    if (rc == ES_OK && a->plan.mode == ES_PLAN_BATCH && writes)
+        rc = es_cost_table_compress_ahead(ctx, *table);
     return rc == ES_OK ? es_plan_build(ctx, &a->plan, *table, plan) : rc;
 }
 
@@ -187,7 +191,7 @@ int cmd_plan(int argc, char **argv)
         return cli_fail("out of memory", ES_ERR_NOMEM);
     es_cost_table *table = NULL;
     es_plan *plan = NULL;
-    rc = plan_build(ctx, &a, a.list.quiet, inputs, n_inputs, &table, &plan);
+    rc = plan_build(ctx, &a, a.list.quiet, 1, inputs, n_inputs, &table, &plan);
     if (rc == ES_OK) {
         es_outdir_remove_stale(a.outdir, plan_report_stale, NULL);
         rc = es_plan_write(ctx, plan, a.outdir, inputs, n_inputs);

@@ -14,8 +14,10 @@ typedef struct plan_args {
 } plan_args;
 
 /* Loads the inputs (cost tables, or lists measured on the fly; `quiet` keeps
- * their warnings and progress off stderr) and builds the plan. */
-int plan_build(es_context *ctx, plan_args *a, int quiet, const char *const *inputs,
+ * their warnings and progress off stderr) and builds the plan. `writes`: this
+ * process writes OUTDIR afterwards (batch mode then has the table compressed
+ * for costs.tsv.zst while the plan is built). */
+int plan_build(es_context *ctx, plan_args *a, int quiet, int writes, const char *const *inputs,
                size_t n_inputs, es_cost_table **table, es_plan **plan);
 
 /* After OUTDIR is written: the summary on stdout, and the exit code
