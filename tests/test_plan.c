@@ -441,6 +441,16 @@ START_TEST(shard_mode_quality)
 }
 END_TEST
 
+/* Both files there with the same bytes. */
+static int same_files(const char *pa, const char *pb)
+{
+    size_t la, lb;
+    unsigned char *x = read_whole_file(pa, &la), *y = read_whole_file(pb, &lb);
+    int same = x && y && la == lb && memcmp(x, y, la) == 0;
+    free(x), free(y);
+    return same;
+}
+
 static int same_dirs(const char *a, const char *b)
 {
     DIR *d = opendir(a);
@@ -452,11 +462,8 @@ static int same_dirs(const char *a, const char *b)
         char pa[8192], pb[8192];
         snprintf(pa, sizeof pa, "%s/%s", a, e->d_name);
         snprintf(pb, sizeof pb, "%s/%s", b, e->d_name);
-        size_t la, lb;
-        unsigned char *x = read_whole_file(pa, &la), *y = read_whole_file(pb, &lb);
-        same = x && y && la == lb && memcmp(x, y, la) == 0;
+        same = same_files(pa, pb);
         files++;
-        free(x), free(y);
     }
     if (d)
         closedir(d);
@@ -805,12 +812,10 @@ START_TEST(table_compressed_ahead_is_the_written_table)
     snprintf(out, sizeof out, "%s/plan", dir);
     ck_assert_int_eq(es_plan_write(ctx, p, out, NULL, 0), ES_OK);
     snprintf(path, sizeof path, "%s/costs.tsv.zst", out);
-    size_t la, lb;
-    unsigned char *want = read_whole_file(ref, &la), *got = read_whole_file(path, &lb);
-    ck_assert_uint_gt(la, 2u << 20);
-    ck_assert_uint_eq(la, lb);
-    ck_assert(memcmp(want, got, la) == 0);
-    free(want), free(got);
+    struct stat st;
+    ck_assert_int_eq(stat(ref, &st), 0);
+    ck_assert_int_gt(st.st_size, 2 << 20);
+    ck_assert(same_files(ref, path));
     es_plan_free(p);
     es_cost_table_free(t);
     /* started, never written */

@@ -106,8 +106,7 @@ static int run(plan_run *r, plan_args *a, const char *const *inputs, size_t n_in
     int rc = ES_OK;
     if (reshard_mode || r->m.rank == 0) /* rank 0 alone reports the inputs' warnings */
         rc = plan_build(r->m.ctx, a, a->list.quiet || r->m.rank != 0, r->m.rank == 0, inputs,
-                        n_inputs,
-                        &r->table, &r->plan);
+                        n_inputs, &r->table, &r->plan);
     if (cli_mpi_agree(&r->m, rc))
         return r->m.status;
     if (reshard_mode)
