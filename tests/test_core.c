@@ -9,12 +9,10 @@
 #include "core/prefault_ahead.h"
 #include "core/strbuf.h"
 #include "core/strmap.h"
-#include "core/task_pool.h"
 #include "core/utf8.h"
 
 #include <errno.h>
 #include <fcntl.h>
-#include <stdatomic.h>
 #include <time.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -273,64 +271,6 @@ static int entries(const char *dir)
     return WEXITSTATUS(system(cmd));
 }
 
-/* es_task_pool: every task of every batch runs exactly once, for any number of
- * helpers and tasks; with helpers the tasks really run at the same time. */
-typedef struct pool_batch {
-    _Atomic unsigned runs[64];
-} pool_batch;
-
-static void count_task(void *arg, unsigned i)
-{
-    atomic_fetch_add(&((pool_batch *)arg)->runs[i], 1);
-}
-
-START_TEST(test_task_pool_runs_each_task_once)
-{
-    static const unsigned sizes[] = {0, 1, 2, 3, 5, 64};
-    for (unsigned helpers = 0; helpers <= 3; helpers++) {
-        es_task_pool *p = es_task_pool_new(helpers);
-        ck_assert_ptr_nonnull(p);
-        for (int round = 0; round < 2000; round++) {
-            unsigned n = sizes[round % 6];
-            pool_batch b;
-            for (unsigned i = 0; i < 64; i++)
-                atomic_init(&b.runs[i], 0);
-            es_task_pool_run(p, n, count_task, &b);
-            for (unsigned i = 0; i < 64; i++)
-                ck_assert_uint_eq(atomic_load(&b.runs[i]), i < n);
-        }
-        es_task_pool_free(p);
-    }
-}
-END_TEST
-
-/* Two tasks that each wait (up to 10 s) for the other to start: only threads
- * running together finish both at once. */
-static void meet_task(void *arg, unsigned i)
-{
-    _Atomic int *started = arg;
-    atomic_store(&started[i], 1);
-    struct timespec t0, t;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
-    do
-        clock_gettime(CLOCK_MONOTONIC, &t);
-    while (!atomic_load(&started[1 - i]) && t.tv_sec - t0.tv_sec < 10);
-    atomic_store(&started[2 + i], atomic_load(&started[1 - i]));
-}
-
-START_TEST(test_task_pool_runs_tasks_together)
-{
-    es_task_pool *p = es_task_pool_new(1);
-    for (int round = 0; round < 20; round++) {
-        _Atomic int met[4] = {0, 0, 0, 0};
-        es_task_pool_run(p, 2, meet_task, met);
-        ck_assert_int_eq(atomic_load(&met[2]), 1);
-        ck_assert_int_eq(atomic_load(&met[3]), 1);
-    }
-    es_task_pool_free(p);
-}
-END_TEST
-
 START_TEST(test_atomic_commit_and_abort)
 {
     char path[4200];
@@ -571,8 +511,6 @@ static Suite *core_suite(void)
     tcase_add_test(mem, test_grow);
     tcase_add_test(mem, test_strbuf);
     tcase_add_test(mem, test_arena);
-    tcase_add_test(mem, test_task_pool_runs_each_task_once);
-    tcase_add_test(mem, test_task_pool_runs_tasks_together);
     tcase_add_test(mem, test_prefault_ahead_writer_in_step);
     tcase_add_test(mem, test_prefault_ahead_scattered_writes);
     tcase_add_test(mem, test_prefault_ahead_small_or_stopped_early);

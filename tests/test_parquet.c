@@ -19,13 +19,16 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <omp.h>
 #include <xxhash.h>
+#include <zstd.h>
 
 #include "check_helpers.h"
 #include "parquet/parquet_embeddings.h"
 #include "parquet/pq_delta.h"
 #include "parquet/pq_file.h"
 #include "parquet/pq_meta.h"
+#include "parquet/pq_page_queue.h"
 #include "parquet/pq_rle.h"
 #include "parquet/pq_rows.h"
 #include "parquet/pq_thrift.h"
@@ -1025,6 +1028,71 @@ static void cleanup(void)
     tmp_dir = NULL;
 }
 
+/* ---- the writer's page queue ------------------------------------------------- */
+
+/* Page i's bytes: a length and content from i alone, compressible in parts. */
+static size_t fill_page(es_strbuf *b, unsigned i)
+{
+    size_t n = (size_t)(i * 7919u % 300001u) + (i % 5 == 0 ? 0 : 17);
+    uint64_t x = 0x9e3779b97f4a7c15ull * (i + 1);
+    for (size_t k = 0; k < n; k++) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        char c = k % 4096 < 2048 ? (char)('a' + k % 7) : (char)x;
+        es_strbuf_append(b, &c, 1);
+    }
+    return n;
+}
+
+/* Every page pushed comes back once, in push order, compressed: libzstd's own
+ * decoder gives back its bytes. With 1 to 4 threads (0 to 3 helpers), 300
+ * pages through a queue of 1 to 8 slots, so the queue fills over and over and
+ * the writer both waits for helpers and compresses pages itself. A queue
+ * released with pages in flight (a writer that failed) neither hangs nor leaks. */
+START_TEST(page_queue_returns_every_page_in_order)
+{
+    int threads = omp_get_max_threads();
+    es_strbuf want = {0};
+    uint8_t *out = malloc(400000);
+    for (int k = 1; k <= 4; k++) {
+        omp_set_num_threads(k);
+        pq_page_queue q = {0};
+        ck_assert_int_eq(pq_page_queue_init(&q, PQ_ZSTD), 0);
+        ck_assert_uint_eq(q.depth, k == 1 ? 1 : 2 * (unsigned)k);
+        unsigned pushed = 0, popped = 0;
+        while (popped < 300) {
+            pq_page *pg = pushed < 300 ? pq_page_queue_next(&q) : NULL;
+            if (pg) {
+                fill_page(&pg->raw, pushed);
+                pg->n = pushed++;
+                pq_page_queue_push(&q);
+                continue;
+            }
+            pg = pq_page_queue_oldest(&q);
+            ck_assert_ptr_nonnull(pg);
+            ck_assert_uint_eq(pg->n, popped);
+            ck_assert_int_eq(pg->failed, 0);
+            want.len = 0;
+            size_t n = fill_page(&want, popped);
+            size_t got = ZSTD_decompress(out, 400000, pg->z, pg->zlen);
+            ck_assert_msg(!ZSTD_isError(got) && got == n && memcmp(out, want.buf, n) == 0,
+                          "page %u: not its bytes after compression", popped);
+            pq_page_queue_pop(&q);
+            popped++;
+        }
+        ck_assert_ptr_null(pq_page_queue_oldest(&q));
+        for (unsigned i = 0; i < 3 && (q.depth > 1 || i == 0); i++) {
+            pq_page *pg = pq_page_queue_next(&q);
+            fill_page(&pg->raw, i);
+            pq_page_queue_push(&q);
+        }
+        pq_page_queue_release(&q);
+    }
+    omp_set_num_threads(threads);
+    es_strbuf_release(&want);
+    free(out);
+}
+END_TEST
+
 static Suite *parquet_suite(void)
 {
     Suite *s = suite_create("parquet");
@@ -1046,6 +1114,7 @@ static Suite *parquet_suite(void)
     tcase_add_test(tc, rle_hybrid_and_levels);
     tcase_add_test(tc, delta_encodings);
     tcase_add_test(tc, dictionary_and_plain_errors);
+    tcase_add_test(tc, page_queue_returns_every_page_in_order);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -716,6 +716,59 @@ START_TEST(parquet_corpus_a_round_trip)
 }
 END_TEST
 
+/* Parquet written without a spool (every new file open at once, column by
+ * column, their pages through one shared queue compressed beside the writer)
+ * and through the spool (one file at a time): the same bytes. With one new
+ * file (over 3 MiB) its audio chunk is several pages, cut at 1 MiB of values;
+ * with two, pages of the two files interleave in the queue. ZSTD with 1, 2 and
+ * 4 threads (0, 1 and 3 helpers), SNAPPY (none). test_parquet_write fills the
+ * queue with helpers running. */
+START_TEST(parquet_direct_equals_spooled)
+{
+    char root[4096];
+    snprintf(root, sizeof root, "%s", fixture_path("corpus_a"));
+    es_cost_table *t = measure("parquet/data.list", root);
+    char *dir = make_temp_dir();
+    es_context *ctx = es_context_new();
+    es_plan_settings s;
+    es_plan_defaults(&s);
+    s.workers = 1;
+    s.mode = ES_PLAN_RESHARD;
+    s.root = root;
+    loose_filter(&s);
+    int threads = omp_get_max_threads();
+    static const es_compress codecs[] = {ES_COMPRESS_ZSTD, ES_COMPRESS_SNAPPY};
+    for (uint32_t shards = 1; shards <= 2; shards++)
+        for (int c = 0; c < 2; c++)
+            for (int k = 1; k <= 4; k *= 2) {
+                char direct[4200], spooled[4200], list[4400], first[4400];
+                snprintf(direct, sizeof direct, "%s/direct-%u-%d-%d", dir, shards, c, k);
+                snprintf(spooled, sizeof spooled, "%s/spooled-%u-%d-%d", dir, shards, c, k);
+                s.world_size = shards;
+                s.compress = codecs[c];
+                omp_set_num_threads(k);
+                ck_assert_msg(reshard(ctx, t, &s, direct, 0, NULL) == ES_OK, "%s", es_errmsg(ctx));
+                es_plan *p = NULL;
+                ck_assert_int_eq(es_plan_build(ctx, &s, t, &p), ES_OK);
+                p->reshard->spool = 1;
+                ck_assert_msg(es_plan_write(ctx, p, spooled, NULL, 0) == ES_OK, "%s",
+                              es_errmsg(ctx));
+                es_plan_free(p);
+                assert_same_outputs(direct, spooled);
+                snprintf(list, sizeof list, "%s/data.list", direct);
+                assert_same_measure(t, list);
+                snprintf(first, sizeof first, "%s/parquet_000000000.tar", direct);
+                size_t n;
+                free(read_whole_file(first, &n));
+                ck_assert_uint_gt(n, (shards == 1 ? 3u : 1u) << 20);
+            }
+    omp_set_num_threads(threads);
+    es_cost_table_free(t);
+    es_context_free(ctx);
+    free(dir);
+}
+END_TEST
+
 START_TEST(unsupported_sources)
 {
     char root[4096];
@@ -780,6 +833,7 @@ int main(void)
     tcase_add_test(tc, large_table_quality);
     tcase_add_test(tc, changed_sources_fail_and_keep_outdir);
     tcase_add_test(tc, parquet_corpus_a_round_trip);
+    tcase_add_test(tc, parquet_direct_equals_spooled);
     tcase_add_test(tc, unsupported_sources);
     suite_add_tcase(s, tc);
     return run_suite(s);

@@ -2,7 +2,6 @@
  * one row group, the footer in Thrift compact protocol. */
 #include "parquet/pq_write.h"
 
-#include <omp.h> /* omp_get_max_threads: the threads -j / OMP_NUM_THREADS allow */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -105,38 +104,27 @@ static int oom(pq_writer *w)
     return -1;
 }
 
-int pq_writer_init(pq_writer *w, const pq_write_schema *schema, int codec)
+int pq_writer_init_shared(pq_writer *w, const pq_write_schema *schema, pq_page_queue *q)
 {
     w->schema = schema;
-    w->codec = codec;
-    /* ZSTD at level 3 and deflate are most of a parquet reshard's CPU: their
-     * pages go to as many threads as there are; SNAPPY and plain pages are
-     * cheaper to write at once */
-    int slow = codec == PQ_ZSTD || codec == PQ_GZIP;
-    int threads = omp_get_max_threads();
-    w->queue_max = !slow || threads < 2                ? 1
-                   : threads > PQ_WRITE_QUEUE ? PQ_WRITE_QUEUE
-                                              : (unsigned)threads;
-    /* threads that sleep between bursts (core/task_pool.h: OpenMP's spin) */
-    w->pool = w->queue_max > 1 ? es_task_pool_new(w->queue_max - 1) : NULL;
-    if (!w->pool)
-        w->queue_max = 1;
+    w->codec = q->codec;
+    w->q = q;
     w->chunks = calloc(schema->n_leaves ? schema->n_leaves : 1, sizeof *w->chunks);
     return w->chunks ? 0 : oom(w);
 }
 
+int pq_writer_init(pq_writer *w, const pq_write_schema *schema, int codec)
+{
+    return pq_page_queue_init(&w->own, codec) == 0 ? pq_writer_init_shared(w, schema, &w->own)
+                                                   : oom(w);
+}
+
 void pq_writer_release(pq_writer *w)
 {
-    es_task_pool_free(w->pool);
-    w->pool = NULL;
+    pq_page_queue_release(&w->own);
     free(w->chunks);
     free(w->def);
     free(w->rep);
-    for (unsigned i = 0; i < PQ_WRITE_QUEUE; i++) {
-        es_strbuf_release(&w->queue[i].raw);
-        free(w->queue[i].z);
-        pq_compress_free(w->queue[i].zstate);
-    }
     es_strbuf_release(&w->values);
     es_strbuf_release(&w->header);
     memset(w, 0, sizeof *w);
@@ -170,6 +158,7 @@ int pq_writer_chunk_begin(pq_writer *w, uint32_t leaf)
 {
     w->leaf = leaf;
     w->chunks[leaf] = (pq_chunk_info){.start = w->pos};
+    w->chunk_pages = 0;
     w->n = 0;
     w->values.len = 0;
     w->n_bool_bits = 0;
@@ -208,71 +197,72 @@ static void put_levels(es_strbuf *out, const uint8_t *lv, size_t n)
     }
 }
 
-/* One queued page compressed (a task of w->pool). */
-static void compress_page(void *arg, unsigned i)
+/* Page pg (compressed) behind its header, to its owner's file. */
+static int write_page(pq_page *pg)
 {
-    pq_writer *w = arg;
-    struct pq_queued_page *q = &w->queue[i];
-    q->failed = pq_compress(w->codec, &q->zstate, (const uint8_t *)q->raw.buf, q->raw.len, &q->z,
-                            &q->zcap, &q->zlen, q->err, sizeof q->err) != 0;
-}
-
-/* Compresses the queued pages (at once, one a thread) and writes each behind
- * its header, in order. */
-static int drain(pq_writer *w)
-{
-    unsigned n = w->n_queued;
-    int bad = 0;
-    w->n_queued = 0;
-    if (w->pool)
-        es_task_pool_run(w->pool, n, compress_page, w);
-    else
-        for (unsigned i = 0; i < n; i++)
-            compress_page(w, i);
-    for (unsigned i = 0; i < n; i++)
-        bad |= w->queue[i].failed;
-    for (unsigned i = 0; i < n; i++) {
-        struct pq_queued_page *q = &w->queue[i];
-        if (bad) {
-            if (q->err[0]) {
-                snprintf(w->err, sizeof w->err, "%s", q->err);
-                return -1;
-            }
-            continue;
-        }
-        w->header.len = 0;
-        pq_tw t;
-        pq_tw_init(&t, &w->header);
-        pq_tw_i32(&t, 1, PQ_PAGE_DATA);
-        pq_tw_i32(&t, 2, (int32_t)q->raw.len);
-        pq_tw_i32(&t, 3, (int32_t)q->zlen);
-        pq_tw_struct_begin(&t, 5); /* DataPageHeader */
-        pq_tw_i32(&t, 1, (int32_t)q->n);
-        pq_tw_i32(&t, 2, PQ_ENC_PLAIN);
-        pq_tw_i32(&t, 3, PQ_ENC_RLE);
-        pq_tw_i32(&t, 4, PQ_ENC_RLE);
-        pq_tw_struct_end(&t);
-        pq_tw_finish(&t);
-        if (w->header.oom)
-            return oom(w);
-        if (emit(w, w->header.buf, w->header.len) != 0 || emit(w, q->z, q->zlen) != 0)
-            return -1;
-        pq_chunk_info *c = &w->chunks[w->leaf];
-        c->uncompressed += (int64_t)(w->header.len + q->raw.len);
-        c->compressed += (int64_t)(w->header.len + q->zlen);
-    }
+    pq_writer *w = pg->owner;
+    es_strbuf *h = &w->header;
+    h->len = 0;
+    pq_tw t;
+    pq_tw_init(&t, h);
+    pq_tw_i32(&t, 1, PQ_PAGE_DATA);
+    pq_tw_i32(&t, 2, (int32_t)pg->raw.len);
+    pq_tw_i32(&t, 3, (int32_t)pg->zlen);
+    pq_tw_struct_begin(&t, 5); /* DataPageHeader */
+    pq_tw_i32(&t, 1, (int32_t)pg->n);
+    pq_tw_i32(&t, 2, PQ_ENC_PLAIN);
+    pq_tw_i32(&t, 3, PQ_ENC_RLE);
+    pq_tw_i32(&t, 4, PQ_ENC_RLE);
+    pq_tw_struct_end(&t);
+    pq_tw_finish(&t);
+    if (h->oom)
+        return oom(w);
+    if (emit(w, h->buf, h->len) != 0 || emit(w, pg->z, pg->zlen) != 0)
+        return -1;
+    pq_chunk_info *c = &w->chunks[pg->leaf];
+    c->uncompressed += (int64_t)(h->len + pg->raw.len);
+    c->compressed += (int64_t)(h->len + pg->zlen);
     return 0;
 }
 
-/* The page filled so far joins the queue (written when the queue is full or
- * the chunk ends). */
+/* The oldest page in flight written (after its compression). A failure is
+ * reported in w, the writer asking (whichever writer's page failed). */
+static int write_oldest(pq_writer *w)
+{
+    pq_page *pg = pq_page_queue_oldest(w->q);
+    int rc = 0;
+    if (pg->failed)
+        rc = failf(w, "%s", pg->err);
+    else if (write_page(pg) != 0) {
+        if (pg->owner != w)
+            snprintf(w->err, sizeof w->err, "%s", ((pq_writer *)pg->owner)->err);
+        rc = -1;
+    }
+    pq_page_queue_pop(w->q);
+    return rc;
+}
+
+/* Every page in flight written, in order. */
+static int drain(pq_writer *w)
+{
+    while (w->q->count)
+        if (write_oldest(w) != 0)
+            return -1;
+    return 0;
+}
+
+/* The page filled so far handed to the queue (compressed beside the writer,
+ * written when a slot is needed or the chunk ends). */
 static int flush_page(pq_writer *w)
 {
     const pq_write_leaf *l = &w->schema->leaves[w->leaf];
-    struct pq_queued_page *q = &w->queue[w->n_queued];
-    es_strbuf *page = &q->raw;
-    page->len = 0;
-    q->err[0] = '\0';
+    pq_page *pg;
+    while (!(pg = pq_page_queue_next(w->q)))
+        if (write_oldest(w) != 0)
+            return -1;
+    es_strbuf *page = &pg->raw;
+    pg->owner = w;
+    pg->leaf = w->leaf;
     if (l->max_rep)
         put_levels(page, w->rep, w->n);
     if (l->max_def)
@@ -285,14 +275,15 @@ static int flush_page(pq_writer *w)
     if (page->len > INT32_MAX)
         return failf(w, "column %s: a page of %zu bytes is more than parquet allows",
                      leaf_name(w), page->len);
-    q->n = (uint32_t)w->n;
+    pg->n = (uint32_t)w->n;
     w->chunks[w->leaf].values += (int64_t)w->n;
-    w->n_queued++;
+    w->chunk_pages++;
+    pq_page_queue_push(w->q);
     w->n = 0;
     w->values.len = 0;
     w->n_bool_bits = 0;
     w->bool_bits = 0;
-    return w->n_queued < w->queue_max ? 0 : drain(w);
+    return 0;
 }
 
 int pq_writer_put(pq_writer *w, uint8_t def, uint8_t rep, const uint8_t *ptr, uint32_t len)
@@ -341,9 +332,9 @@ int pq_writer_put(pq_writer *w, uint8_t def, uint8_t rep, const uint8_t *ptr, ui
 int pq_writer_chunk_end(pq_writer *w)
 {
     /* an empty chunk still gets one (empty) page: readers expect a first page */
-    if ((w->n || (w->chunks[w->leaf].values == 0 && !w->n_queued)) && flush_page(w) != 0)
+    if ((w->n || w->chunk_pages == 0) && flush_page(w) != 0)
         return -1;
-    return w->n_queued ? drain(w) : 0;
+    return drain(w);
 }
 
 /* FileMetaData with one RowGroup of every leaf's ColumnChunk. */

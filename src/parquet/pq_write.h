@@ -19,7 +19,7 @@
 #include <stdio.h>
 
 #include "core/strbuf.h"
-#include "core/task_pool.h"
+#include "parquet/pq_page_queue.h"
 #include "parquet/pq_file.h"
 
 typedef struct pq_write_leaf {
@@ -51,10 +51,9 @@ typedef struct pq_chunk_info {
     int64_t uncompressed, compressed; /* page headers included */
 } pq_chunk_info;
 
-/* Pages compressed at once, at most (ZSTD and GZIP; one for the fast codecs). */
-#define PQ_WRITE_QUEUE 4
+typedef struct pq_writer pq_writer;
 
-typedef struct pq_writer {
+struct pq_writer {
     const pq_write_schema *schema;
     int codec;
     FILE *fp;
@@ -67,28 +66,23 @@ typedef struct pq_writer {
     es_strbuf values;
     uint8_t bool_bits;
     unsigned n_bool_bits;
-    /* Pages made but not yet written: compressed together, each on a thread of
-     * its own (pq_write.c's drain, on `pool`), then written in order. Each page is
-     * compressed alone, so the bytes do not depend on how many go at once. */
-    struct pq_queued_page {
-        es_strbuf raw;         /* levels and values */
-        uint32_t n;            /* its level entries */
-        uint8_t *z;            /* compressed */
-        size_t zcap, zlen;
-        void *zstate;          /* the compressor's, kept across pages (pq_compress) */
-        int failed;            /* pq_compress failed: err says why */
-        char err[256];
-    } queue[PQ_WRITE_QUEUE];
-    unsigned n_queued, queue_max;
-    es_task_pool *pool;        /* queue_max - 1 helper threads (NULL for one) */
-    es_strbuf header;
+    uint32_t chunk_pages;      /* pages of the open chunk made so far */
+    pq_page_queue *q;          /* &own, or a queue shared with other writers */
+    pq_page_queue own;
+    es_strbuf header;          /* a page header or the footer being written */
     char err[256];             /* the last failure: "column utt: value of 12 bytes in an
                                   INT64 column"; callers prefix the file */
-} pq_writer;
+};
 
 /* A writer for files with `schema` (which must outlive it) and codec (PQ_SNAPPY,
  * …). Reusable: begin … end any number of times. Zero-initialise, then init. */
 int pq_writer_init(pq_writer *w, const pq_write_schema *schema, int codec);
+/* The same, its pages compressed and written through q (which must outlive it;
+ * q's codec is the file's). A page of this writer may then be written while
+ * another writer sharing q ends its chunk: every writer sharing q must end its
+ * open chunk before any of them begins the next (as a column-by-column loop
+ * over all of them does), so that each chunk's start is its own. */
+int pq_writer_init_shared(pq_writer *w, const pq_write_schema *schema, pq_page_queue *q);
 void pq_writer_release(pq_writer *w);
 
 /* A new file on fp (positioned at its start). Then, for every leaf in order:

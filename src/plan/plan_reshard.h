@@ -39,6 +39,9 @@ typedef struct plan_reshard {
     /* Writers open at once; 0 = from the open-file limit and a memory budget.
      * Tests set it to force several passes. */
     size_t max_open;
+    /* Parquet rows always through a spool, as when the new files cannot all be
+     * open at once (reshard_parquet.c). Tests set it to compare the two ways. */
+    int spool;
     /* Settled by es_reshard_write from the sources (and reported by plan.json,
      * written after the shards): the format and compression written. */
     es_reshard_format format;
