@@ -1,6 +1,6 @@
 /* Reshard's parquet copy without a spool (reshard_parquet_run.h): when every
  * new file of the range can be open at once (a writer's page being filled
- * each, up to 1 MiB and a row, inside the open cap's budget), the files are
+ * each, inside the open cap's budget: DIRECT_TARGET_MEMORY), the files are
  * written column by column together, leaf l of every new file from one read of
  * leaf l of every source, so each value is copied once from the source's page
  * into the new file's page. The spool's write and read-back were half of a
@@ -13,7 +13,11 @@
 #include "costs/cost_table.h"
 #include "write/reshard_parquet_run.h"
 
-#define DIRECT_TARGET_MEMORY ((size_t)2 << 20)
+/* An open file's writer at its fullest: a page's values (cut past 1 MiB, so
+ * up to 1 MiB and a row, in a buffer grown by doubling) and its levels (a byte
+ * each of def and rep per entry). With the open cap's 1 GiB budget, up to 256
+ * new files go without a spool. */
+#define DIRECT_TARGET_MEMORY ((size_t)4 << 20)
 
 /* Row `ordinal` of leaf l (its segment read) into the writers of items [a, b)
  * in the range, after the checks that leaf carries. */
