@@ -262,6 +262,47 @@ START_TEST(test_arena)
 }
 END_TEST
 
+/* A big arena (blocks doubling from 1 MiB to 16 MiB, core/strbuf.c) keeps
+ * every string where it was put and intact: ~60 MB of strings of 1 to 400
+ * bytes, with strings larger than any block and big es_arena_alloc values
+ * (blocks of their own) among them. Under ASan a block sized too small for
+ * what is put in it is an overflow. */
+static void arena_pattern(char *buf, size_t n, size_t i)
+{
+    for (size_t k = 0; k < n; k++)
+        buf[k] = (char)('!' + (i * 31 + k) % 90);
+}
+
+START_TEST(test_arena_grows_across_blocks)
+{
+    enum { N = 300000, BIG = 20u << 20, OWN = 3u << 20 };
+    es_arena a = {0};
+    char **ptrs = malloc(N * sizeof *ptrs);
+    char *buf = malloc(BIG);
+    ck_assert(ptrs && buf);
+    for (size_t i = 0; i < N; i++) {
+        size_t n = i % 100000 == 99999 ? BIG : 1 + (i * 7919) % 400;
+        arena_pattern(buf, n, i);
+        if (i % 100000 == 50000) { /* a value of its own, behind the head */
+            char *v = es_arena_alloc(&a, OWN);
+            ck_assert_ptr_nonnull(v);
+            ck_assert_uint_eq((uintptr_t)v % 8, 0);
+            memset(v, 0x5a, OWN);
+        }
+        ptrs[i] = es_arena_strndup(&a, buf, n);
+        ck_assert_ptr_nonnull(ptrs[i]);
+    }
+    for (size_t i = 0; i < N; i++) {
+        size_t n = i % 100000 == 99999 ? BIG : 1 + (i * 7919) % 400;
+        arena_pattern(buf, n, i);
+        ck_assert_msg(memcmp(ptrs[i], buf, n) == 0 && ptrs[i][n] == '\0', "string %zu changed", i);
+    }
+    es_arena_release(&a);
+    free(buf);
+    free(ptrs);
+}
+END_TEST
+
 /* ---- atomic file ------------------------------------------------------------- */
 
 static int entries(const char *dir)
@@ -511,6 +552,7 @@ static Suite *core_suite(void)
     tcase_add_test(mem, test_grow);
     tcase_add_test(mem, test_strbuf);
     tcase_add_test(mem, test_arena);
+    tcase_add_test(mem, test_arena_grows_across_blocks);
     tcase_add_test(mem, test_prefault_ahead_writer_in_step);
     tcase_add_test(mem, test_prefault_ahead_scattered_writes);
     tcase_add_test(mem, test_prefault_ahead_small_or_stopped_early);

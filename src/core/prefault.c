@@ -7,6 +7,7 @@
 
 void es_prefault_write(void *p, size_t n)
 {
+    es_advise_huge(p, n);
 #ifdef MADV_POPULATE_WRITE
     /* atomic: helper threads call this too (core/prefault_ahead.h) */
     static atomic_size_t cached;
@@ -22,6 +23,20 @@ void es_prefault_write(void *p, size_t n)
     uintptr_t to = ((uintptr_t)p + n) & ~(uintptr_t)(page - 1);
     if (to > from)
         (void)madvise((void *)from, to - from, MADV_POPULATE_WRITE);
+#else
+    (void)p;
+    (void)n;
+#endif
+}
+
+void es_advise_huge(void *p, size_t n)
+{
+#ifdef MADV_HUGEPAGE
+    const uintptr_t huge = (uintptr_t)2 << 20;
+    uintptr_t from = ((uintptr_t)p + huge - 1) & ~(huge - 1);
+    uintptr_t to = ((uintptr_t)p + n) & ~(huge - 1);
+    if (to > from)
+        (void)madvise((void *)from, to - from, MADV_HUGEPAGE);
 #else
     (void)p;
     (void)n;

@@ -114,8 +114,11 @@ es_prefault_ahead *es_prefault_ahead_start(const es_ahead_array *arrays, size_t 
     es_prefault_ahead *a = calloc(1, sizeof *a);
     if (!a)
         return NULL;
-    for (size_t j = 0; j < k; j++)
+    for (size_t j = 0; j < k; j++) {
         a->arrays[j] = arrays[j];
+        /* the whole array at once: windows need not fall on 2 MiB bounds */
+        es_advise_huge(arrays[j].base, n * arrays[j].elem_size);
+    }
     a->k = k;
     a->n = n;
     a->per_window = WINDOW_BYTES / widest ? WINDOW_BYTES / widest : 1;

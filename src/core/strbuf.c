@@ -78,7 +78,11 @@ void es_strbuf_release(es_strbuf *sb)
     memset(sb, 0, sizeof *sb);
 }
 
-enum { ARENA_BLOCK = 1 << 20 };
+/* Blocks double from 1 MiB to 16 MiB: a small arena stays one small block,
+ * and a big one (a cost table's strings, a GB at 50 M rows) gets blocks large
+ * enough for huge pages (core/prefault.h), which 1 MiB blocks never are. At
+ * most one block, 16 MiB, is mapped beyond what is used. */
+enum { ARENA_BLOCK = 1 << 20, ARENA_BLOCK_MAX = 16 << 20 };
 
 struct es_arena_block {
     es_arena_block *next;
@@ -86,11 +90,23 @@ struct es_arena_block {
     char data[];
 };
 
+/* The size of the next block: twice the head's, within the bounds above (a
+ * head holding one oversized string counts as a full-sized block). */
+static size_t next_block(const es_arena_block *head)
+{
+    if (!head)
+        return ARENA_BLOCK;
+    if (head->cap >= ARENA_BLOCK_MAX / 2)
+        return ARENA_BLOCK_MAX;
+    return head->cap < ARENA_BLOCK ? ARENA_BLOCK : 2 * head->cap;
+}
+
 char *es_arena_strndup(es_arena *a, const char *s, size_t n)
 {
     es_arena_block *b = a->head;
     if (!b || b->cap - b->used < n + 1) {
-        size_t cap = n + 1 > ARENA_BLOCK ? n + 1 : ARENA_BLOCK;
+        size_t block = next_block(b);
+        size_t cap = n + 1 > block ? n + 1 : block;
         b = malloc(sizeof *b + cap);
         if (!b)
             return NULL;
@@ -127,7 +143,8 @@ void *es_arena_alloc(es_arena *a, size_t n)
     if (n > SIZE_MAX - sizeof *b - 8)
         return NULL;
     int own = n > ARENA_BLOCK / 4 && b;
-    size_t cap = n + 8 > ARENA_BLOCK || own ? n + 8 : ARENA_BLOCK;
+    size_t block = next_block(b);
+    size_t cap = n + 8 > block || own ? n + 8 : block;
     es_arena_block *nb = malloc(sizeof *nb + cap);
     if (!nb)
         return NULL;

@@ -5,8 +5,11 @@
  *
  * In one process, on MIB MiB each time, prints the seconds of:
  *   fresh      writing freshly mapped memory (a page fault per 4 KiB page);
- *   populated  the same after MADV_POPULATE_WRITE mapped it in one call (the
- *              reader's es_prefault_write), the call included;
+ *   huge       the same after es_advise_huge asked for transparent huge pages
+ *              (a fault per 2 MiB instead of per 4 KiB where the kernel has
+ *              them free);
+ *   populated  the same after es_prefault_write mapped it in one call (huge
+ *              pages asked for, then MADV_POPULATE_WRITE), the call included;
  *   again      writing the same memory a second time (the baseline: no fault);
  *   map only   MADV_POPULATE_WRITE alone, and the write that follows it;
  *   helper     writing memory whose pages a helper thread prepared ahead of the
@@ -66,6 +69,13 @@ int main(int argc, char **argv)
     double again = now() - t0;
     munmap(a, n);
 
+    char *h = map(n);
+    t0 = now();
+    es_advise_huge(h, n);
+    memset(h, 1, n);
+    double huge = now() - t0;
+    munmap(h, n);
+
     /* populated = the mapping call, then the write, timed apart */
     char *e = map(n);
     t0 = now();
@@ -100,9 +110,9 @@ int main(int argc, char **argv)
     double moved = read_lines(d, n), unmoved = read_lines(d, n);
     free(d);
 
-    printf("%zu MiB: fresh %.3f s, populated %.3f s, again %.3f s; map only %.3f s then "
+    printf("%zu MiB: fresh %.3f s, huge pages %.3f s, populated %.3f s, again %.3f s; map only %.3f s then "
            "write %.3f s; with the helper %.3f s; after realloc (%s): first read %.3f s, "
-           "second %.3f s\n", n >> 20, fresh, populated, again, map_only, after_map, helped,
+           "second %.3f s\n", n >> 20, fresh, huge, populated, again, map_only, after_map, helped,
            did_move ? "moved" : "not moved", moved, unmoved);
     return 0;
 }
