@@ -32,6 +32,9 @@
 #include <sys/stat.h>
 #include <xxhash.h>
 #include <zstd.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include "core/file_digest.h"
 #include "core/grow.h"
@@ -360,8 +363,8 @@ static int parse_row(parser *p, char *s, size_t n)
     if (p->ncols == 0)
         return line_error(p, ES_ERR_FORMAT, "expected the column header row");
     /* One pass finds the TABs and any NUL (which would cut a C string short),
-     * eight bytes at a time: each word's TAB and NUL bytes become exact 0x80
-     * marks, and the TABs are taken from the mark bits. */
+     * sixteen bytes at a time with SSE2, then eight: each word's TAB and NUL
+     * bytes become exact 0x80 marks, and the TABs are taken from the mark bits. */
     char *f[N_READ];
     size_t len[N_READ];
     size_t k = 0, from = 0, i = 0;
@@ -369,6 +372,35 @@ static int parse_row(parser *p, char *s, size_t n)
     uint64_t slash = 0; /* any backslash: only then can a string hold escapes */
     const uint64_t low7 = 0x7f7f7f7f7f7f7f7fu, tabs = 0x0909090909090909u,
                    slashes = 0x5c5c5c5c5c5c5c5cu;
+#if defined(__SSE2__)
+    /* Sixteen bytes at a time where SSE2 is there (every x86-64): one compare
+     * and one mask give the TABs; NULs and backslashes are gathered in vector
+     * registers and looked at once per row. The words loop below takes the
+     * rest, and is the whole scan elsewhere. */
+    {
+        const __m128i vtab = _mm_set1_epi8('\t'), vslash = _mm_set1_epi8('\\'),
+                      vzero = _mm_setzero_si128();
+        __m128i vnul = vzero, vbs = vzero;
+        for (; i + 16 <= n; i += 16) {
+            __m128i x = _mm_loadu_si128((const __m128i *)(const void *)(s + i));
+            vnul = _mm_or_si128(vnul, _mm_cmpeq_epi8(x, vzero));
+            vbs = _mm_or_si128(vbs, _mm_cmpeq_epi8(x, vslash));
+            unsigned t = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(x, vtab));
+            while (t) {
+                size_t at = i + (size_t)__builtin_ctz(t);
+                if (k < N_READ) {
+                    f[k] = s + from;
+                    len[k] = at - from;
+                }
+                k++;
+                from = at + 1;
+                t &= t - 1;
+            }
+        }
+        nul = (uint64_t)_mm_movemask_epi8(vnul);
+        slash = (uint64_t)_mm_movemask_epi8(vbs);
+    }
+#endif
     for (; i + 8 <= n; i += 8) {
         uint64_t x, t, b;
         memcpy(&x, s + i, 8);
