@@ -121,12 +121,11 @@ int main(int argc, char **argv)
         lists = dir_bytes(argv[5], s.mode == ES_PLAN_BATCH ? ".jsonl" : ".list");
         printf("write  %8.3f s  cpu %8.3f s  (%s %.2f GB)\n", t_write, c_write,
                s.mode == ES_PLAN_BATCH ? "jsonl" : "lists", lists / 1e9);
-        if (s.mode == ES_PLAN_BATCH)
+        if (s.mode == ES_PLAN_BATCH) {
             /* es_plan_write's own thread formats and writes the lower half of
              * the ranks' JSONL and plan.json (a second thread the upper half;
-             * costs.tsv.zst comes from the image compressed during the build) */
-        {
-            /* only the lower half's bytes: the other thread wrote the rest */
+             * costs.tsv.zst comes from the image compressed during the build):
+             * its rate counts the lower half's bytes only */
             double lower = 0;
             struct stat st;
             char path[4096];
