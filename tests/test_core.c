@@ -6,6 +6,7 @@
 #include "core/file_digest.h"
 #include "core/grow.h"
 #include "core/line_reader.h"
+#include "core/prefault.h"
 #include "core/prefault_ahead.h"
 #include "core/strbuf.h"
 #include "core/strmap.h"
@@ -18,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -303,6 +305,57 @@ START_TEST(test_arena_grows_across_blocks)
 }
 END_TEST
 
+/* Whether the kernel marked the mapping holding p for huge pages: "hg" in its
+ * VmFlags in /proc/self/smaps (set by MADV_HUGEPAGE whatever THP's mode).
+ * -1 when smaps cannot tell (no such file, no VmFlags line). */
+static int vma_huge_flag(const void *p)
+{
+    FILE *fp = fopen("/proc/self/smaps", "r");
+    if (!fp)
+        return -1;
+    char line[512];
+    int in = 0, found = -1;
+    uintptr_t a = (uintptr_t)p;
+    while (fgets(line, sizeof line, fp)) {
+        unsigned long lo, hi;
+        if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2 && strchr(line, '-') < strchr(line, ' ')) {
+            in = a >= lo && a < hi;
+        } else if (in && strncmp(line, "VmFlags:", 8) == 0) {
+            found = strstr(line, " hg") != NULL;
+            break;
+        }
+    }
+    fclose(fp);
+    return found;
+}
+
+/* es_advise_huge marks the 2 MiB-aligned part of a range for huge pages (the
+ * kernel's own record of it, smaps), and EQUISHARD_HUGE_PAGES=0 leaves it
+ * unmarked. Skipped where the kernel has no transparent huge pages. */
+START_TEST(test_advise_huge_and_its_switch)
+{
+    const size_t mib = 1u << 20, n = 8 * mib;
+    for (int off = 0; off < 2; off++) {
+        char *m = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        ck_assert(m != MAP_FAILED);
+        if (madvise(m, n, MADV_NOHUGEPAGE) != 0) { /* no THP in this kernel */
+            munmap(m, n);
+            return;
+        }
+        char *aligned = (char *)(((uintptr_t)m + 2 * mib - 1) & ~(uintptr_t)(2 * mib - 1));
+        if (off)
+            setenv("EQUISHARD_HUGE_PAGES", "0", 1);
+        es_advise_huge(aligned, 4 * mib);
+        unsetenv("EQUISHARD_HUGE_PAGES");
+        int flag = vma_huge_flag(aligned);
+        munmap(m, n);
+        if (flag < 0)
+            return; /* smaps does not say */
+        ck_assert_int_eq(flag, !off);
+    }
+}
+END_TEST
+
 /* ---- atomic file ------------------------------------------------------------- */
 
 static int entries(const char *dir)
@@ -553,6 +606,7 @@ static Suite *core_suite(void)
     tcase_add_test(mem, test_strbuf);
     tcase_add_test(mem, test_arena);
     tcase_add_test(mem, test_arena_grows_across_blocks);
+    tcase_add_test(mem, test_advise_huge_and_its_switch);
     tcase_add_test(mem, test_prefault_ahead_writer_in_step);
     tcase_add_test(mem, test_prefault_ahead_scattered_writes);
     tcase_add_test(mem, test_prefault_ahead_small_or_stopped_early);

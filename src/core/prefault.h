@@ -27,7 +27,10 @@ void es_prefault_write(void *p, size_t n);
  * this machine's among them, run THP in "madvise" mode, where nothing gets
  * huge pages without this call; in "always" mode it changes nothing, in "never" it is
  * ignored. Memory in use grows by at most the huge pages at the ends of what
- * is written, because only pages touched are backed. */
+ * is written, because only pages touched are backed. EQUISHARD_HUGE_PAGES=0
+ * turns the advice off: where memory is fragmented, the kernel (defrag
+ * "madvise") compacts it synchronously at such a fault, and a run can stall
+ * (docs/PERFORMANCE.md, "Seventh round"). */
 void es_advise_huge(void *p, size_t n);
 
 #endif
