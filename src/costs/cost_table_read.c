@@ -358,6 +358,19 @@ static int parse_stat(parser *p, char *const *f, const size_t *len, es_shard_sta
     return ES_OK;
 }
 
+/* The field from s[*from] ends at s[at] (a TAB, or the line's end): the
+ * first N_READ fields are recorded, all are counted. */
+static inline void end_field(char *s, size_t at, char **f, size_t *len, size_t *k,
+                             size_t *from)
+{
+    if (*k < N_READ) {
+        f[*k] = s + *from;
+        len[*k] = at - *from;
+    }
+    (*k)++;
+    *from = at + 1;
+}
+
 static int parse_row(parser *p, char *s, size_t n)
 {
     if (p->ncols == 0)
@@ -387,13 +400,7 @@ static int parse_row(parser *p, char *s, size_t n)
             vbs = _mm_or_si128(vbs, _mm_cmpeq_epi8(x, vslash));
             unsigned t = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(x, vtab));
             while (t) {
-                size_t at = i + (size_t)__builtin_ctz(t);
-                if (k < N_READ) {
-                    f[k] = s + from;
-                    len[k] = at - from;
-                }
-                k++;
-                from = at + 1;
+                end_field(s, i + (size_t)__builtin_ctz(t), f, len, &k, &from);
                 t &= t - 1;
             }
         }
@@ -410,13 +417,7 @@ static int parse_row(parser *p, char *s, size_t n)
         slash |= ~(((b & low7) + low7) | b | low7);
         t = ~(((t & low7) + low7) | t | low7); /* 0x80 where a byte is TAB */
         while (t) {
-            size_t at = i + ((size_t)__builtin_ctzll(t) >> 3);
-            if (k < N_READ) {
-                f[k] = s + from;
-                len[k] = at - from;
-            }
-            k++;
-            from = at + 1;
+            end_field(s, i + ((size_t)__builtin_ctzll(t) >> 3), f, len, &k, &from);
             t &= t - 1;
         }
     }
@@ -424,20 +425,10 @@ static int parse_row(parser *p, char *s, size_t n)
         unsigned char c = (unsigned char)s[i];
         nul |= c == '\0';
         slash |= c == '\\';
-        if (c == '\t') {
-            if (k < N_READ) {
-                f[k] = s + from;
-                len[k] = i - from;
-            }
-            k++;
-            from = i + 1;
-        }
+        if (c == '\t')
+            end_field(s, i, f, len, &k, &from);
     }
-    if (k < N_READ) {
-        f[k] = s + from;
-        len[k] = n - from;
-    }
-    k++;
+    end_field(s, n, f, len, &k, &from);
     if (nul)
         return line_error(p, ES_ERR_FORMAT, "contains a NUL byte");
     if (k < p->ncols)
