@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/grow.h"
 #include "core/strbuf.h"
 #include "costs/cost_table.h"
 #include "write/plan_json.h"
@@ -43,10 +44,11 @@ static char *put_g6(char *w, double v)
 
 #define PUT(w, lit) (memcpy(w, lit, sizeof lit - 1), (w) + sizeof lit - 1)
 
-/* What a batch line needs of a row, gathered for a whole rank before its lines
- * are formatted: the rows are spread over the table in no particular order, and
- * fetching them (and their keys) one by one while formatting stalled on a cache
- * miss per row; the gather prefetches ahead instead. */
+/* What a batch line needs of a row. A batch's rows are gathered just before its
+ * line is formatted, so their keys are still in the nearest cache when the line
+ * escapes them (gathering a whole rank first left them to be fetched again from
+ * far memory: the escape was as costly as the gather). The rows are spread over
+ * the table in no particular order; the gather prefetches ahead across batches. */
 typedef struct line_row {
     const char *key, *shard;
     size_t key_len;
@@ -70,11 +72,13 @@ typedef struct line_batch {
     int repeat;
 } line_batch;
 
-/* A rank's batches and rows in line order, reused from rank to rank. */
+/* A rank's batches and row indices in line order, and one batch's gathered
+ * rows; reused from rank to rank. */
 typedef struct rank_lines {
-    line_row *rows;
+    size_t *order;     /* the rank's rows (table indices), batch after batch */
     line_batch *batches;
-    size_t rows_cap, batches_cap, n_batches;
+    line_row *rows;    /* the batch being formatted */
+    size_t order_cap, batches_cap, rows_cap, n_rows, n_batches;
 } rank_lines;
 
 enum {
@@ -82,40 +86,27 @@ enum {
     BATCH_AHEAD = 8,  /* batches (and their first row indices) prefetched ahead */
 };
 
-static int reserve_lines(rank_lines *l, size_t n_rows, size_t n_batches)
+/* Rank r's batches and its rows' table indices in line order: batch by batch,
+ * each batch's rows (batch_rows is in packing order; a rank's batches are far
+ * apart in it). */
+static int list_rank(const es_plan *p, uint32_t r, rank_lines *l)
 {
-    if (n_rows > l->rows_cap) {
-        free(l->rows);
-        l->rows_cap = n_rows;
-        if (!(l->rows = malloc(n_rows * sizeof *l->rows)))
-            return -1;
-    }
-    if (n_batches > l->batches_cap) {
-        free(l->batches);
-        l->batches_cap = n_batches;
-        if (!(l->batches = malloc(n_batches * sizeof *l->batches)))
-            return -1;
-    }
-    return 0;
-}
-
-static int gather_rank(const es_plan *p, uint32_t r, shard_literals *lits, rank_lines *l)
-{
-    const es_cost_row *rows = p->table->rows;
     const plan_batch *const *b = p->index.by_rank + p->index.start[r];
     size_t nb = p->index.start[r + 1] - p->index.start[r];
-    size_t n = 0;
+    size_t n = 0, widest = 0;
     for (size_t j = 0; j < nb; j++) {
         if (j + BATCH_AHEAD < nb)
             __builtin_prefetch(b[j + BATCH_AHEAD]);
-        n += b[j]->end - b[j]->begin;
+        size_t m = b[j]->end - b[j]->begin;
+        n += m;
+        widest = m > widest ? m : widest;
     }
-    if (reserve_lines(l, n, nb) != 0)
+    if (es_grow((void **)&l->order, &l->order_cap, n, sizeof *l->order, 1024) != 0 ||
+        es_grow((void **)&l->batches, &l->batches_cap, nb, sizeof *l->batches, 64) != 0 ||
+        es_grow((void **)&l->rows, &l->rows_cap, widest, sizeof *l->rows, 64) != 0)
         return -1;
     l->n_batches = nb;
-    line_row *out = l->rows;
-    /* the rank's row indices in line order: batch by batch, each batch's rows
-     * (batch_rows is in packing order; a rank's batches are far apart in it) */
+    l->n_rows = n;
     size_t k = 0;
     for (size_t j = 0; j < nb; j++) {
         if (j + BATCH_AHEAD < nb)
@@ -124,26 +115,35 @@ static int gather_rank(const es_plan *p, uint32_t r, shard_literals *lits, rank_
         l->batches[j] = (line_batch){pb->step, pb->frames, pb->cost, pb->end - pb->begin,
                                      pb->worker, pb->repeat};
         for (size_t i = pb->begin; i < pb->end; i++)
-            out[k++].pos = p->batch_rows[i];
+            l->order[k++] = p->batch_rows[i];
     }
-    for (size_t i = 0; i < n; i++) {
-        if (i + AHEAD < n)
-            __builtin_prefetch(&rows[out[i + AHEAD].pos]);
-        if (i + AHEAD / 2 < n) /* (shard names come from shard_literals) */
-            __builtin_prefetch(rows[out[i + AHEAD / 2].pos].key);
-        const es_cost_row *row = &rows[out[i].pos];
+    return 0;
+}
+
+/* The rows at order[first, first + n) into l->rows, prefetching the rank's
+ * later rows (and their keys) as it goes. */
+static void gather_batch(const es_plan *p, shard_literals *lits, rank_lines *l, size_t first,
+                         size_t n)
+{
+    const es_cost_row *rows = p->table->rows;
+    const size_t *order = l->order;
+    for (size_t i = first; i < first + n; i++) {
+        if (i + AHEAD < l->n_rows)
+            __builtin_prefetch(&rows[order[i + AHEAD]]);
+        if (i + AHEAD / 2 < l->n_rows) /* (shard names come from shard_literals) */
+            __builtin_prefetch(rows[order[i + AHEAD / 2]].key);
+        const es_cost_row *row = &rows[order[i]];
         line_row lr = {row->key, row->shard, strlen(row->key), 0, 0, row->pos};
         if (shard_literal_get(lits, row->shard, &lr.shard_lit, &lr.shard_len) != 0) {
             lr.shard_lit = NO_LITERAL;
             lr.shard_len = strlen(row->shard);
         }
-        out[i] = lr;
+        l->rows[i - first] = lr;
     }
-    return 0;
 }
 
 /* One line of rank-R.batches.jsonl, formatted straight into sb from its batch
- * and rows (gather_rank), in room reserved once for its worst case (every
+ * and rows (gather_batch), in room reserved once for its worst case (every
  * string byte escaped). */
 static void batch_line(es_strbuf *sb, const line_batch *b, const line_row *rows,
                        const char *literals)
@@ -234,20 +234,21 @@ static int write_ranks(es_context *ctx, es_outdir *d, const es_plan *p, uint32_t
     int rc = ES_OK;
     for (uint32_t r = first; rc == ES_OK && r < end && !(stop && atomic_load(stop)); r++) {
         sb.len = 0;
-        if (gather_rank(p, r, &lits, &lines) != 0) {
+        if (list_rank(p, r, &lines) != 0) {
             rc = es_fail(ctx, ES_ERR_NOMEM, "out of memory");
             break;
         }
-        const line_row *at = lines.rows;
+        size_t at = 0;
         for (size_t j = 0; j < lines.n_batches; j++) {
-            batch_line(&sb, &lines.batches[j], at, lits.text.buf);
+            gather_batch(p, &lits, &lines, at, lines.batches[j].n);
+            batch_line(&sb, &lines.batches[j], lines.rows, lits.text.buf);
             at += lines.batches[j].n;
         }
         char name[64];
         snprintf(name, sizeof name, "rank-%05u.batches.jsonl", r);
         rc = sb.oom ? es_fail(ctx, ES_ERR_NOMEM, "out of memory") : es_outdir_write_text(ctx, d, name, &sb);
     }
-    free(lines.rows), free(lines.batches);
+    free(lines.order), free(lines.rows), free(lines.batches);
     shard_literals_release(&lits);
     es_strbuf_release(&sb);
     return rc;
