@@ -470,6 +470,47 @@ static int same_dirs(const char *a, const char *b)
     return same && files > 2;
 }
 
+/* Pairs ordered by key, then by val: with val = the pair's place, the order a
+ * stable sort by key gives. */
+static int cmp_pair_key_val(const void *a, const void *b)
+{
+    const es_radix_pair *x = a, *y = b;
+    if (x->key != y->key)
+        return x->key < y->key ? -1 : 1;
+    return (x->val > y->val) - (x->val < y->val);
+}
+
+/* es_radix_sort_pairs is stable: keys with many repeats (a byte or two wide,
+ * and all 64 bits with repeats), each pair's value its place; the reference is
+ * qsort by (key, place). The planner sorts batches by begin and then by cost
+ * with it and relies on ties keeping their order. */
+START_TEST(radix_sort_pairs_is_stable)
+{
+    uint64_t state = 7;
+    enum { MAX = 5000 };
+    static es_radix_pair pairs[MAX], want[MAX], tmp[MAX];
+    const size_t sizes[] = {0, 1, 2, 3, 256, 1000, MAX};
+    for (int kind = 0; kind < 4; kind++) {
+        for (size_t z = 0; z < sizeof sizes / sizeof *sizes; z++) {
+            size_t n = sizes[z];
+            for (size_t i = 0; i < n; i++) {
+                state = state * 6364136223846793005u + 1442695040888963407u;
+                uint64_t r = state ^ (state >> 29);
+                uint64_t key = kind == 0   ? r % 5                          /* one byte */
+                               : kind == 1 ? (r % 3) << 40 | (r >> 7) % 300 /* two bytes apart */
+                               : kind == 2 ? (r % 11) * 0x0101010101010101u /* every byte */
+                                           : 42;                            /* one value */
+                pairs[i] = (es_radix_pair){key, i};
+            }
+            memcpy(want, pairs, n * sizeof *pairs);
+            qsort(want, n, sizeof *want, cmp_pair_key_val);
+            es_radix_sort_pairs(pairs, n, tmp);
+            ck_assert_msg(memcmp(pairs, want, n * sizeof *pairs) == 0, "kind %d, n %zu", kind, n);
+        }
+    }
+}
+END_TEST
+
 /* es_radix_sort_u64 against qsort (the comparison sort it replaced in the
  * planner): random keys of every width, repeated keys, one value, the packed
  * (frames << 32 | position) keys of es_plan_predict_batches, sizes 0 to 3000. */
@@ -849,6 +890,7 @@ int main(void)
     tcase_add_test(plan, repeat_runs_are_byte_identical);
     tcase_add_test(plan, shard_literals_are_the_escaped_names);
     tcase_add_test(plan, radix_sort_matches_qsort);
+    tcase_add_test(plan, radix_sort_pairs_is_stable);
     tcase_add_test(plan, accessors_match_written_lists);
     tcase_add_test(plan, speech_token_requirement);
     tcase_add_test(plan, page_helpers_do_not_change_plans);

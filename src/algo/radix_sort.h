@@ -14,4 +14,14 @@
  * move, so small values sort in few passes. */
 void es_radix_sort_u64(uint64_t *keys, size_t n, uint64_t *tmp);
 
+/* A key and what travels with it (an index, say). */
+typedef struct es_radix_pair {
+    uint64_t key, val;
+} es_radix_pair;
+
+/* Sorts pairs[0..n) by key, ascending, and stably: pairs with equal keys keep
+ * their order, so sorting by a minor key and then by a major one orders by
+ * both. tmp has room for n pairs (scratch). */
+void es_radix_sort_pairs(es_radix_pair *pairs, size_t n, es_radix_pair *tmp);
+
 #endif
