@@ -470,6 +470,13 @@ static int same_dirs(const char *a, const char *b)
     return same && files > 2;
 }
 
+/* The radix sort tests' keys: a 64-bit LCG step, its high bits folded down. */
+static uint64_t test_random(uint64_t *state)
+{
+    *state = *state * 6364136223846793005u + 1442695040888963407u;
+    return *state ^ (*state >> 29);
+}
+
 /* Pairs ordered by key, then by val: with val = the pair's place, the order a
  * stable sort by key gives. */
 static int cmp_pair_key_val(const void *a, const void *b)
@@ -494,8 +501,7 @@ START_TEST(radix_sort_pairs_is_stable)
         for (size_t z = 0; z < sizeof sizes / sizeof *sizes; z++) {
             size_t n = sizes[z];
             for (size_t i = 0; i < n; i++) {
-                state = state * 6364136223846793005u + 1442695040888963407u;
-                uint64_t r = state ^ (state >> 29);
+                uint64_t r = test_random(&state);
                 uint64_t key = kind == 0   ? r % 5                          /* one byte */
                                : kind == 1 ? (r % 3) << 40 | (r >> 7) % 300 /* two bytes apart */
                                : kind == 2 ? (r % 11) * 0x0101010101010101u /* every byte */
@@ -524,8 +530,7 @@ START_TEST(radix_sort_matches_qsort)
         for (size_t z = 0; z < sizeof sizes / sizeof *sizes; z++) {
             size_t n = sizes[z];
             for (size_t i = 0; i < n; i++) {
-                state = state * 6364136223846793005u + 1442695040888963407u;
-                uint64_t r = state ^ (state >> 29);
+                uint64_t r = test_random(&state);
                 keys[i] = kind == 0   ? r                                  /* all 64 bits */
                           : kind == 1 ? r >> (r & 63)                      /* mixed widths */
                           : kind == 2 ? r % 7                              /* repeats */
