@@ -3,6 +3,7 @@
  * out by hand or by Python (len(b.decode()), s.strip()), as the comments say. */
 #include "check_helpers.h"
 #include "core/atomic_file.h"
+#include "core/direct_write.h"
 #include "core/file_digest.h"
 #include "core/grow.h"
 #include "core/line_reader.h"
@@ -30,6 +31,16 @@ static void write_file(const char *path, const void *data, size_t len)
     ck_assert_ptr_nonnull(fp);
     ck_assert_uint_eq(fwrite(data, 1, len, fp), len);
     ck_assert_int_eq(fclose(fp), 0);
+}
+
+/* Deterministic bytes, every value 0..255 (a newline-free text would hide an
+ * offset error less well). */
+static void fill_bytes(unsigned char *p, size_t n, uint32_t seed)
+{
+    for (size_t i = 0; i < n; i++) {
+        seed = seed * 1103515245u + 12345u;
+        p[i] = (unsigned char)(seed >> 16);
+    }
 }
 
 /* ---- strmap ------------------------------------------------------------------ */
@@ -365,6 +376,119 @@ static int entries(const char *dir)
     return WEXITSTATUS(system(cmd));
 }
 
+/* An aligned es_strbuf stays aligned through every growth (realloc would not
+ * keep it) and holds what an ordinary one holds. */
+START_TEST(test_strbuf_aligned)
+{
+    es_strbuf plain = {0}, aligned = {.align = ES_DIRECT_ALIGN};
+    for (int i = 0; i < 200000; i++) {
+        char *before = aligned.buf;
+        es_strbuf_printf(&plain, "%d,", i);
+        es_strbuf_printf(&aligned, "%d,", i);
+        if (aligned.buf != before)
+            ck_assert_uint_eq((uintptr_t)aligned.buf % ES_DIRECT_ALIGN, 0);
+    }
+    ck_assert_int_eq(aligned.oom, 0);
+    ck_assert_uint_eq(aligned.len, plain.len);
+    ck_assert_int_eq(memcmp(aligned.buf, plain.buf, plain.len + 1), 0);
+    ck_assert_uint_eq(aligned.cap % ES_DIRECT_ALIGN, 0);
+    es_strbuf_release(&aligned);
+    ck_assert_uint_eq(aligned.align, ES_DIRECT_ALIGN); /* kept for reuse */
+    es_strbuf_append(&aligned, "x", 1);
+    ck_assert_uint_eq((uintptr_t)aligned.buf % ES_DIRECT_ALIGN, 0);
+    ck_assert_str_eq(aligned.buf, "x");
+    es_strbuf_release(&aligned);
+    es_strbuf_release(&plain);
+}
+END_TEST
+
+/* es_write_whole writes exactly the buffer after whatever the file held, for
+ * lengths around the block size, aligned or not, at aligned and unaligned
+ * offsets, and leaves the descriptor's flags as they were. */
+static void check_write_whole(const char *path)
+{
+    static const size_t lens[] = {0, 1, 4095, 4096, 4097, 12288, 300001, (1u << 20) + 123};
+    static const size_t pres[] = {0, 10, 8192};
+    size_t max = (1u << 20) + 123 + 1;
+    unsigned char *buf = aligned_alloc(ES_DIRECT_ALIGN, (max + ES_DIRECT_ALIGN) / ES_DIRECT_ALIGN *
+                                                            ES_DIRECT_ALIGN);
+    unsigned char pre[8192];
+    fill_bytes(pre, sizeof pre, 7);
+    for (size_t l = 0; l < sizeof lens / sizeof *lens; l++)
+        for (size_t q = 0; q < sizeof pres / sizeof *pres; q++)
+            for (size_t shift = 0; shift < 2; shift++) {
+                unsigned char *data = buf + shift;
+                fill_bytes(data, lens[l], (uint32_t)(l * 31 + q));
+                int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+                ck_assert_int_ge(fd, 0);
+                ck_assert_int_eq(write(fd, pre, pres[q]), (ssize_t)pres[q]);
+                int flags = fcntl(fd, F_GETFL);
+                ck_assert_int_eq(es_write_whole(fd, data, lens[l], 0), 0);
+                ck_assert_int_eq(fcntl(fd, F_GETFL), flags);
+                ck_assert_int_eq(close(fd), 0);
+                size_t len;
+                unsigned char *got = read_whole_file(path, &len);
+                ck_assert_uint_eq(len, pres[q] + lens[l]);
+                ck_assert_int_eq(memcmp(got, pre, pres[q]), 0);
+                ck_assert_int_eq(memcmp(got + pres[q], data, lens[l]), 0);
+                free(got);
+            }
+    free(buf);
+}
+
+START_TEST(test_write_whole_bytes)
+{
+    check_write_whole(test_path("direct.bin"));
+    /* tmpfs: O_DIRECT since Linux 6.6, refused before; the same bytes either way */
+    struct stat st;
+    if (stat("/dev/shm", &st) == 0 && S_ISDIR(st.st_mode)) {
+        char shm[64];
+        snprintf(shm, sizeof shm, "/dev/shm/equishard-test-%ld.bin", (long)getpid());
+        check_write_whole(shm);
+        unlink(shm);
+    }
+}
+END_TEST
+
+/* Whether the first page of path is in the page cache (mincore). */
+static int first_page_cached(const char *path)
+{
+    int fd = open(path, O_RDONLY);
+    ck_assert_int_ge(fd, 0);
+    void *m = mmap(NULL, ES_DIRECT_ALIGN, PROT_READ, MAP_SHARED, fd, 0);
+    ck_assert_ptr_ne(m, MAP_FAILED);
+    unsigned char vec = 0;
+    ck_assert_int_eq(mincore(m, ES_DIRECT_ALIGN, &vec), 0);
+    munmap(m, ES_DIRECT_ALIGN);
+    close(fd);
+    return vec & 1;
+}
+
+/* The point of it: where the file system takes O_DIRECT, the blocks written
+ * do not pass through the page cache (a buffered write leaves them there). */
+START_TEST(test_write_whole_skips_page_cache)
+{
+    const char *path = test_path("direct.bin");
+    int probe = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_DIRECT, 0644);
+    if (probe < 0) {
+        fprintf(stderr, "SKIP: %s: no O_DIRECT here (%s)\n", path, strerror(errno));
+        return;
+    }
+    close(probe);
+    size_t n = 1u << 20;
+    unsigned char *buf = aligned_alloc(ES_DIRECT_ALIGN, n);
+    fill_bytes(buf, n, 3);
+    for (int direct = 0; direct < 2; direct++) {
+        int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        ck_assert_int_ge(fd, 0);
+        ck_assert_int_eq(es_write_whole(fd, buf, n, direct ? ES_DIRECT_ALIGN : SIZE_MAX), 0);
+        ck_assert_int_eq(close(fd), 0);
+        ck_assert_int_eq(first_page_cached(path), !direct);
+    }
+    free(buf);
+}
+END_TEST
+
 START_TEST(test_atomic_commit_and_abort)
 {
     char path[4200];
@@ -604,6 +728,7 @@ static Suite *core_suite(void)
     tcase_add_test(mem, test_strip);
     tcase_add_test(mem, test_grow);
     tcase_add_test(mem, test_strbuf);
+    tcase_add_test(mem, test_strbuf_aligned);
     tcase_add_test(mem, test_arena);
     tcase_add_test(mem, test_arena_grows_across_blocks);
     tcase_add_test(mem, test_advise_huge_and_its_switch);
@@ -619,6 +744,8 @@ static Suite *core_suite(void)
     tcase_add_test(files, test_atomic_commit_and_abort);
     tcase_add_test(files, test_atomic_missing_dir);
     tcase_add_test(files, test_file_digest_identity);
+    tcase_add_test(files, test_write_whole_bytes);
+    tcase_add_test(files, test_write_whole_skips_page_cache);
     suite_add_tcase(s, files);
     return s;
 }

@@ -9,12 +9,41 @@
 #include "core/grow.h"
 #include "core/prefault.h"
 
+/* Growth for an aligned buffer: realloc would not keep the alignment. */
+static int grow_aligned(es_strbuf *sb, size_t need)
+{
+    size_t cap = sb->cap ? sb->cap : 64;
+    while (cap < need)
+        if (cap > SIZE_MAX / 2)
+            return -1;
+        else
+            cap *= 2;
+    cap = (cap + sb->align - 1) & ~(sb->align - 1); /* aligned_alloc wants a multiple */
+    char *p = aligned_alloc(sb->align, cap);
+    if (!p)
+        return -1;
+    if (sb->buf)
+        memcpy(p, sb->buf, sb->len);
+    p[sb->len] = '\0';
+    free(sb->buf);
+    sb->buf = p;
+    sb->cap = cap;
+    return 0;
+}
+
 static int reserve(es_strbuf *sb, size_t extra)
 {
     if (sb->oom)
         return 0;
     if (sb->len + extra + 1 <= sb->cap)
         return 1;
+    if (sb->align) {
+        if (extra >= SIZE_MAX - sb->len - 1 || grow_aligned(sb, sb->len + extra + 1)) {
+            sb->oom = 1;
+            return 0;
+        }
+        return 1;
+    }
     void *p = sb->buf;
     if (extra >= SIZE_MAX - sb->len || es_grow(&p, &sb->cap, sb->len + extra + 1, 1, 64)) {
         sb->oom = 1;
@@ -74,8 +103,10 @@ void es_strbuf_printf(es_strbuf *sb, const char *fmt, ...)
 
 void es_strbuf_release(es_strbuf *sb)
 {
+    size_t align = sb->align;
     free(sb->buf);
     memset(sb, 0, sizeof *sb);
+    sb->align = align; /* still asked for if the buffer is used again */
 }
 
 /* Blocks double from 1 MiB to 16 MiB: a small arena stays one small block,

@@ -15,6 +15,10 @@ typedef struct es_strbuf {
     char *buf;
     size_t len, cap;
     int oom;
+    /* When nonzero (a power of two, set before the first append): buf is kept
+     * aligned to it, grown by copying instead of realloc (for es_write_whole's
+     * O_DIRECT path, core/direct_write.h). */
+    size_t align;
 } es_strbuf;
 
 void es_strbuf_append(es_strbuf *sb, const char *data, size_t n);

@@ -16,15 +16,18 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/direct_write.h"
 #include "core/prefault.h"
 #include "costs/cost_table.h"
 
 enum { CHUNK_BYTES = 1 << 20 }; /* test_plan's image spans several */
 
+/* bytes is aligned for O_DIRECT: the image goes to disk around the page
+ * cache (core/direct_write.h). */
 typedef struct image_chunk {
     struct image_chunk *next;
     size_t len;
-    char bytes[];
+    char *bytes; /* CHUNK_BYTES */
 } image_chunk;
 
 typedef struct es_zstd_image {
@@ -43,9 +46,13 @@ static ssize_t chunk_write(void *cookie, const char *buf, size_t len)
     while (done < len) {
         image_chunk *c = im->tail;
         if (!c || c->len == CHUNK_BYTES) {
-            image_chunk *n = malloc(sizeof *n + CHUNK_BYTES);
-            if (!n)
+            image_chunk *n = malloc(sizeof *n);
+            char *bytes = aligned_alloc(ES_DIRECT_ALIGN, CHUNK_BYTES);
+            if (!n || !bytes) {
+                free(n), free(bytes);
                 return -1; /* the image is then dropped: compress_main's rc */
+            }
+            n->bytes = bytes;
             es_prefault_write(n->bytes, CHUNK_BYTES);
             n->next = NULL;
             n->len = 0;
@@ -82,6 +89,7 @@ static void free_chunks(es_zstd_image *im)
 {
     for (image_chunk *c = im->head, *next; c; c = next) {
         next = c->next;
+        free(c->bytes);
         free(c);
     }
     im->head = im->tail = NULL;
@@ -127,8 +135,12 @@ int es_cost_table_write_zstd_image(es_context *ctx, const es_cost_table *t, FILE
     join_image(im);
     if (im->rc != ES_OK)
         return 1; /* (out of memory there) the caller compresses instead */
+    /* straight to the descriptor: whole chunks at aligned offsets go around
+     * the page cache, only the last chunk's tail through it */
+    if (fflush(fp) != 0)
+        return es_fail(ctx, ES_ERR_IO, "%s: write failed: %s", name, strerror(errno));
     for (const image_chunk *c = im->head; c; c = c->next)
-        if (fwrite(c->bytes, 1, c->len, fp) != c->len)
+        if (es_write_whole(fileno(fp), c->bytes, c->len, ES_DIRECT_ALIGN) != 0)
             return es_fail(ctx, ES_ERR_IO, "%s: write failed: %s", name, strerror(errno));
     return ES_OK;
 }

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "core/atomic_file.h"
+#include "core/direct_write.h"
 #include "core/grow.h"
 #include "core/strbuf.h"
 #include "core/temporaries.h"
@@ -306,22 +307,34 @@ static int remember_unsynced(es_outdir *d, const char *name)
     return grown ? 0 : -1;
 }
 
+/* A written file's writeback, started (deferred sync) or waited for: 0, or
+ * -1 with errno. */
+static int sync_or_defer(es_outdir *d, int fd, const char *name)
+{
+    if (d->defer_sync && remember_unsynced(d, name) == 0) {
+        /* start the writeback now; es_outdir_commit waits for it */
+        sync_file_range(fd, 0, 0, SYNC_FILE_RANGE_WRITE);
+        return 0;
+    }
+    return fsync(fd);
+}
+
+static int write_failed(es_context *ctx, es_outdir *d, const char *name, int e)
+{
+    return es_fail(ctx, ES_ERR_IO, "%s/%s: write failed: %s", d->final_path, name, strerror(e));
+}
+
 int es_outdir_close(es_context *ctx, es_outdir *d, FILE *fp, const char *name)
 {
     int bad = fflush(fp) != 0 || ferror(fp);
-    if (!bad && d->defer_sync && remember_unsynced(d, name) == 0)
-        /* start the writeback now; es_outdir_commit waits for it */
-        sync_file_range(fileno(fp), 0, 0, SYNC_FILE_RANGE_WRITE);
-    else if (!bad)
-        bad = fsync(fileno(fp)) != 0;
+    if (!bad)
+        bad = sync_or_defer(d, fileno(fp), name) != 0;
     int e = errno;
     if (fclose(fp) != 0 && !bad) {
         bad = 1;
         e = errno;
     }
-    return bad ? es_fail(ctx, ES_ERR_IO, "%s/%s: write failed: %s", d->final_path, name,
-                         strerror(e))
-               : ES_OK;
+    return bad ? write_failed(ctx, d, name, e) : ES_OK;
 }
 
 int es_outdir_sync(es_context *ctx, es_outdir *d)
@@ -388,14 +401,36 @@ void es_outdir_abort(es_outdir *d)
     release(d);
 }
 
+/* Files at least this long, from a buffer aligned for it, are written around
+ * the page cache (core/direct_write.h); below it a device round trip per file
+ * costs more than the copy it saves. */
+enum { DIRECT_MIN = 256 << 10 };
+
 int es_outdir_write_text(es_context *ctx, es_outdir *d, const char *name, const es_strbuf *sb)
 {
     if (sb->oom)
         return es_fail(ctx, ES_ERR_NOMEM, "%s: out of memory", name);
-    FILE *fp = es_outdir_create(ctx, d, name);
-    if (!fp)
-        return ES_ERR_IO;
-    if (sb->len)
-        fwrite(sb->buf, 1, sb->len, fp);
-    return es_outdir_close(ctx, d, fp, name);
+    if (sb->len < DIRECT_MIN || !sb->align) {
+        FILE *fp = es_outdir_create(ctx, d, name);
+        if (!fp)
+            return ES_ERR_IO;
+        if (sb->len)
+            fwrite(sb->buf, 1, sb->len, fp);
+        return es_outdir_close(ctx, d, fp, name);
+    }
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s", d->temp_path, name);
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+    if (fd < 0)
+        return es_fail(ctx, ES_ERR_IO, "%s/%s: cannot create: %s", d->final_path, name,
+                       strerror(errno));
+    es_test_pause();
+    int bad = es_write_whole(fd, sb->buf, sb->len, DIRECT_MIN) != 0 ||
+              sync_or_defer(d, fd, name) != 0;
+    int e = errno;
+    if (close(fd) != 0 && !bad) {
+        bad = 1;
+        e = errno;
+    }
+    return bad ? write_failed(ctx, d, name, e) : ES_OK;
 }

@@ -48,7 +48,9 @@ int es_outdir_join(es_context *ctx, es_outdir *d, const char *path, const char *
 FILE *es_outdir_create(es_context *ctx, es_outdir *d, const char *name);
 /* Closes fp, reporting write errors against `name`. */
 int es_outdir_close(es_context *ctx, es_outdir *d, FILE *fp, const char *name);
-/* Writes a whole small file `name` from sb (an out-of-memory sb is an error). */
+/* Writes a whole file `name` from sb (an out-of-memory sb is an error). A large
+ * sb whose buffer is aligned (es_strbuf.align = ES_DIRECT_ALIGN) goes around
+ * the page cache (core/direct_write.h); the bytes are the same. */
 struct es_strbuf;
 int es_outdir_write_text(es_context *ctx, es_outdir *d, const char *name,
                          const struct es_strbuf *sb);

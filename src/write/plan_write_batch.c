@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/direct_write.h"
 #include "core/grow.h"
 #include "core/strbuf.h"
 #include "costs/cost_table.h"
@@ -228,7 +229,8 @@ static int finish_costs(es_context *ctx, es_outdir *d, const es_plan *p, FILE *f
 static int write_ranks(es_context *ctx, es_outdir *d, const es_plan *p, uint32_t first,
                        uint32_t end, const atomic_int *stop)
 {
-    es_strbuf sb = {0};
+    /* aligned: a rank file (megabytes) goes to disk around the page cache */
+    es_strbuf sb = {.align = ES_DIRECT_ALIGN};
     rank_lines lines = {0};
     shard_literals lits = {0};
     int rc = ES_OK;

@@ -43,7 +43,7 @@ static int write_json(es_context *ctx, es_outdir *d, const char *name, json_t *o
     if (!text)
         return es_fail(ctx, ES_ERR_NOMEM, "%s: cannot be written (out of memory, or a key "
                        "that is not UTF-8)", name);
-    es_strbuf sb = {text, strlen(text), strlen(text) + 1, 0};
+    es_strbuf sb = {text, strlen(text), strlen(text) + 1, 0, 0};
     int rc = es_outdir_write_text(ctx, d, name, &sb);
     free(text);
     return rc;
