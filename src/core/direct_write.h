@@ -21,8 +21,10 @@ enum { ES_DIRECT_ALIGN = 4096 };
 /* Writes buf[0..len) to fd (opened for writing, without O_DIRECT) at its
  * offset. Buffers shorter than `direct_min`, or where the buffer or the file
  * offset is not a multiple of ES_DIRECT_ALIGN, are written the ordinary way.
- * Returns 0, or -1 with errno set (never a partial success: retries short
- * writes and EINTR). fd's status flags are as before on return. */
+ * EQUISHARD_DIRECT_IO=0 in the environment writes everything that way (for
+ * a file system where O_DIRECT is accepted but slow). Returns 0, or -1 with
+ * errno set (never a partial success: retries short writes and EINTR). fd's
+ * status flags are as before on return. */
 int es_write_whole(int fd, const void *buf, size_t len, size_t direct_min);
 
 #endif
