@@ -16,6 +16,7 @@
 #include "loader/batching.h"
 #include "algo/partition.h"
 #include "algo/radix_sort.h"
+#include "plan/batch_order.h"
 #include "write/plan_json.h"
 #include "write/shard_literals.h"
 
@@ -517,6 +518,67 @@ START_TEST(radix_sort_pairs_is_stable)
 }
 END_TEST
 
+/* A batch and its place, for the reference order below. */
+typedef struct placed_batch {
+    plan_batch b;
+    size_t place;
+} placed_batch;
+
+/* Cost descending (-0 equal to 0), then begin, then place: the order a stable
+ * sort by (cost, begin) gives, computed by qsort. */
+static int cmp_placed(const void *a, const void *b)
+{
+    const placed_batch *x = a, *y = b;
+    if (x->b.cost != y->b.cost)
+        return x->b.cost < y->b.cost ? 1 : -1;
+    if (x->b.begin != y->b.begin)
+        return x->b.begin < y->b.begin ? -1 : 1;
+    return (x->place > y->place) - (x->place < y->place);
+}
+
+/* Batch mode pads the batch count to a multiple of K with copies of the
+ * cheapest batches, appended, then needs the order a stable sort of all of
+ * them by cost gives (each copy after its original). es_batches_merge_appended
+ * puts the copies in place without sorting everything again: it must give
+ * that order exactly, for costs with many ties (and -0), copies fewer or more
+ * than the batches (wrapping round, as settle_remainder makes them). */
+START_TEST(pad_copies_merge_as_a_full_sort)
+{
+    uint64_t state = 99;
+    enum { MAX = 1200 };
+    static plan_batch b[2 * MAX];
+    static placed_batch want[2 * MAX];
+    const size_t sizes[][2] = {{1, 1}, {1, 5}, {3, 2}, {10, 25}, {500, 7}, {1000, 999},
+                               {MAX, 1}, {200, MAX}};
+    for (size_t z = 0; z < sizeof sizes / sizeof *sizes; z++) {
+        size_t n = sizes[z][0], add = sizes[z][1];
+        for (size_t i = 0; i < n; i++) {
+            uint64_t r = test_random(&state);
+            double cost = (double)(r % 9) * 0.5;
+            memset(&b[i], 0, sizeof b[i]);
+            b[i].begin = (size_t)((r >> 8) % 100000) * 2 * MAX + i; /* distinct */
+            b[i].end = b[i].begin + 1;
+            b[i].cost = cost == 0 && (r >> 40) % 2 ? -0.0 : cost;
+        }
+        ck_assert_int_eq(es_batches_sort_by_cost(b, n), 1);
+        for (size_t i = 0; i < add; i++) {
+            b[n + i] = b[n - 1 - (i % n)];
+            b[n + i].repeat = 1;
+        }
+        for (size_t i = 0; i < n + add; i++)
+            want[i] = (placed_batch){b[i], i};
+        qsort(want, n + add, sizeof *want, cmp_placed);
+        ck_assert_int_eq(es_batches_merge_appended(b, n, add), 1);
+        for (size_t i = 0; i < n + add; i++) {
+            ck_assert_msg(b[i].begin == want[i].b.begin && b[i].repeat == want[i].b.repeat,
+                          "n %zu + %zu: place %zu: begin %zu repeat %d, want %zu %d", n, add, i,
+                          b[i].begin, b[i].repeat, want[i].b.begin, want[i].b.repeat);
+            ck_assert(b[i].cost == want[i].b.cost);
+        }
+    }
+}
+END_TEST
+
 /* es_radix_sort_u64 against qsort (the comparison sort it replaced in the
  * planner): random keys of every width, repeated keys, one value, the packed
  * (frames << 32 | position) keys of es_plan_predict_batches, sizes 0 to 3000. */
@@ -896,6 +958,7 @@ int main(void)
     tcase_add_test(plan, shard_literals_are_the_escaped_names);
     tcase_add_test(plan, radix_sort_matches_qsort);
     tcase_add_test(plan, radix_sort_pairs_is_stable);
+    tcase_add_test(plan, pad_copies_merge_as_a_full_sort);
     tcase_add_test(plan, accessors_match_written_lists);
     tcase_add_test(plan, speech_token_requirement);
     tcase_add_test(plan, page_helpers_do_not_change_plans);

@@ -21,6 +21,7 @@
 #include "core/prefault.h"
 #include "core/prefault_ahead.h"
 #include "loader/batching.h"
+#include "plan/batch_order.h"
 #include "plan/plan_internal.h"
 
 static int cmp_u64_desc(const void *a, const void *b)
@@ -184,70 +185,11 @@ static int pack(es_context *ctx, es_plan *p)
     return ES_OK;
 }
 
-static int cmp_batch_cost_desc(const void *a, const void *b)
-{
-    const plan_batch *x = a, *y = b;
-    if (x->cost != y->cost)
-        return x->cost < y->cost ? 1 : -1;
-    return (x->begin > y->begin) - (x->begin < y->begin);
-}
-
-/* A key whose ascending order is the descending order of cost (finite; -0
- * counts as 0, as the comparison does). */
-static uint64_t cost_desc_key(double cost)
-{
-    uint64_t bits;
-    if (cost == 0)
-        cost = 0; /* -0 == 0 */
-    memcpy(&bits, &cost, sizeof bits);
-    uint64_t ascending = bits >> 63 ? ~bits : bits | (uint64_t)1 << 63;
-    return ~ascending;
-}
-
-/* Sorts the batches as cmp_batch_cost_desc orders them, ties (a padding copy
- * and its original) in their present order: two stable radix passes, by begin
- * and then by cost, and one move of the batches. On millions of batches
- * glibc's qsort (a merge sort through pointers, a call per comparison) was a
- * visible part of the plan; and the order of ties no longer rests on the C
- * library: the C standard does not make qsort stable, and glibc's merge sort
- * turns into its quicksort when its scratch would exceed a quarter of the
- * machine's memory. A NaN cost (no order) or no memory for the scratch:
- * qsort, as before. */
-static void sort_batches_by_cost(plan_batch *b, size_t n)
-{
-    es_radix_pair *pairs = malloc((n ? n : 1) * sizeof *pairs);
-    es_radix_pair *tmp = malloc((n ? n : 1) * sizeof *tmp);
-    plan_batch *sorted = malloc((n ? n : 1) * sizeof *sorted);
-    int finite = 1;
-    for (size_t i = 0; i < n && finite; i++)
-        finite = !isnan(b[i].cost);
-    if (!pairs || !tmp || !sorted || !finite) {
-        free(pairs), free(tmp), free(sorted);
-        qsort(b, n, sizeof *b, cmp_batch_cost_desc);
-        return;
-    }
-    /* fresh memory, each page mapped in one call rather than a fault apiece
-     * (core/prefault.h): the faults were most of this sort's time */
-    es_prefault_write(pairs, n * sizeof *pairs);
-    es_prefault_write(tmp, n * sizeof *tmp);
-    es_prefault_write(sorted, n * sizeof *sorted);
-    for (size_t i = 0; i < n; i++)
-        pairs[i] = (es_radix_pair){b[i].begin, i};
-    es_radix_sort_pairs(pairs, n, tmp);
-    for (size_t i = 0; i < n; i++)
-        pairs[i].key = cost_desc_key(b[pairs[i].val].cost);
-    es_radix_sort_pairs(pairs, n, tmp);
-    for (size_t i = 0; i < n; i++)
-        sorted[i] = b[pairs[i].val];
-    memcpy(b, sorted, n * sizeof *b);
-    free(pairs), free(tmp), free(sorted);
-}
-
 /* Pads, drops or carries the (count mod K) cheapest batches. Batches are sorted
  * by cost, most expensive first, on return. */
 static int settle_remainder(es_context *ctx, es_plan *p)
 {
-    sort_batches_by_cost(p->batches, p->n_batches);
+    int stable = es_batches_sort_by_cost(p->batches, p->n_batches);
     size_t r = p->n_batches % p->K;
     if (r == 0)
         return ES_OK;
@@ -260,9 +202,12 @@ static int settle_remainder(es_context *ctx, es_plan *p)
             p->metrics.remainder_utterances += copy.end - copy.begin;
             p->batches[p->n_batches + i] = copy;
         }
+        size_t sorted = p->n_batches;
         p->n_batches += add;
         p->metrics.remainder_batches = add;
-        sort_batches_by_cost(p->batches, p->n_batches);
+        /* as sorting all of them again would (a NaN cost: qsort, as before) */
+        if (!stable || !es_batches_merge_appended(p->batches, sorted, add))
+            es_batches_sort_by_cost(p->batches, p->n_batches);
         return ES_OK;
     }
     size_t rows = 0;
