@@ -70,14 +70,14 @@ int es_batches_sort_by_cost(plan_batch *b, size_t n)
     return 1;
 }
 
-/* Whether batch x comes after y in sort_batches_by_cost's order (finite costs). */
+/* Whether batch x comes after y in es_batches_sort_by_cost's order (finite costs). */
 static int goes_after(const plan_batch *x, const plan_batch *y)
 {
     uint64_t kx = cost_desc_key(x->cost), ky = cost_desc_key(y->cost);
     return kx != ky ? kx > ky : x->begin > y->begin;
 }
 
-/* b[0, n) sorted by sort_batches_by_cost, b[n, n + add) appended after (the
+/* b[0, n) sorted by es_batches_sort_by_cost, b[n, n + add) appended after (the
  * padding copies): leaves b[0, n + add) in the order a stable sort of the
  * whole would give, each copy after the batches of its cost and begin that
  * were there before it. The copies are sorted on their own (add < K) and
