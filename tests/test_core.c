@@ -470,15 +470,20 @@ static int first_page_cached(const char *path)
 START_TEST(test_write_whole_skips_page_cache)
 {
     const char *path = test_path("direct.bin");
-    int probe = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_DIRECT, 0644);
-    if (probe < 0) {
-        fprintf(stderr, "SKIP: %s: no O_DIRECT here (%s)\n", path, strerror(errno));
-        return;
-    }
-    close(probe);
     size_t n = 1u << 20;
     unsigned char *buf = aligned_alloc(ES_DIRECT_ALIGN, n);
     fill_bytes(buf, n, 3);
+    /* A file system may take O_DIRECT and still go through the page cache
+     * (btrfs on compressed files, for one): nothing to check there. */
+    int probe = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_DIRECT, 0644);
+    int bypasses = probe >= 0 && write(probe, buf, ES_DIRECT_ALIGN) == ES_DIRECT_ALIGN;
+    if (probe >= 0)
+        close(probe);
+    if (!bypasses || first_page_cached(path)) {
+        fprintf(stderr, "SKIP: %s: O_DIRECT does not bypass the page cache here\n", path);
+        free(buf);
+        return;
+    }
     for (int way = 0; way < 3; way++) { /* buffered, direct, direct switched off */
         if (way == 2)
             setenv("EQUISHARD_DIRECT_IO", "0", 1);
