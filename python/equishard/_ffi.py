@@ -263,6 +263,7 @@ _SIGNATURES = {
     "es_cost_table_size": (c_size_t, [P]),
     "es_cost_table_row": (c_int, [P, c_size_t, POINTER(CostRow)]),
     "es_cost_table_write": (c_int, [P, P, c_char_p]),
+    "es_cost_table_compress_ahead": (c_int, [P, P]),
     "es_cost_table_read": (c_int, [P, c_char_p, POINTER(P)]),
     "es_cost_table_skip_count": (c_size_t, [P]),
     "es_cost_table_skip": (c_char_p, [P, c_size_t]),

@@ -202,6 +202,16 @@ class CostTable(_Handle):
         with _Context() as ctx:
             ctx.check(lib().es_cost_table_write(ctx.ptr, self._p, _bytes(path)))
 
+    def compress_ahead(self):
+        """es_cost_table_compress_ahead: starts compressing the table, as a batch
+        plan's costs.tsv.zst, on a thread of its own, so that Plan.write finds it
+        done instead of compressing it then (what `equishard plan --mode batch`
+        does while it builds the plan). Costs another core and about a seventh
+        of the table's size in memory until the table is closed: call it only
+        when a batch plan of this table will be written."""
+        with _Context() as ctx:
+            ctx.check(lib().es_cost_table_compress_ahead(ctx.ptr, self._p))
+
     def __len__(self):
         return lib().es_cost_table_size(self._p)
 
@@ -270,6 +280,13 @@ def _table(t):
     return (t, False) if isinstance(t, CostTable) else (load(t), True)
 
 
+def _paths(t):
+    """The paths a table is loaded from, as given (plan.json's "inputs"); [] for a CostTable."""
+    if isinstance(t, CostTable):
+        return []
+    return [os.fspath(t)] if isinstance(t, (str, bytes, os.PathLike)) else [os.fspath(i) for i in t]
+
+
 def _filtered(count_fn, handle):
     L = lib()
     return {_str(L.es_filter_reason_name_at(i)): count_fn(handle, i)
@@ -303,9 +320,10 @@ class Plan(_Handle):
     metrics, loads, worker_loads, remainder(), reshard_info, write(outdir)."""
     _free = "es_plan_free"
 
-    def __init__(self, ptr, table, owns_table, world_size, workers, mode):
+    def __init__(self, ptr, table, owns_table, world_size, workers, mode, inputs=()):
         super().__init__(ptr)
         self.table, self._owns_table = table, owns_table
+        self._inputs = list(inputs)
         self.world_size, self.workers, self.mode = world_size, workers, mode
         table._pin()
         s = _ffi.PlanMetrics()
@@ -385,8 +403,9 @@ class Plan(_Handle):
 
     def write(self, outdir, inputs=None):
         """es_plan_write: OUTDIR with plan.json and the rank files (docs/PLAN.md);
-        inputs are the files the table came from (hashed into plan.json)."""
-        arr, n = _strings(inputs or [])
+        inputs are the files the table came from (hashed into plan.json); by
+        default the paths plan() loaded the table from, as the CLI records them."""
+        arr, n = _strings(self._inputs if inputs is None else inputs)
         with _Context() as ctx:
             ctx.check(lib().es_plan_write(ctx.ptr, self._p, _bytes(outdir), arr, n))
 
@@ -398,7 +417,8 @@ def plan(table, world_size, workers=1, mode="shard", **settings):
     s = _ffi.PlanSettings()
     lib().es_plan_defaults(byref(s))
     _apply(s, dict(settings, world_size=world_size, workers=workers, mode=mode))
-    table, owns = _table(table)
+    inputs = _paths(table)  # (a generator of paths is read once, here)
+    table, owns = _table(table if isinstance(table, CostTable) else inputs)
     out = c_void_p()
     try:
         with _Context() as ctx:
@@ -407,7 +427,7 @@ def plan(table, world_size, workers=1, mode="shard", **settings):
         if owns:
             table.close()
         raise
-    return Plan(out.value, table, owns, s.world_size, s.workers, mode)
+    return Plan(out.value, table, owns, s.world_size, s.workers, mode, inputs)
 
 
 # ---- simulate -------------------------------------------------------------------

@@ -166,8 +166,40 @@ class PlanTest(Base):
             self.assertEqual(rem, [l.split("\t")[0] for l in self.read(outdir, "remainder.tsv").splitlines()[1:]])
         self.assertEqual(p.metrics.remainder_utterances, len(rem))
         self.assertEqual(p.shards(0), [])
+        # written without inputs=: plan.json names the path the plan was loaded
+        # from, as the CLI's does, so the whole OUTDIR is the CLI's byte for byte
+        mine = os.path.join(self.tmp, "py-batch")
+        p.write(mine)
+        self.assertEqual(sorted(os.listdir(mine)), sorted(os.listdir(outdir)))
+        for name in os.listdir(outdir):
+            with open(os.path.join(mine, name), "rb") as a, open(os.path.join(outdir, name), "rb") as b:
+                self.assertEqual(a.read(), b.read(), name)
+        self.assertEqual([i["path"] for i in json.loads(self.read(mine, "plan.json"))["inputs"]], [path])
         p.close()
         p.close()  # twice is fine
+
+    def test_compressed_ahead_batch_plan_is_the_cli_outdir(self):
+        """CostTable.compress_ahead, as the CLI's batch mode does: costs.tsv.zst and
+        every other file the CLI's, byte for byte; a table closed while its
+        compression may still run is fine (es_cost_table_free waits for it)."""
+        _, path = self.costs()
+        outdir = os.path.join(self.tmp, "cli-batch")
+        cli("plan", "--world-size", "2", "--mode", "batch", "--min-length", "10", "-o", outdir, path)
+        with equishard.load([path]) as t:
+            t.compress_ahead()
+            t.compress_ahead()  # once is enough; again changes nothing
+            mine = os.path.join(self.tmp, "py-batch")
+            with equishard.plan(t, world_size=2, mode="batch", min_length=10) as p:
+                p.write(mine, inputs=[path])
+        for name in os.listdir(outdir):
+            with open(os.path.join(mine, name), "rb") as a, open(os.path.join(outdir, name), "rb") as b:
+                self.assertEqual(a.read(), b.read(), name)
+        equishard.load([path]).compress_ahead()  # dropped at once, thread or not
+        gc.collect()
+        closed = equishard.load([path])
+        closed.close()
+        with self.assertRaises(ValueError):
+            closed.compress_ahead()
 
     def test_table_outlives_its_plans(self):
         table = equishard.measure([SHARDS], root=CORPUS)
