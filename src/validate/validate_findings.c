@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/prefault.h"
 #include "validate/validate_findings.h"
 
 static const char *key_of(const es_vset *set, size_t i)
@@ -78,6 +79,7 @@ static int median_norm(es_context *ctx, const es_validate_settings *s, const es_
     double *norms = malloc((n ? n : 1) * sizeof *norms);
     if (!norms)
         return es_fail(ctx, ES_ERR_NOMEM, "validate: out of memory");
+    es_prefault_write(norms, n * sizeof *norms);
     size_t k = 0;
     for (size_t i = 0; i < n; i++) {
         double norm = sqrt(res[i].sumsq);
@@ -128,6 +130,7 @@ static int collect_candidates(const es_row_result *res, size_t n, cand **out, si
         free(shared);
         return -1;
     }
+    es_prefault_write(slot, cap * sizeof *slot);
     memset(slot, 0, cap * sizeof *slot);
     size_t count = 0;
     for (size_t i = 0; i < n; i++) {

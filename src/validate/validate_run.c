@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/prefault.h"
 #include "validate/validate_findings.h"
 
 static int check_matrix(es_context *ctx, const es_emb_matrix *m, const char *what)
@@ -59,6 +60,7 @@ static int group_rows(const int32_t *speaker, size_t n, size_t n_spk, uint32_t *
     *seg = calloc(n_spk + 2, sizeof **seg);
     if (!*order || !*seg)
         return -1;
+    es_prefault_write(*order, n * sizeof **order);
     size_t *start = *seg;
     for (size_t i = 0; i < n; i++)
         start[(speaker && speaker[i] >= 0 ? (size_t)speaker[i] : n_spk) + 1]++;
@@ -164,6 +166,10 @@ static int run_utt(es_context *ctx, const es_validate_settings *s, const es_vset
     st->n_finite = calloc(st->n_spk + 1, sizeof *st->n_finite);
     if (!st->utt_res || !st->mean || !st->n_finite)
         return es_fail(ctx, ES_ERR_NOMEM, "validate: out of memory");
+    /* 32 bytes a row written once: mapped in one call (core/prefault.h), not
+     * page by page as the backend's threads reach them */
+    es_prefault_write(st->utt_res, m->n * sizeof *st->utt_res);
+    es_prefault_write(st->mean, st->n_spk * m->dim * sizeof *st->mean); /* (calloc's zeros stay) */
     int rc = run_backend(ctx, s, m, sp ? sp->speaker : NULL, st->n_spk, dev, on_device,
                          st->utt_res, st->mean, st->n_finite);
     if (rc == ES_OK)

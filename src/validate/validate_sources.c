@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "core/grow.h"
+#include "core/prefault.h"
 #include "costs/cost_table.h"
 #include "validate/sources/emb_set.h"
 #include "validate/validate_result.h"
@@ -181,6 +182,7 @@ static int build_matrix(vs *v, const es_emb_set *set, int is_speaker, mat *out)
         out->owned = malloc((nd ? nd : 1) * sizeof *out->owned);
         if (!out->owned)
             return nomem(v);
+        es_prefault_write(out->owned, nd * sizeof *out->owned); /* (core/prefault.h) */
         for (size_t j = 0; j < k; j++)
             memcpy(out->owned + j * d, set->vals + set->off[out->src_row[j]], d * sizeof *out->owned);
         data = out->owned;
