@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "algo/radix_sort.h"
 #include "loader/batching.h"
 
 void es_sim_batches_release(es_sim_batches *b)
@@ -75,20 +76,28 @@ static int cmp_u64(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-/* Stable sort of each chunk by frames: the key carries the position in the chunk. */
+/* Stable sort of each chunk by frames: the key carries the position in the
+ * chunk, so keys are distinct and any sort gives the same order. A radix sort
+ * (algo/radix_sort.h) where it can have its scratch: qsort's call per
+ * comparison was 40 % of `simulate` at 10 M rows. */
 static void sort_chunks(uint32_t *order, size_t n, uint32_t size, const uint32_t *frames,
                         uint64_t *keys)
 {
+    uint64_t *tmp = malloc((n < size ? n : size) * sizeof *tmp + 1);
     for (size_t b = 0; b < n; b += size) {
         size_t m = n - b < size ? n - b : size;
         for (size_t i = 0; i < m; i++)
             keys[i] = (uint64_t)frames[order[b + i]] << 32 | (uint64_t)i;
-        qsort(keys, m, sizeof *keys, cmp_u64);
+        if (tmp)
+            es_radix_sort_u64(keys, m, tmp);
+        else
+            qsort(keys, m, sizeof *keys, cmp_u64);
         for (size_t i = 0; i < m; i++)
             keys[i] = order[b + (uint32_t)keys[i]];
         for (size_t i = 0; i < m; i++)
             order[b + i] = (uint32_t)keys[i];
     }
+    free(tmp);
 }
 
 static void apply_order(const es_sim_stream_rules *rules, const uint32_t *frames, size_t n,
