@@ -410,6 +410,13 @@ START_TEST(test_npy_variants)
     s = load_ok(case_path("v3_be.npy"), case_path("keys2.txt"), 0);
     ck_assert(s->vals[0] == 1 && s->vals[1] == 2 && s->vals[3] == 4);
     es_emb_set_free(s);
+    /* past the reader's 4 MiB reads: read into room taken at once */
+    s = load_ok(case_path("big_f4.npy"), case_path("keys_big.txt"), 0);
+    ck_assert(s->n == 11000 && s->len[10999] == 100 && s->off[10999] == 1099900);
+    for (size_t i = 0; i < 1100000; i += 997)
+        ck_assert_msg(s->vals[i] == (float)(i % 1000) / 4 - 100, "value %zu: %g", i, s->vals[i]);
+    ck_assert(s->vals[1099999] == 999.0f / 4 - 100);
+    es_emb_set_free(s);
     s = load_ok(case_path("vector.npy"), NULL, 0);
     ck_assert(s->n == 1 && s->len[0] == 5 && !strcmp(s->keys[0], "vector") && s->vals[4] == 5);
     es_emb_set_free(s);
@@ -438,6 +445,11 @@ START_TEST(test_npy_refused)
     ck_assert(strstr(m, "3-D"));
     m = load_fails(case_path("truncated.npy"), NULL, ES_ERR_FORMAT);
     ck_assert_msg(strstr(m, "truncated") && strstr(m, "3 x 4"), "%s", m);
+    /* a short file is read as it goes: 1048576 values in the first read, the
+     * rest of its 1098999.5 after (the last half value is no value) */
+    m = load_fails(case_path("big_truncated.npy"), NULL, ES_ERR_FORMAT);
+    ck_assert_msg(strstr(m, "truncated") && strstr(m, "11000 x 100") && strstr(m, "holds 1098999"),
+                  "%s", m);
     m = load_fails(case_path("v1_f4.npy"), NULL, ES_ERR_USAGE);
     ck_assert(strstr(m, "needs a key list"));
     char dup[4096];

@@ -131,6 +131,14 @@ def cases(d):
     write(d, 'object.npy', npy_bytes('|O', '(2,)', b'\x80\x02N.'))
     write(d, 'three_d.npy', npy_bytes('<f4', '(1, 2, 2)', struct.pack('<4f', 1, 2, 3, 4)))
     write(d, 'truncated.npy', npy_bytes('<f4', '(3, 4)', struct.pack('<12f', *f4))[:-5])
+    # Past the reader's 4 MiB read size: 11000 x 100 float32 (4.4 MB), value i at
+    # place i is (i % 1000) / 4 - 100 (exact in float32); whole, and cut inside
+    # the second 4 MiB so that the first read is full and the second short.
+    big = npy_bytes('<f4', '(11000, 100)', struct.pack('<1100000f', *((i % 1000) / 4 - 100 for i in range(1100000))))
+    write(d, 'big_f4.npy', big)
+    write(d, 'big_truncated.npy', big[:len(big) - 100 * 4 * 10 - 2])
+    with open(os.path.join(d, 'keys_big.txt'), 'w') as f:
+        f.write(''.join('b%d\n' % i for i in range(11000)))
     with open(os.path.join(d, 'keys3.txt'), 'w') as f:
         f.write('r0 extra fields ignored\n\nr1\n  r2  \n')
     with open(os.path.join(d, 'keys2.txt'), 'w') as f:
