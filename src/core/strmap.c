@@ -16,9 +16,9 @@ static es_strmap_slot *find(es_strmap_slot *slots, size_t cap, const char *key, 
     }
 }
 
-static int grow(es_strmap *m)
+/* Rehashes into cap slots (a power of two above the load limit). */
+static int rehash(es_strmap *m, size_t cap)
 {
-    size_t cap = m->cap ? m->cap * 2 : 64;
     es_strmap_slot *slots = calloc(cap, sizeof *slots);
     if (!slots)
         return -1;
@@ -31,21 +31,45 @@ static int grow(es_strmap *m)
     return 0;
 }
 
-int es_strmap_put(es_strmap *m, const char *key, size_t len, const void *value)
+static int grow(es_strmap *m) { return rehash(m, m->cap ? m->cap * 2 : 64); }
+
+int es_strmap_reserve(es_strmap *m, size_t n)
+{
+    size_t cap = m->cap ? m->cap : 64;
+    while (n > SIZE_MAX / 8 || n * 4 > cap * 3) {
+        if (cap > SIZE_MAX / 2 / sizeof(es_strmap_slot))
+            return -1;
+        cap *= 2;
+    }
+    return cap == m->cap ? 0 : rehash(m, cap);
+}
+
+es_strmap_slot *es_strmap_insert(es_strmap *m, const char *key, size_t len, int *existed)
 {
     if ((m->n + 1) * 4 > m->cap * 3 && grow(m) < 0)
-        return -1;
+        return NULL;
     uint64_t h = XXH3_64bits(key, len);
     es_strmap_slot *s = find(m->slots, m->cap, key, len, h);
+    *existed = s->key != NULL;
     if (!s->key) {
         char *copy = es_arena_strndup(&m->keys, key, len);
         if (!copy)
-            return -1;
+            return NULL;
         s->key = copy;
         s->key_len = len;
         s->hash = h;
+        s->value = NULL;
         m->n++;
     }
+    return s;
+}
+
+int es_strmap_put(es_strmap *m, const char *key, size_t len, const void *value)
+{
+    int existed;
+    es_strmap_slot *s = es_strmap_insert(m, key, len, &existed);
+    if (!s)
+        return -1;
     s->value = value;
     return 0;
 }

@@ -103,17 +103,24 @@ static int universe(vs *v)
     v->utts = malloc((n ? n : 1) * sizeof *v->utts);
     if (!v->utts)
         return nomem(v);
+    /* utt2spk names each utterance once (es_utt2spk_read refuses a second line) */
+    if (!v->table && v->src->utt2spk) {
+        memcpy(v->utts, v->u2s.utts, n * sizeof *v->utts);
+        v->n_utts = n;
+        return ES_OK;
+    }
     es_strmap seen = {0};
     for (size_t i = 0; i < n; i++) {
-        const char *k = v->table ? v->table->rows[i].key : v->src->utt2spk ? v->u2s.utts[i]
+        const char *k = v->table ? v->table->rows[i].key
                       : i < v->utt->n ? v->utt->keys[i] : v->utt->absent[i - v->utt->n];
-        if (es_strmap_get(&seen, k, strlen(k)))
-            continue; /* a list may name an utterance twice */
-        if (es_strmap_put(&seen, k, strlen(k), "")) {
+        int existed;
+        es_strmap_slot *slot = es_strmap_insert(&seen, k, strlen(k), &existed);
+        if (!slot) {
             es_strmap_release(&seen);
             return nomem(v);
         }
-        v->utts[v->n_utts++] = k;
+        if (!existed) /* a list may name an utterance twice */
+            v->utts[v->n_utts++] = k;
     }
     es_strmap_release(&seen);
     return ES_OK;

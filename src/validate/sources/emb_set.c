@@ -103,23 +103,33 @@ static int grow_entries(es_emb_set *s)
     return ES_OK;
 }
 
-int es_emb_set_add(es_context *ctx, es_emb_set *s, const char *key, size_t klen, size_t off,
-                   uint32_t len)
+int es_emb_set_try_add(es_emb_set *s, const char *key, size_t klen, size_t off, uint32_t len)
 {
-    if (es_strmap_get(&s->index, key, klen)) {
-        char k[128];
-        return es_fail(ctx, ES_ERR_FORMAT, "%s: key '%s' appears twice", s->name,
-                       es_printable(k, sizeof k, key, klen));
-    }
     if (s->n == s->cap && grow_entries(s) != ES_OK)
-        return es_fail(ctx, ES_ERR_NOMEM, "%s: out of memory", s->name);
-    if (es_strmap_put(&s->index, key, klen, (const void *)(uintptr_t)(s->n + 1)))
-        return es_fail(ctx, ES_ERR_NOMEM, "%s: out of memory", s->name);
-    s->keys[s->n] = es_strmap_get(&s->index, key, klen)->key;
+        return ES_ERR_NOMEM;
+    int existed;
+    es_strmap_slot *slot = es_strmap_insert(&s->index, key, klen, &existed);
+    if (!slot)
+        return ES_ERR_NOMEM;
+    if (existed)
+        return ES_ERR_FORMAT;
+    slot->value = (const void *)(uintptr_t)(s->n + 1);
+    s->keys[s->n] = slot->key;
     s->off[s->n] = off;
     s->len[s->n] = len;
     s->n++;
     return ES_OK;
+}
+
+int es_emb_set_add(es_context *ctx, es_emb_set *s, const char *key, size_t klen, size_t off,
+                   uint32_t len)
+{
+    int rc = es_emb_set_try_add(s, key, klen, off, len);
+    char k[128];
+    if (rc == ES_ERR_FORMAT)
+        return es_fail(ctx, ES_ERR_FORMAT, "%s: key '%s' appears twice", s->name,
+                       es_printable(k, sizeof k, key, klen));
+    return rc == ES_OK ? ES_OK : es_fail(ctx, ES_ERR_NOMEM, "%s: out of memory", s->name);
 }
 
 int es_emb_set_add_absent(es_emb_set *s, const char *key)

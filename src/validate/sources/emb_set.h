@@ -63,6 +63,9 @@ int es_emb_set_push(es_emb_set *s, float v);
 int es_emb_set_reserve(es_emb_set *s, size_t extra);
 int es_emb_set_add(es_context *ctx, es_emb_set *s, const char *key, size_t klen, size_t off,
                    uint32_t len);
+/* es_emb_set_add without a message: ES_ERR_FORMAT for a duplicate key (the set
+ * unchanged), ES_ERR_NOMEM, or ES_OK; for readers that name the line. */
+int es_emb_set_try_add(es_emb_set *s, const char *key, size_t klen, size_t off, uint32_t len);
 int es_emb_set_add_absent(es_emb_set *s, const char *key);
 
 /* Readers, each filling an empty set (sources/). */

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "core/grow.h"
 #include "core/line_reader.h"
@@ -63,17 +64,28 @@ static int on_key(es_context *ctx, const char *path, unsigned long lineno, const
         return es_fail(ctx, ES_ERR_FORMAT, "%s: line %lu: more keys than the %zu rows of %s", path,
                        lineno, k->n_rows, k->set->name);
     char shown[128];
-    if (es_strmap_get(&k->set->index, key, klen))
+    int rc = es_emb_set_try_add(k->set, key, klen, k->next * k->row_len, (uint32_t)k->row_len);
+    if (rc == ES_ERR_FORMAT)
         return es_fail(ctx, ES_ERR_FORMAT, "%s: line %lu: key '%s' appears twice", path, lineno,
                        es_printable(shown, sizeof shown, key, klen));
-    size_t row = k->next++;
-    return es_emb_set_add(ctx, k->set, key, klen, row * k->row_len, (uint32_t)k->row_len);
+    if (rc != ES_OK)
+        return es_fail(ctx, ES_ERR_NOMEM, "%s: out of memory", path);
+    k->next++;
+    return ES_OK;
 }
 
 int es_key_list_read(es_context *ctx, const char *path, es_emb_set *set, size_t n_rows,
                      size_t row_len)
 {
     keys_run k = {set, n_rows, row_len, 0};
+    /* one key a row: the index sized once, not rehashed as it grows (for no
+     * more keys than the file has room for: a key and its newline) */
+    struct stat st;
+    size_t expect = n_rows;
+    if (stat(path, &st) == 0 && (uint64_t)st.st_size / 2 < expect)
+        expect = (size_t)(st.st_size / 2);
+    if (es_strmap_reserve(&set->index, set->n + expect) != 0)
+        return es_fail(ctx, ES_ERR_NOMEM, "%s: out of memory", path);
     int rc = each_line(ctx, path, on_key, &k);
     if (rc == ES_OK && k.next != n_rows)
         rc = es_fail(ctx, ES_ERR_FORMAT, "%s: %zu keys for the %zu rows of %s", path, k.next, n_rows,
@@ -95,19 +107,22 @@ static int on_utt2spk(es_context *ctx, const char *path, unsigned long lineno, c
     if (!slen)
         return es_fail(ctx, ES_ERR_FORMAT, "%s: line %lu: utterance '%s' has no speaker", path,
                        lineno, es_printable(shown, sizeof shown, utt, ulen));
-    if (es_strmap_get(&u->map, utt, ulen))
-        return es_fail(ctx, ES_ERR_FORMAT, "%s: line %lu: utterance '%s' appears twice", path,
-                       lineno, es_printable(shown, sizeof shown, utt, ulen));
-    const char *s = es_arena_strndup(&u->strings, spk, slen);
-    if (!s || es_strmap_put(&u->map, utt, ulen, s))
-        return es_fail(ctx, ES_ERR_NOMEM, "%s: out of memory", path);
     if (u->n == u->cap) {
         void *p = u->utts;
         if (es_grow(&p, &u->cap, u->cap + 1, sizeof *u->utts, 256))
             return es_fail(ctx, ES_ERR_NOMEM, "%s: out of memory", path);
         u->utts = p;
     }
-    u->utts[u->n++] = es_strmap_get(&u->map, utt, ulen)->key;
+    int existed;
+    es_strmap_slot *slot = es_strmap_insert(&u->map, utt, ulen, &existed);
+    if (slot && existed)
+        return es_fail(ctx, ES_ERR_FORMAT, "%s: line %lu: utterance '%s' appears twice", path,
+                       lineno, es_printable(shown, sizeof shown, utt, ulen));
+    const char *s = slot ? es_arena_strndup(&u->strings, spk, slen) : NULL;
+    if (!s)
+        return es_fail(ctx, ES_ERR_NOMEM, "%s: out of memory", path);
+    slot->value = s;
+    u->utts[u->n++] = slot->key; /* (each once: a second line for it is refused above) */
     return ES_OK;
 }
 
