@@ -366,6 +366,32 @@ START_TEST(test_pickle_opcodes_refused)
 }
 END_TEST
 
+/* A run of BINFLOATs (an embedding's values, decoded in one loop) still names the
+ * byte of the one that fails: here the one that takes the stack past its 2^20
+ * entries (the dict and the list hold two of them), float k at byte 4 + 9k. */
+START_TEST(test_binfloat_run_errors_name_their_byte)
+{
+    size_t floats = (1u << 20) - 1, len = 4 + 9 * floats + 1;
+    unsigned char *p = malloc(len);
+    memcpy(p, "\x80\x02}]", 4);
+    for (size_t k = 0; k < floats; k++) {
+        unsigned char *f = p + 4 + 9 * k;
+        f[0] = 'G';
+        memcpy(f + 1, "\x3f\xf0\x00\x00\x00\x00\x00\x00", 8); /* 1.0, big-endian */
+    }
+    p[len - 1] = '.';
+    es_context *ctx = es_context_new();
+    es_emb_set *s = es_emb_set_new("run.pkl");
+    ck_assert_int_eq(es_torch_load_memory(ctx, "run.pkl", p, len, s), ES_ERR_UNSUPPORTED);
+    char want[64];
+    snprintf(want, sizeof want, "run.pkl: byte %zu: stack deeper than", (size_t)4 + 9 * ((1u << 20) - 2));
+    ck_assert_msg(!strncmp(es_errmsg(ctx), want, strlen(want)), "%s", es_errmsg(ctx));
+    es_emb_set_free(s);
+    es_context_free(ctx);
+    free(p);
+}
+END_TEST
+
 /* Every prefix of a real .pt fails cleanly (no crash, an error naming the file). */
 START_TEST(test_truncated_zip)
 {
@@ -502,6 +528,7 @@ int main(void)
     tcase_add_test(c, test_pickle_refused);
     tcase_add_test(c, test_pickle_opcodes_refused);
     tcase_add_test(c, test_truncated_zip);
+    tcase_add_test(c, test_binfloat_run_errors_name_their_byte);
     tcase_add_test(c, test_npy_variants);
     tcase_add_test(c, test_npy_refused);
     suite_add_tcase(s, c);
