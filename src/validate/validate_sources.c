@@ -23,6 +23,8 @@ typedef struct vs {
     es_strmap table_spk;   /* table key → speaker, when no utt2spk */
     const char **utts;     /* the utterances that should have embeddings, in order */
     size_t n_utts;
+    const char **spk_of_entry; /* utt set entry → its speaker, as missing() found it
+                                  (NULL: not looked up), for speaker_ids() */
     es_strmap speaker_id;  /* speaker → id + 1 */
     const char **speakers; /* by id */
     size_t n_speakers, cap_speakers;
@@ -131,12 +133,16 @@ static void missing(vs *v)
     /* Speakers that should have an embedding: those of the utterances. */
     es_strmap spk_seen = {0};
     size_t n_spk = 0;
+    if (v->utt && v->utt->n)
+        v->spk_of_entry = calloc(v->utt->n, sizeof *v->spk_of_entry); /* (NULL: looked up again) */
     for (size_t i = 0; i < v->n_utts; i++) {
         const char *u = v->utts[i];
         ptrdiff_t e = v->utt ? es_emb_set_find(v->utt, u) : -1;
         if (v->utt && e < 0)
             es_vresult_add(v->r, ES_CHECK_MISSING_UTT_EMB, 0, u, ES_NO_ROW, 0, NULL, ES_NO_ROW, i);
         const char *s = speaker_of(v, u, e);
+        if (e >= 0 && v->spk_of_entry)
+            v->spk_of_entry[e] = s;
         size_t sn = strlen(s);
         if (!sn || es_strmap_get(&spk_seen, s, sn))
             continue;
@@ -216,7 +222,9 @@ static int speaker_ids(vs *v, const mat *um, const mat *sm, int32_t **ids)
     if (!*ids)
         return nomem(v);
     for (size_t i = 0; i < um->m.n; i++) {
-        const char *s = speaker_of(v, um->keys[i], (ptrdiff_t)um->src_row[i]);
+        size_t e = um->src_row[i];
+        const char *s = v->spk_of_entry && v->spk_of_entry[e] ? v->spk_of_entry[e]
+                                                              : speaker_of(v, um->keys[i], (ptrdiff_t)e);
         if (speaker_id(v, s, &(*ids)[i]) != ES_OK)
             return ES_ERR_NOMEM;
     }
@@ -297,6 +305,7 @@ static void release(vs *v)
     es_strmap_release(&v->speaker_id);
     free(v->speakers);
     free(v->utts);
+    free(v->spk_of_entry);
 }
 
 int es_validate(es_context *ctx, const es_validate_settings *s, const es_emb_sources *src,

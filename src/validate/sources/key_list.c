@@ -129,6 +129,11 @@ static int on_utt2spk(es_context *ctx, const char *path, unsigned long lineno, c
 int es_utt2spk_read(es_context *ctx, const char *path, es_utt2spk *out)
 {
     memset(out, 0, sizeof *out);
+    /* sized for a line of 32 bytes ("utt spk\n" is usually 20-40): one
+     * rehash at most where lines are shorter, no great excess where longer */
+    struct stat st;
+    if (stat(path, &st) == 0 && es_strmap_reserve(&out->map, (size_t)(st.st_size / 32)) != 0)
+        return es_fail(ctx, ES_ERR_NOMEM, "%s: out of memory", path);
     int rc = each_line(ctx, path, on_utt2spk, out);
     if (rc != ES_OK)
         es_utt2spk_release(out);

@@ -188,7 +188,7 @@ static int read_f32_direct(es_context *ctx, const char *name, es_byte_stream *in
 {
     size_t done = 0;
     uint64_t left = in->size > in->consumed ? in->size - in->consumed : 0;
-    if (left / 4 >= total && es_emb_set_reserve(out, total) == ES_OK)
+    if (total && left / 4 >= total && es_emb_set_reserve(out, total) == ES_OK)
         es_advise_huge(out->vals + out->n_vals, total * sizeof *out->vals);
     while (done < total) {
         size_t k = total - done < DIRECT_CHUNK / 4 ? total - done : DIRECT_CHUNK / 4;
