@@ -270,6 +270,17 @@ START_TEST(test_pickle_shapes)
                   s->vals[s->off[i] + n + 2] == 1099511627776.0f);
     }
     es_emb_set_free(s);
+    /* a set that only counts (speech tokens): lengths and offsets, no values
+     * stored, nothing allocated for them (the unpickler's up-front room too) */
+    es_context *ctx = es_context_new();
+    s = es_emb_set_new("tokens.pt");
+    s->lengths_only = 1;
+    ck_assert_int_eq(es_torch_load(ctx, case_path("tokens.pt"), s), ES_OK);
+    ck_assert(s->n == 4 && s->vals == NULL);
+    for (size_t i = 0; i < 4; i++)
+        ck_assert_uint_eq(s->len[i], 3 * (i + 1) + 3);
+    es_emb_set_free(s);
+    es_context_free(ctx);
     s = load_ok(case_path("shared.pt"), NULL, 0); /* one list under two keys (BINGET) */
     ck_assert_uint_eq(s->n, 2);
     ck_assert(s->len[0] == 2 && s->len[1] == 2 && s->vals[s->off[1]] == 1.5f && s->vals[s->off[1] + 1] == 2.5f);

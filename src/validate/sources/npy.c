@@ -214,7 +214,7 @@ static int read_data(es_context *ctx, const char *name, es_byte_stream *in, cons
         return es_fail(ctx, ES_ERR_FORMAT, "%s: .npy shape (%zu, %zu) is too large", name, info->rows,
                        info->cols);
     size_t total = info->rows * info->cols, done = 0;
-    if (size == 4 && !big)
+    if (size == 4 && !big && !out->lengths_only) /* (a set that only counts: pushed) */
         return read_f32_direct(ctx, name, in, info, total, out);
     unsigned char *buf = malloc(CHUNK);
     if (!buf)

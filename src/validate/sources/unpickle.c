@@ -564,9 +564,11 @@ int es_unpickle_dict(es_context *ctx, const char *name, es_byte_stream *in, uint
      * (BINFLOAT), so a pickle of B bytes holds at most B / 9 of them (ints take
      * fewer and grow the array further, as before). Only where B is the
      * pickle's real size: a plain pickle, or a zip member no larger than the
-     * file (stored, as torch.save writes data.pkl). */
+     * file (stored, as torch.save writes data.pkl). Not for a set that only
+     * counts (speech tokens: vals stays NULL). */
     uint64_t bytes = in->size;
-    if (bytes >= 9 && (!file_size || bytes <= file_size) && bytes / 9 <= SIZE_MAX / sizeof *out->vals &&
+    if (!out->lengths_only && bytes >= 9 && (!file_size || bytes <= file_size) &&
+        bytes / 9 <= SIZE_MAX / sizeof *out->vals &&
         es_emb_set_reserve(out, (size_t)(bytes / 9)) == ES_OK)
         es_advise_huge(out->vals + out->n_vals, (size_t)(bytes / 9) * sizeof *out->vals);
     int rc = ES_OK, stop = 0;
