@@ -107,7 +107,8 @@ static int universe(vs *v)
         return nomem(v);
     /* utt2spk names each utterance once (es_utt2spk_read refuses a second line) */
     if (!v->table && v->src->utt2spk) {
-        memcpy(v->utts, v->u2s.utts, n * sizeof *v->utts);
+        if (n) /* (an empty utt2spk has no array) */
+            memcpy(v->utts, v->u2s.utts, n * sizeof *v->utts);
         v->n_utts = n;
         return ES_OK;
     }

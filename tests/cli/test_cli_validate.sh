@@ -54,6 +54,12 @@ expect_exit 1 "$BIN" validate -q --utt-emb $K/utt2embedding.pt --utt2spk $K/utt2
     --json "$WORK/cos.json"
 json "$WORK/cos.json" 'assert r["counts"]["far_from_centroid"] == 60' || fail "--min-cosine 0.9335"
 expect_exit 0 "$BIN" validate -q --utt-emb $K/utt2embedding.pt --utt2spk $K/utt2spk --min-cosine 0.8775
+# an empty utt2spk: no utterance expected, no speaker (and no undefined behaviour under UBSan)
+: > "$WORK/empty.utt2spk"
+expect_exit 0 "$BIN" validate -q --utt-emb $K/utt2embedding.pt --utt2spk "$WORK/empty.utt2spk" \
+    --json "$WORK/empty.json"
+json "$WORK/empty.json" 'assert r["summary"]["utterances"] == 0 and r["summary"]["speakers"] == 0' \
+    || fail "empty utt2spk"
 expect_exit 1 "$BIN" validate -q --utt-emb $K/utt2embedding.pt --dim 256
 grep -q 'wrong_dim *60' "$WORK/out" || fail "--dim 256: $(cat "$WORK/out")"
 
