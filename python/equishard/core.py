@@ -73,10 +73,17 @@ def _bytes(s):
     return None if s is None else (s if isinstance(s, bytes) else str(s).encode("utf-8", "surrogateescape"))
 
 
+def _path_list(items):
+    """A path or an iterable of paths as a list of str/bytes (read once)."""
+    if isinstance(items, (str, bytes, os.PathLike)):
+        return [os.fspath(items)]
+    return [os.fspath(i) for i in items]
+
+
 def _strings(items):
     """A C array of char* for a list of paths (the array keeps them alive)."""
-    items = [items] if isinstance(items, (str, bytes, os.PathLike)) else list(items)
-    arr = (c_char_p * max(len(items), 1))(*[_bytes(os.fspath(i)) for i in items])
+    items = _path_list(items)
+    arr = (c_char_p * max(len(items), 1))(*[_bytes(i) for i in items])
     return arr, len(items)
 
 
@@ -282,9 +289,7 @@ def _table(t):
 
 def _paths(t):
     """The paths a table is loaded from, as given (plan.json's "inputs"); [] for a CostTable."""
-    if isinstance(t, CostTable):
-        return []
-    return [os.fspath(t)] if isinstance(t, (str, bytes, os.PathLike)) else [os.fspath(i) for i in t]
+    return [] if isinstance(t, CostTable) else _path_list(t)
 
 
 def _filtered(count_fn, handle):

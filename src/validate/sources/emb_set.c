@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "core/grow.h"
+#include "core/prefault.h"
 #include "validate/sources/emb_set.h"
 
 const char *es_printable(char *out, size_t cap, const char *s, size_t n)
@@ -84,6 +85,12 @@ int es_emb_set_reserve(es_emb_set *s, size_t extra)
         return ES_ERR_NOMEM;
     s->vals = p;
     return ES_OK;
+}
+
+void es_emb_set_expect(es_emb_set *s, size_t n)
+{
+    if (n && !s->lengths_only && es_emb_set_reserve(s, n) == ES_OK)
+        es_advise_huge(s->vals + s->n_vals, n * sizeof *s->vals);
 }
 
 /* keys, off and len share s->cap: each grows from it, which moves last. */

@@ -61,6 +61,12 @@ ptrdiff_t es_emb_set_find(const es_emb_set *s, const char *key);
 int es_emb_set_push(es_emb_set *s, float v);
 /* Room for `extra` more values without reallocating (ES_ERR_NOMEM if not). */
 int es_emb_set_reserve(es_emb_set *s, size_t extra);
+/* Advice, for a reader that knows how many values are coming (at most n): their
+ * room taken at once, on huge pages (core/prefault.h), so the array is neither
+ * copied as it grows nor faulted in 4 KiB at a time. Does nothing for n == 0,
+ * for a set that only counts (vals stays NULL), or when memory is short (the
+ * values then grow the array as they come). */
+void es_emb_set_expect(es_emb_set *s, size_t n);
 int es_emb_set_add(es_context *ctx, es_emb_set *s, const char *key, size_t klen, size_t off,
                    uint32_t len);
 /* es_emb_set_add without a message: ES_ERR_FORMAT for a duplicate key (the set

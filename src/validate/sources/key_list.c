@@ -46,6 +46,13 @@ static int each_line(es_context *ctx, const char *path, line_fn fn, void *user)
     return rc;
 }
 
+/* The file's size in bytes, 0 when it cannot be had: for sizing maps. */
+static uint64_t file_bytes(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 && st.st_size > 0 ? (uint64_t)st.st_size : 0;
+}
+
 typedef struct keys_run {
     es_emb_set *set;
     size_t n_rows, row_len, next;
@@ -80,10 +87,8 @@ int es_key_list_read(es_context *ctx, const char *path, es_emb_set *set, size_t 
     keys_run k = {set, n_rows, row_len, 0};
     /* one key a row: the index sized once, not rehashed as it grows (for no
      * more keys than the file has room for: a key and its newline) */
-    struct stat st;
-    size_t expect = n_rows;
-    if (stat(path, &st) == 0 && (uint64_t)st.st_size / 2 < expect)
-        expect = (size_t)(st.st_size / 2);
+    uint64_t room = file_bytes(path) / 2;
+    size_t expect = room < n_rows ? (size_t)room : n_rows;
     if (es_strmap_reserve(&set->index, set->n + expect) != 0)
         return es_fail(ctx, ES_ERR_NOMEM, "%s: out of memory", path);
     int rc = each_line(ctx, path, on_key, &k);
@@ -115,13 +120,13 @@ static int on_utt2spk(es_context *ctx, const char *path, unsigned long lineno, c
     }
     int existed;
     es_strmap_slot *slot = es_strmap_insert(&u->map, utt, ulen, &existed);
-    if (slot && existed)
+    if (!slot)
+        return es_fail(ctx, ES_ERR_NOMEM, "%s: out of memory", path);
+    if (existed)
         return es_fail(ctx, ES_ERR_FORMAT, "%s: line %lu: utterance '%s' appears twice", path,
                        lineno, es_printable(shown, sizeof shown, utt, ulen));
-    const char *s = slot ? es_arena_strndup(&u->strings, spk, slen) : NULL;
-    if (!s)
+    if (!(slot->value = es_arena_strndup(&u->strings, spk, slen)))
         return es_fail(ctx, ES_ERR_NOMEM, "%s: out of memory", path);
-    slot->value = s;
     u->utts[u->n++] = slot->key; /* (each once: a second line for it is refused above) */
     return ES_OK;
 }
@@ -131,8 +136,7 @@ int es_utt2spk_read(es_context *ctx, const char *path, es_utt2spk *out)
     memset(out, 0, sizeof *out);
     /* sized for a line of 32 bytes ("utt spk\n" is usually 20-40): one
      * rehash at most where lines are shorter, no great excess where longer */
-    struct stat st;
-    if (stat(path, &st) == 0 && es_strmap_reserve(&out->map, (size_t)(st.st_size / 32)) != 0)
+    if (es_strmap_reserve(&out->map, (size_t)(file_bytes(path) / 32)) != 0)
         return es_fail(ctx, ES_ERR_NOMEM, "%s: out of memory", path);
     int rc = each_line(ctx, path, on_utt2spk, out);
     if (rc != ES_OK)

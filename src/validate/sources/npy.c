@@ -10,7 +10,6 @@
 #include <string.h>
 
 #include "core/file_stream.h"
-#include "core/prefault.h"
 #include "validate/emb_kernel.h"
 #include "validate/sources/emb_source.h"
 
@@ -177,10 +176,9 @@ static float element(const unsigned char *b, int size, int big)
 /* Little-endian float32, the common case (numpy's default '<f4'), is already
  * what the set holds: read straight into it, DIRECT_CHUNK bytes at a time (as
  * elsewhere here, the host is taken to be little-endian). When the file holds
- * all the header promises, the room for it is taken at once: grown by
- * doubling, a 1 GiB matrix was copied whole on the way (realloc), and on huge
- * pages (core/prefault.h) the read faults once per 2 MiB, not per 4 KiB. A
- * shorter file is read as it goes, to its "truncated" error. */
+ * all the header promises, the room for it is taken at once
+ * (es_emb_set_expect: grown by doubling, a 1 GiB matrix was copied whole on
+ * the way). A shorter file is read as it goes, to its "truncated" error. */
 enum { DIRECT_CHUNK = 4 << 20 };
 
 static int read_f32_direct(es_context *ctx, const char *name, es_byte_stream *in,
@@ -188,8 +186,8 @@ static int read_f32_direct(es_context *ctx, const char *name, es_byte_stream *in
 {
     size_t done = 0;
     uint64_t left = in->size > in->consumed ? in->size - in->consumed : 0;
-    if (total && left / 4 >= total && es_emb_set_reserve(out, total) == ES_OK)
-        es_advise_huge(out->vals + out->n_vals, total * sizeof *out->vals);
+    if (left / 4 >= total)
+        es_emb_set_expect(out, total);
     while (done < total) {
         size_t k = total - done < DIRECT_CHUNK / 4 ? total - done : DIRECT_CHUNK / 4;
         if (es_emb_set_reserve(out, k) != ES_OK)

@@ -31,7 +31,6 @@
 #include <string.h>
 
 #include "core/grow.h"
-#include "core/prefault.h"
 #include "core/strbuf.h"
 #include "validate/sources/emb_set.h"
 
@@ -559,18 +558,15 @@ int es_unpickle_dict(es_context *ctx, const char *name, es_byte_stream *in, uint
     u->in = in;
     u->file_size = file_size;
     u->out = out;
-    /* The values' room at once, on huge pages (core/prefault.h): page by page
-     * it was a tenth of a large file's load. A float takes 9 bytes of pickle
+    /* The values' room at once (es_emb_set_expect): page by page it was a
+     * tenth of a large file's load. A float takes 9 bytes of pickle
      * (BINFLOAT), so a pickle of B bytes holds at most B / 9 of them (ints take
      * fewer and grow the array further, as before). Only where B is the
      * pickle's real size: a plain pickle, or a zip member no larger than the
-     * file (stored, as torch.save writes data.pkl). Not for a set that only
-     * counts (speech tokens: vals stays NULL). */
+     * file (stored, as torch.save writes data.pkl). */
     uint64_t bytes = in->size;
-    if (!out->lengths_only && bytes >= 9 && (!file_size || bytes <= file_size) &&
-        bytes / 9 <= SIZE_MAX / sizeof *out->vals &&
-        es_emb_set_reserve(out, (size_t)(bytes / 9)) == ES_OK)
-        es_advise_huge(out->vals + out->n_vals, (size_t)(bytes / 9) * sizeof *out->vals);
+    if ((!file_size || bytes <= file_size) && bytes / 9 <= SIZE_MAX / sizeof *out->vals)
+        es_emb_set_expect(out, (size_t)(bytes / 9));
     int rc = ES_OK, stop = 0;
     while (rc == ES_OK && !stop)
         rc = step(u, &stop);
