@@ -44,6 +44,13 @@ class Base(unittest.TestCase):
         self.tmp = tempfile.mkdtemp(prefix="es-py-")
         self.addCleanup(shutil.rmtree, self.tmp)
 
+    def assert_same_files(self, mine, theirs):
+        """Both folders hold the same file names, each with the same bytes."""
+        self.assertEqual(sorted(os.listdir(mine)), sorted(os.listdir(theirs)))
+        for name in os.listdir(theirs):
+            with open(os.path.join(mine, name), "rb") as a, open(os.path.join(theirs, name), "rb") as b:
+                self.assertEqual(a.read(), b.read(), name)
+
     def costs(self):
         """The shard corpus measured by the binding, and the same table as a file."""
         table = equishard.measure([SHARDS], root=CORPUS)
@@ -170,10 +177,7 @@ class PlanTest(Base):
         # from, as the CLI's does, so the whole OUTDIR is the CLI's byte for byte
         mine = os.path.join(self.tmp, "py-batch")
         p.write(mine)
-        self.assertEqual(sorted(os.listdir(mine)), sorted(os.listdir(outdir)))
-        for name in os.listdir(outdir):
-            with open(os.path.join(mine, name), "rb") as a, open(os.path.join(outdir, name), "rb") as b:
-                self.assertEqual(a.read(), b.read(), name)
+        self.assert_same_files(mine, outdir)
         self.assertEqual([i["path"] for i in json.loads(self.read(mine, "plan.json"))["inputs"]], [path])
         p.close()
         p.close()  # twice is fine
@@ -191,9 +195,7 @@ class PlanTest(Base):
             mine = os.path.join(self.tmp, "py-batch")
             with equishard.plan(t, world_size=2, mode="batch", min_length=10) as p:
                 p.write(mine, inputs=[path])
-        for name in os.listdir(outdir):
-            with open(os.path.join(mine, name), "rb") as a, open(os.path.join(outdir, name), "rb") as b:
-                self.assertEqual(a.read(), b.read(), name)
+        self.assert_same_files(mine, outdir)
         equishard.load([path]).compress_ahead()  # dropped at once, thread or not
         gc.collect()
         closed = equishard.load([path])
