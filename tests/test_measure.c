@@ -303,6 +303,23 @@ static char *write_file(const char *dir, const char *name, const void *data, siz
     return path;
 }
 
+/* A Kaldi wav.scp naming a key twice is refused with its line (Kaldi's own
+ * validate_data_dir.sh refuses it too); the first line's key is what repeats. */
+START_TEST(kaldi_duplicate_wav_key)
+{
+    char *dir = make_temp_dir();
+    char *wav = write_file(dir, "wav.scp", "u1 /x/a.wav\nu2 /x/b.wav\nu1 /x/c.wav\n", 36);
+    char *text = write_file(dir, "text", "u1 a\nu2 b\n", 10);
+    char err[1024];
+    measure(dir, NULL, 1, 0, ES_ERR_FORMAT, err, sizeof err);
+    ck_assert_msg(strstr(err, "wav.scp: line 3: duplicate key u1"), "%s", err);
+    free(wav);
+    free(text);
+    free(dir);
+}
+END_TEST
+
+
 /* A shard cut in the middle of a member: one line naming the file, exit status
  * FORMAT; with skip, that shard is left out and the others are kept. */
 START_TEST(truncated_shard)
@@ -548,6 +565,7 @@ int main(void)
     tcase_add_test(tc, wenet_kaldi);
     tcase_add_test(tc, wenet_lists_with_real_audio);
     tcase_add_test(tc, kaldi_commands_are_unsupported);
+    tcase_add_test(tc, kaldi_duplicate_wav_key);
     tcase_add_test(tc, tar_without_audio_members);
     suite_add_tcase(s, tc);
     TCase *errors = tcase_create("errors");

@@ -103,10 +103,15 @@ static int on_wav(kaldi *k, const char *key, size_t klen, const char *rest, size
     const char *v = es_manifest_strdup(k->m, rest, rlen);
     if (!v)
         return nomem(k);
-    if (es_strmap_get(&k->wav, key, klen))
+    int existed;
+    es_strmap_slot *slot = es_strmap_insert(&k->wav, key, klen, &existed);
+    if (!slot)
+        return nomem(k);
+    if (existed)
         return es_fail(k->ctx, ES_ERR_FORMAT, "%s/wav.scp: line %lu: duplicate key %.*s", k->dir,
                        lineno, (int)klen, key);
-    return es_strmap_put(&k->wav, key, klen, v) ? nomem(k) : ES_OK;
+    slot->value = v;
+    return ES_OK;
 }
 
 static int on_text(kaldi *k, const char *key, size_t klen, const char *rest, size_t rlen,
