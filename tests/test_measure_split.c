@@ -148,6 +148,66 @@ START_TEST(split_equals_measure)
 }
 END_TEST
 
+/* What `mpirun equishard plan` does: every job is a merger. Each makes its
+ * part, then adds every other job's part while its own is still to be sent
+ * (es_measure_job_add_part must leave that part's bytes alone), and each
+ * finishes es_measure's table. */
+START_TEST(every_process_merges)
+{
+    inputs in;
+    all_formats(&in);
+    es_measure_settings s;
+    settings(&s, 0, 1);
+    char err[1024];
+    es_cost_table *whole = NULL;
+    ck_assert_int_eq(whole_measure(&s, &in, &whole, err, sizeof err), ES_OK);
+    size_t want_len, got_len;
+    char *want = table_text(whole, &want_len);
+    es_context *ctx = es_context_new();
+    for (uint32_t parts = 2; parts <= 4; parts++) {
+        es_measure_job *jobs[4] = {0};
+        const void *data[4];
+        size_t len[4];
+        char *copy[4];
+        for (uint32_t k = 0; k < parts; k++)
+            ck_assert_int_eq(es_measure_job_new(ctx, &s, in.v, in.n, &jobs[k]), ES_OK);
+        size_t n = es_measure_job_units(jobs[0]);
+        uint64_t *bytes = calloc(n + 1, sizeof *bytes);
+        uint32_t *owner = calloc(n + 1, sizeof *owner);
+        ck_assert_int_eq(es_measure_job_sizes(ctx, jobs[0], 0, n, bytes), ES_OK);
+        ck_assert_int_eq(es_measure_assign(ctx, bytes, n, parts, owner), ES_OK);
+        for (uint32_t k = 0; k < parts; k++) {
+            ck_assert_int_eq(es_measure_job_run(ctx, jobs[k], owner, k), ES_OK);
+            ck_assert_int_eq(es_measure_job_part(ctx, jobs[k], &data[k], &len[k]), ES_OK);
+            copy[k] = malloc(len[k]);
+            memcpy(copy[k], data[k], len[k]);
+        }
+        for (uint32_t k = 0; k < parts; k++)
+            for (uint32_t j = 0; j < parts; j++)
+                if (j != k)
+                    ck_assert_msg(es_measure_job_add_part(ctx, jobs[k], copy[j], len[j]) == ES_OK,
+                                  "%s", es_errmsg(ctx));
+        for (uint32_t k = 0; k < parts; k++) {
+            ck_assert_msg(memcmp(data[k], copy[k], len[k]) == 0, "job %u's part changed", k);
+            es_cost_table *t = NULL;
+            ck_assert_msg(es_measure_job_finish(ctx, jobs[k], &t) == ES_OK, "%s", es_errmsg(ctx));
+            char *got = table_text(t, &got_len);
+            ck_assert_uint_eq(got_len, want_len);
+            ck_assert_msg(memcmp(got, want, want_len) == 0, "%u parts: job %u differs", parts, k);
+            free(got);
+            es_cost_table_free(t);
+            es_measure_job_free(jobs[k]);
+            free(copy[k]);
+        }
+        free(bytes);
+        free(owner);
+    }
+    es_context_free(ctx);
+    free(want);
+    es_cost_table_free(whole);
+}
+END_TEST
+
 /* A list with a truncated shard and a missing one. */
 static void bad_list(inputs *in, char **dir_out)
 {
@@ -352,6 +412,7 @@ int main(void)
     TCase *tc = tcase_create("split");
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, split_equals_measure);
+    tcase_add_test(tc, every_process_merges);
     tcase_add_test(tc, split_skips_like_measure);
     tcase_add_test(tc, split_fails_like_measure);
     tcase_add_test(tc, assign_by_size);

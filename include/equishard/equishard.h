@@ -324,6 +324,9 @@ ES_API int es_load_inputs(es_context *ctx, const es_measure_settings *s,
  *   the merger:     es_measure_job_add_part for each received part, then
  *                   es_measure_job_finish → the table
  *
+ * (Several processes can each be a merger: `mpirun equishard plan` sends every
+ * part to every process, and each finishes the same table.)
+ *
  * The table equals what es_measure returns for the same inputs and settings: the
  * same rows in the same order, the same skips, and with ES_ON_ERROR_FAIL the same
  * error (that of the first failed unit in input order). es_measure itself is
@@ -366,7 +369,9 @@ ES_API int es_measure_job_run(es_context *ctx, es_measure_job *j, const uint32_t
 
 /* The results of the units this job has measured, as bytes to send to the
  * merging process (format: src/measure/measure_part.c; rows as cost-table TSV).
- * *data is owned by j and valid until the next call on j or es_measure_job_free. */
+ * *data is owned by j and valid until the next es_measure_job_part on j or
+ * es_measure_job_free (es_measure_job_add_part leaves it alone, so a process can
+ * send its own part while it adds the others'). */
 ES_API int es_measure_job_part(es_context *ctx, es_measure_job *j, const void **data,
                                size_t *len);
 

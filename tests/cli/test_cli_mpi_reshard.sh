@@ -51,6 +51,20 @@ before=$failures
     exit $((failures - before))) || failures=$((failures + 1))
 same_as_single batch -k 3 -w 2 --mode batch shards/shards.list raw.list
 same_as_single shard -k 2 -w 2 shards/shards.list shards-zst/shards.list
+# lists are measured across the ranks: text tokens (WeNet's CharTokenizer, the
+# units the corpus' upper-case letters) and speech tokens counted on each rank
+# for its share (batch mode writes them back in costs.tsv.zst); the speech-token
+# report comes once, from rank 0
+{ printf '<blank> 0\n<unk> 1\n'; for c in {A..Z}; do echo "$c $((2 + $(printf '%d' "'$c") - 65))"; done; } \
+    >"$WORK/units.txt"
+TOK=(--symbol-table "$WORK/units.txt" --speech-tokens kaldi/utt2speech_token.pt)
+same_as_single tokens -k 3 -w 2 --mode batch "${TOK[@]}" kaldi shards/shards.list raw.list
+[[ $(grep -c 'speech tokens from' "$WORK/err") == 1 ]] || fail "tokens: report $(grep -c 'speech tokens from' "$WORK/err") times"
+same_as_single reshard-tokens "${RS[@]}" "${TOK[@]}" shards/shards.list
+[[ $(grep -c 'speech tokens from' "$WORK/err") == 1 ]] || fail "reshard-tokens: report $(grep -c 'speech tokens from' "$WORK/err") times"
+# a cost table among the inputs: each rank that builds loads them whole
+"$BIN" measure -q -o "$WORK/gz-costs.tsv" shards-gz/shards.list || fail "measure shards-gz"
+same_as_single mixed -k 2 -w 2 --mode reshard shards/shards.list "$WORK/gz-costs.tsv" parquet/data.list
 
 # 2. failures a rank other than 0 meets. A previous OUTDIR stays as it was.
 "$BIN" plan -q "${RS[@]}" -o "$OUT" shards/shards.list >/dev/null || fail "previous OUTDIR"
@@ -59,12 +73,14 @@ intact() { # what
     diff -r "$WORK/prev" "$OUT" >/dev/null || fail "$1: the previous OUTDIR changed"
     compgen -G "$OUT.tmp.*" >/dev/null && fail "$1: a temporary folder was left: $(ls -d "$OUT".tmp.*)"
 }
-# rank1.sh: rank 1 runs the command with EXTRA appended (the others as given)
+# rank1.sh: rank 1 (or ODD_RANK) runs the command with EXTRA appended, in CWD1
+# when set (the others as given)
 cat >"$WORK/rank1.sh" <<'EOF'
 #!/bin/sh
 rank=${OMPI_COMM_WORLD_RANK:-${PMIX_RANK:-x}}
-[ -n "${CWD1:-}" ] && [ "$rank" = 1 ] && cd "$CWD1"
-if [ "$rank" = 1 ]; then "$@" $EXTRA; else "$@"; fi
+odd=${ODD_RANK:-1}
+[ -n "${CWD1:-}" ] && [ "$rank" = "$odd" ] && cd "$CWD1"
+if [ "$rank" = "$odd" ]; then "$@" $EXTRA; else "$@"; fi
 rc=$?
 echo "$rc" >"$RC_DIR/rc.$rank"
 exit "$rc"
@@ -74,8 +90,9 @@ mkdir "$WORK/rcs"
 on_rank1() { # NP EXTRA CWD1 command... : rank 1 differs; every rank's exit code kept
     local np=$1 extra=$2 cwd1=$3; shift 3
     rm -f "$WORK/rcs"/rc.*
-    RC_DIR=$WORK/rcs EXTRA=$extra CWD1=$cwd1 OMPI_MCA_orte_abort_on_non_zero_status=0 \
-        mpi "$np" -x RC_DIR -x EXTRA -x CWD1 -x OMPI_MCA_orte_abort_on_non_zero_status \
+    RC_DIR=$WORK/rcs EXTRA=$extra CWD1=$cwd1 ODD_RANK=${ODD_RANK:-1} \
+        OMPI_MCA_orte_abort_on_non_zero_status=0 \
+        mpi "$np" -x RC_DIR -x EXTRA -x CWD1 -x ODD_RANK -x OMPI_MCA_orte_abort_on_non_zero_status \
         "$WORK/rank1.sh" "$@"
 }
 all_exit() { # NP CODE what
@@ -117,6 +134,33 @@ cp "$WORK/costs.tsv" "$WORK/elsewhere/"
 all_exit 2 2 "folder not visible"
 es_lines | grep -q "is not visible here" || fail "folder not visible: $(cat "$WORK/err")"
 intact "folder not visible"
+
+# 2d. lists are measured once across the ranks, each rank its share, not whole
+#     on each. With two shards and -np 2, LPT deals the larger to rank 0 and the
+#     smaller to rank 1. A copy of the corpus (same sizes and times) whose smaller
+#     shard is damaged: the rank that measures it fails, the other never opens it.
+printf '%s\n' shards/shards_000000001.tar shards/shards_000000003.tar >"$WORK/two.list"
+mkdir -p "$WORK/damaged/shards"
+cp -p shards/shards_00000000[13].tar "$WORK/damaged/shards/"
+printf 'XXXX' | dd of="$WORK/damaged/shards/shards_000000003.tar" bs=1 seek=0 conv=notrunc status=none
+touch -r shards/shards_000000003.tar "$WORK/damaged/shards/shards_000000003.tar"
+for mode in batch reshard; do
+    rm -rf "$OUT"
+    "$BIN" plan -q -k 2 -w 1 --mode "$mode" -o "$OUT" "$WORK/two.list" >/dev/null || fail "two.list $mode"
+    mv "$OUT" "$WORK/two-$mode"
+    # rank 1 sees the damaged copy: it measures the smaller shard, so the run fails
+    # with its line, every rank exits 2 (also in batch mode, where only rank 0 writes)
+    LEAKCHECK=1 on_rank1 2 "" "$WORK/damaged" "$BIN" plan -q -k 2 -w 1 --mode "$mode" -o "$OUT" "$WORK/two.list"
+    all_exit 2 2 "$mode: rank 1 measures the smaller shard"
+    [[ $(es_lines | wc -l) == 1 ]] && es_lines | grep -q "shards_000000003.tar" \
+        || fail "$mode: rank 1's damaged shard: $(cat "$WORK/err")"
+    [[ -e $OUT ]] && fail "$mode: a failed run left OUTDIR"
+done
+# rank 0 sees the damaged copy: it measures only the larger shard, so in batch
+# mode (rank 1 reads no source afterwards) the plan is the one-process plan
+ODD_RANK=0 LEAKCHECK=1 on_rank1 2 "" "$WORK/damaged" "$BIN" plan -q -k 2 -w 1 --mode batch -o "$OUT" "$WORK/two.list"
+all_exit 2 0 "batch: rank 0 does not measure rank 1's shard"
+diff -r "$WORK/two-batch" "$OUT" >/dev/null || fail "batch, rank 0 damaged copy: OUTDIR differs"
 
 # 3. without a launcher MPI is never initialised (a setting that breaks MPI_Init)
 OMPI_MCA_pml=no_such_pml "$BIN" plan -q "${RS[@]}" -o "$WORK/plain" shards/shards.list \

@@ -19,6 +19,11 @@
 #              share; none is the disk's speed)
 #   SEED, REPEAT (rounds; the best per command is reported, default 3), NPS
 #              (process counts, default "1 2 3 4")
+#   INPUT      what plan is given: table (default; the cost table, measured
+#              beforehand and untimed) or list (data.list: the timed run
+#              measures the sources first, shared among the MPI processes)
+#   SOURCES    tar (default) or gzip (the sources gzip-compressed: measuring
+#              them decompresses every byte)
 #
 # The plan is 2 ranks x 1 worker x 12 shards a worker: 24 new shards, split
 # evenly over 1, 2, 3 and 4 processes. Each process runs one OpenMP thread.
@@ -31,6 +36,10 @@ SEED=${SEED:-1234}
 REPEAT=${REPEAT:-3}
 NPS=${NPS:-1 2 3 4}
 COMPRESS=${COMPRESS:-gzip}
+INPUT=${INPUT:-table}
+SOURCES=${SOURCES:-tar}
+[[ $INPUT == table || $INPUT == list ]] || { echo "INPUT: table or list" >&2; exit 2; }
+[[ $SOURCES == tar || $SOURCES == gzip ]] || { echo "SOURCES: tar or gzip" >&2; exit 2; }
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
 EQUISHARD=${EQUISHARD:-$ROOT/build/tools/equishard/equishard}
@@ -53,14 +62,18 @@ echo "mpi:     $("$MPIRUN" --version 2>&1 | head -1)"
 echo "load:    $(cut -d' ' -f1-3 /proc/loadavg) (other work on the machine)"
 echo
 
-CORPUS=$WORK/tar
-STAMP="$N_SHARDS $UTTS $SEED"
+CORPUS=$WORK/$SOURCES
+STAMP="$N_SHARDS $UTTS $SEED $SOURCES"
 if [[ -f $CORPUS/data.list && $(cat "$CORPUS/stamp" 2>/dev/null) == "$STAMP" ]]; then
     echo "== reusing $N_SHARDS shards x $UTTS utterances in $CORPUS"
 else
     echo "== generating $N_SHARDS shards x $UTTS utterances (seed $SEED)"
     rm -rf "$CORPUS"
     "$PY" "$HERE/gen_tar_shards.py" "$N_SHARDS" "$UTTS" "$CORPUS" --seed "$SEED"
+    if [[ $SOURCES == gzip ]]; then
+        gzip -n "$CORPUS"/*.tar
+        sed -i 's/\.tar$/.tar.gz/' "$CORPUS/data.list"
+    fi
     echo "$STAMP" >"$CORPUS/stamp"
 fi
 # the cost tables (untimed): all sources, and each control process's part
@@ -71,6 +84,8 @@ for np in $NPS; do
         "$EQUISHARD" measure -q -o "$p.tsv" "$p"
     done
 done
+# the input of each timed plan: a cost table, or the list it was measured from
+input() { [[ $INPUT == table ]] && echo "$1.tsv" || echo "$1"; }
 echo "size:    $(du -sh "$CORPUS" | cut -f1) of sources"
 echo
 
@@ -79,12 +94,13 @@ source "$HERE/bench_rounds.sh"
 # The commands: [0] one process without mpirun, then per N: mpirun -np N, and the
 # control, N plain processes on 1/N of the sources and shards each.
 PLAN="plan -q -k 2 -w 1 --mode reshard --compress $COMPRESS"
-CMDS=("$(q "$EQUISHARD") $PLAN --shards-per-worker 12 -o $(q "$WORK/one") $(q "$WORK/costs.tsv")")
+ALL=$([[ $INPUT == table ]] && echo "$WORK/costs.tsv" || echo "$CORPUS/data.list")
+CMDS=("$(q "$EQUISHARD") $PLAN --shards-per-worker 12 -o $(q "$WORK/one") $(q "$ALL")")
 for np in $NPS; do
-    CMDS+=("$(q "$MPIRUN") --oversubscribe -np $np $(q "$EQUISHARD") $PLAN --shards-per-worker 12 -o $(q "$WORK/np$np") $(q "$WORK/costs.tsv")")
+    CMDS+=("$(q "$MPIRUN") --oversubscribe -np $np $(q "$EQUISHARD") $PLAN --shards-per-worker 12 -o $(q "$WORK/np$np") $(q "$ALL")")
     cmd=""
     for p in "$WORK/part$np".??; do
-        cmd+="$(q "$EQUISHARD") $PLAN --shards-per-worker $((12 / np)) -o $(q "$p.out") $(q "$p.tsv") & "
+        cmd+="$(q "$EQUISHARD") $PLAN --shards-per-worker $((12 / np)) -o $(q "$p.out") $(q "$(input "$p")") & "
     done
     CMDS+=("${cmd}wait")
 done
@@ -117,7 +133,7 @@ echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo
 
 first=${NPS%% *}
-echo "== results: $N_SHARDS tar sources -> 24 $COMPRESS shards, OUTDIRs byte-identical (best of $REPEAT)"
+echo "== results: $N_SHARDS $SOURCES sources ($INPUT given) -> 24 $COMPRESS shards, OUTDIRs byte-identical (best of $REPEAT)"
 printf '| %-9s | %10s | %13s | %18s | %9s |\n' processes "mpirun (s)" "vs -np $first" \
     "control: plain (s)" "vs 1 plain"
 printf '|%s|%s|%s|%s|%s|\n' ----------- ------------ --------------- -------------------- -----------

@@ -164,12 +164,19 @@ int plan_build(es_context *ctx, plan_args *a, int quiet, int writes, const char 
     *plan = NULL;
     int rc = cli_load_inputs(ctx, &a->measure, quiet, a->list.speech_tokens, inputs, n_inputs,
                              table);
+    return rc == ES_OK ? plan_from_table(ctx, a, writes, *table, plan) : rc;
+}
+
+int plan_from_table(es_context *ctx, plan_args *a, int writes, es_cost_table *table,
+                    es_plan **plan)
+{
     a->plan.tokenizer = a->measure.tokenizer;
     /* batch mode writes the table back as costs.tsv.zst: the other core
      * compresses it while the plan is built (only where OUTDIR is written) */
-    if (rc == ES_OK && a->plan.mode == ES_PLAN_BATCH && writes)
-        rc = es_cost_table_compress_ahead(ctx, *table);
-    return rc == ES_OK ? es_plan_build(ctx, &a->plan, *table, plan) : rc;
+    int rc = ES_OK;
+    if (a->plan.mode == ES_PLAN_BATCH && writes)
+        rc = es_cost_table_compress_ahead(ctx, table);
+    return rc == ES_OK ? es_plan_build(ctx, &a->plan, table, plan) : rc;
 }
 
 int cmd_plan(int argc, char **argv)

@@ -20,6 +20,12 @@ typedef struct plan_args {
 int plan_build(es_context *ctx, plan_args *a, int quiet, int writes, const char *const *inputs,
                size_t n_inputs, es_cost_table **table, es_plan **plan);
 
+/* plan_build's second half, for a table already loaded (the MPI form measures
+ * lists across its ranks first): records the tokenizer, starts batch mode's
+ * compression when `writes`, builds the plan. */
+int plan_from_table(es_context *ctx, plan_args *a, int writes, es_cost_table *table,
+                    es_plan **plan);
+
 /* After OUTDIR is written: the summary on stdout, and the exit code
  * (EXIT_PROBLEMS when the imbalance exceeds --max-imbalance). */
 int plan_report(const es_plan *p, const plan_args *a);

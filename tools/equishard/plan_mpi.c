@@ -1,5 +1,11 @@
 /* `mpirun -np N equishard plan …` / `srun equishard plan …`.
  *
+ * Lists are measured once across the ranks, each rank measuring its share
+ * (cli_mpi_measure_job, as `mpirun equishard measure` does), rather than whole
+ * on every rank: the table reaches every rank that builds the plan. With a cost
+ * table among the inputs, each such rank loads the inputs whole (es_load_inputs
+ * joins tables and measured runs in argument order).
+ *
  * Reshard mode, where one node is the wall (every byte of the corpus read,
  * written and read back): every rank loads the same inputs and builds the same
  * plan (a pure function of them); rank 0 begins OUTDIR's temporary folder and
@@ -26,7 +32,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "mpi_util.h"
+#include "mpi_measure.h"
 #include "plan.h"
 
 typedef struct plan_run {
@@ -97,16 +103,67 @@ static int reshard(plan_run *r, const plan_args *a, const char *const *inputs, s
     return r->m.rank == 0 ? es_plan_write_finish(r->m.ctx, r->w, inputs, n_inputs) : ES_OK;
 }
 
+/* 1 when no input is a cost table: then es_load_inputs' table is es_measure's
+ * of all the inputs, which one measure job shared among the ranks gives. */
+static int only_lists(const char *const *inputs, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (es_is_cost_table(inputs[i]))
+            return 0;
+    return 1;
+}
+
+/* The lists measured across the ranks (each its share); the table reaches the
+ * ranks that build the plan (`builds`: every rank in reshard mode, rank 0 in
+ * the others), as cli_load_inputs gives it; rank 0 alone reports the inputs'
+ * warnings. Returns this rank's status (the measuring's is agreed already). */
+static int measure_shared(plan_run *r, plan_args *a, int builds, const char *const *inputs,
+                          size_t n_inputs)
+{
+    es_measure_settings *s = &a->measure;
+    int rc = cli_load_tokenizer(r->m.ctx, s);
+    /* progress: rank 0's own units, on rank 0's terminal */
+    cli_progress progress;
+    cli_progress_init(&progress, "measure (rank 0)", a->list.quiet || r->m.rank != 0);
+    s->progress = r->m.rank == 0 ? cli_progress_update : NULL;
+    s->progress_user = &progress;
+    es_measure_job *job = NULL;
+    if (rc == ES_OK)
+        rc = es_measure_job_new(r->m.ctx, s, inputs, n_inputs, &job);
+    if (!cli_mpi_agree(&r->m, rc))
+        cli_mpi_measure_job(&r->m, job, a->plan.mode == ES_PLAN_RESHARD);
+    cli_progress_end(&progress);
+    s->progress = NULL;
+    rc = r->m.status;
+    if (rc == ES_OK && builds)
+        rc = es_measure_job_finish(r->m.ctx, job, &r->table);
+    es_measure_job_free(job);
+    if (rc != ES_OK || !builds)
+        return rc;
+    if (r->m.rank == 0)
+        cli_report_table_problems(r->table);
+    const char *tokens = a->list.speech_tokens;
+    es_speech_token_stats st;
+    if (tokens && r->m.rank == 0)
+        return cli_set_speech_tokens(r->m.ctx, r->table, tokens);
+    return tokens ? es_cost_table_set_speech_tokens(r->m.ctx, r->table, tokens, &st) : ES_OK;
+}
+
 /* Returns this rank's status; the run's agreed failure, if any, is in r->m. */
 static int run(plan_run *r, plan_args *a, const char *const *inputs, size_t n_inputs)
 {
     if (!r->m.ctx) /* nothing to agree through: every rank says so */
         return cli_mpi_agree(&r->m, ES_ERR_NOMEM) ? r->m.status : ES_ERR_NOMEM;
     int reshard_mode = a->plan.mode == ES_PLAN_RESHARD;
-    int rc = ES_OK;
-    if (reshard_mode || r->m.rank == 0) /* rank 0 alone reports the inputs' warnings */
+    int builds = reshard_mode || r->m.rank == 0, rc = ES_OK;
+    if (only_lists(inputs, n_inputs)) {
+        rc = measure_shared(r, a, builds, inputs, n_inputs);
+        if (rc == ES_OK && builds)
+            rc = plan_from_table(r->m.ctx, a, r->m.rank == 0, r->table, &r->plan);
+    } else if (builds) {
         rc = plan_build(r->m.ctx, a, a->list.quiet || r->m.rank != 0, r->m.rank == 0, inputs,
                         n_inputs, &r->table, &r->plan);
+    }
     if (cli_mpi_agree(&r->m, rc))
         return r->m.status;
     if (reshard_mode)

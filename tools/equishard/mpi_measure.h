@@ -1,0 +1,20 @@
+/* One measure job's units shared out among MPI ranks: what `mpirun equishard
+ * measure` does, and what `mpirun equishard plan` does with lists, so that a
+ * corpus is measured once across the ranks rather than whole on every rank. */
+#ifndef ES_CLI_MPI_MEASURE_H
+#define ES_CLI_MPI_MEASURE_H
+
+#include "mpi_util.h"
+
+/* Collective; every rank passes a job made from the same inputs and settings.
+ * The units are checked to be the same on every rank, dealt by size with the
+ * same LPT everywhere (es_measure_assign, so no assignment travels) and each
+ * rank measures its share with OpenMP; then the other ranks' results are added
+ * to the job on rank 0 (to_all = 0) or on every rank (to_all = 1), where
+ * es_measure_job_finish gives the table es_measure would. A unit that fails to
+ * measure is not a failure here: it travels with the results, and finish
+ * reports it as the one-process run does. Returns ES_OK, or the run's agreed
+ * failure (status and message in m, on every rank). */
+int cli_mpi_measure_job(cli_mpi *m, es_measure_job *job, int to_all);
+
+#endif
