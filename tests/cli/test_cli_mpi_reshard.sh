@@ -62,9 +62,12 @@ same_as_single tokens -k 3 -w 2 --mode batch "${TOK[@]}" kaldi shards/shards.lis
 [[ $(grep -c 'speech tokens from' "$WORK/err") == 1 ]] || fail "tokens: report $(grep -c 'speech tokens from' "$WORK/err") times"
 same_as_single reshard-tokens "${RS[@]}" "${TOK[@]}" shards/shards.list
 [[ $(grep -c 'speech tokens from' "$WORK/err") == 1 ]] || fail "reshard-tokens: report $(grep -c 'speech tokens from' "$WORK/err") times"
-# a cost table among the inputs: each rank that builds loads them whole
+# a cost table among the inputs: each rank that builds loads them whole (the
+# speech-token report still once)
 "$BIN" measure -q -o "$WORK/gz-costs.tsv" shards-gz/shards.list || fail "measure shards-gz"
-same_as_single mixed -k 2 -w 2 --mode reshard shards/shards.list "$WORK/gz-costs.tsv" parquet/data.list
+same_as_single mixed -k 2 -w 2 --mode reshard --speech-tokens kaldi/utt2speech_token.pt \
+    shards/shards.list "$WORK/gz-costs.tsv"
+[[ $(grep -c 'speech tokens from' "$WORK/err") == 1 ]] || fail "mixed: report $(grep -c 'speech tokens from' "$WORK/err") times"
 
 # 2. failures a rank other than 0 meets. A previous OUTDIR stays as it was.
 "$BIN" plan -q "${RS[@]}" -o "$OUT" shards/shards.list >/dev/null || fail "previous OUTDIR"

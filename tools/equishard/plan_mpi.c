@@ -113,10 +113,23 @@ static int only_lists(const char *const *inputs, size_t n)
     return 1;
 }
 
+/* What cli_load_inputs adds to the loaded table, on a rank that builds: rank 0
+ * reports the inputs' warnings and the speech tokens it set, the others set
+ * them silently (one report, not one a rank). */
+static int table_loaded(plan_run *r, const plan_args *a)
+{
+    if (r->m.rank == 0)
+        cli_report_table_problems(r->table);
+    const char *tokens = a->list.speech_tokens;
+    es_speech_token_stats st;
+    if (tokens && r->m.rank == 0)
+        return cli_set_speech_tokens(r->m.ctx, r->table, tokens);
+    return tokens ? es_cost_table_set_speech_tokens(r->m.ctx, r->table, tokens, &st) : ES_OK;
+}
+
 /* The lists measured across the ranks (each its share); the table reaches the
  * ranks that build the plan (`builds`: every rank in reshard mode, rank 0 in
- * the others), as cli_load_inputs gives it; rank 0 alone reports the inputs'
- * warnings. Returns this rank's status (the measuring's is agreed already). */
+ * the others). Returns this rank's status (the measuring's is agreed already). */
 static int measure_shared(plan_run *r, plan_args *a, int builds, const char *const *inputs,
                           size_t n_inputs)
 {
@@ -138,15 +151,7 @@ static int measure_shared(plan_run *r, plan_args *a, int builds, const char *con
     if (rc == ES_OK && builds)
         rc = es_measure_job_finish(r->m.ctx, job, &r->table);
     es_measure_job_free(job);
-    if (rc != ES_OK || !builds)
-        return rc;
-    if (r->m.rank == 0)
-        cli_report_table_problems(r->table);
-    const char *tokens = a->list.speech_tokens;
-    es_speech_token_stats st;
-    if (tokens && r->m.rank == 0)
-        return cli_set_speech_tokens(r->m.ctx, r->table, tokens);
-    return tokens ? es_cost_table_set_speech_tokens(r->m.ctx, r->table, tokens, &st) : ES_OK;
+    return rc == ES_OK && builds ? table_loaded(r, a) : rc;
 }
 
 /* Returns this rank's status; the run's agreed failure, if any, is in r->m. */
@@ -158,12 +163,14 @@ static int run(plan_run *r, plan_args *a, const char *const *inputs, size_t n_in
     int builds = reshard_mode || r->m.rank == 0, rc = ES_OK;
     if (only_lists(inputs, n_inputs)) {
         rc = measure_shared(r, a, builds, inputs, n_inputs);
-        if (rc == ES_OK && builds)
-            rc = plan_from_table(r->m.ctx, a, r->m.rank == 0, r->table, &r->plan);
-    } else if (builds) {
-        rc = plan_build(r->m.ctx, a, a->list.quiet || r->m.rank != 0, r->m.rank == 0, inputs,
-                        n_inputs, &r->table, &r->plan);
+    } else if (builds) { /* a cost table among them: each loads them whole */
+        rc = cli_measure_inputs(r->m.ctx, &a->measure, a->list.quiet || r->m.rank != 0, inputs,
+                                n_inputs, &r->table);
+        if (rc == ES_OK)
+            rc = table_loaded(r, a);
     }
+    if (rc == ES_OK && builds)
+        rc = plan_from_table(r->m.ctx, a, r->m.rank == 0, r->table, &r->plan);
     if (cli_mpi_agree(&r->m, rc))
         return r->m.status;
     if (reshard_mode)
