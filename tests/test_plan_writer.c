@@ -6,6 +6,7 @@
  * The digest tells plans apart. (The MPI command over this API:
  * tests/cli/test_cli_mpi_reshard.sh.) */
 #include <dirent.h>
+#include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -152,6 +153,108 @@ START_TEST(parquet_staged_equals_one_call)
 }
 END_TEST
 
+/* Files in dir whose name holds `part` (dot files too). */
+static int files_named(const char *dir, const char *part)
+{
+    DIR *d = opendir(dir);
+    ck_assert_ptr_nonnull(d);
+    struct dirent *e;
+    int n = 0;
+    while ((e = readdir(d)))
+        n += strstr(e->d_name, part) != NULL;
+    closedir(d);
+    return n;
+}
+
+/* Compressed sources decompressed by two writers, each its share
+ * (es_plan_write_expand_sources); then both read the plain copies, with the
+ * sources themselves gone: es_plan_write's OUTDIR, and no copy left in it. */
+START_TEST(expanded_sources_equal_one_call)
+{
+    static const char *const names[] = {"shards_000000000.tar.gz", "shards_000000001.tar.gz",
+                                        "shards_000000002.tar.gz", "shards_000000003.tar.gz"};
+    char dir[4400], path[4600], list[512] = "";
+    snprintf(dir, sizeof dir, "%s/gz", test_dir());
+    ck_assert_int_eq(mkdir(dir, 0777), 0);
+    for (int i = 0; i < 4; i++) {
+        char src[4400];
+        snprintf(src, sizeof src, "%s/shards-gz/%s", fixture_path("corpus_a"), names[i]);
+        size_t len;
+        unsigned char *bytes = read_whole_file(src, &len);
+        ck_assert_ptr_nonnull(bytes);
+        snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+        FILE *fp = fopen(path, "wb");
+        ck_assert_uint_eq(fwrite(bytes, 1, len, fp), len);
+        fclose(fp);
+        free(bytes);
+        strcat(strcat(list, names[i]), "\n");
+    }
+    snprintf(path, sizeof path, "%s/shards.list", dir);
+    FILE *fp = fopen(path, "wb");
+    fputs(list, fp);
+    fclose(fp);
+
+    es_context *ctx = es_context_new();
+    es_measure_settings ms;
+    es_measure_defaults(&ms);
+    ms.root = dir;
+    const char *in = path;
+    es_cost_table *t = NULL;
+    ck_assert_msg(es_measure(ctx, &ms, &in, 1, &t) == ES_OK, "%s", es_errmsg(ctx));
+    es_plan_settings s;
+    es_plan_defaults(&s);
+    s.world_size = 2;
+    s.workers = 2;
+    s.mode = ES_PLAN_RESHARD;
+    s.shards_per_worker = 3;
+    s.root = dir;
+    s.model.min_length = 0;
+    s.model.token_max_length = 100000;
+    es_plan *p = NULL;
+    ck_assert_msg(es_plan_build(ctx, &s, t, &p) == ES_OK, "%s", es_errmsg(ctx));
+    char out[4400], ref[4400];
+    snprintf(out, sizeof out, "%s/out", test_dir());
+    snprintf(ref, sizeof ref, "%s/ref", test_dir());
+    ck_assert_msg(es_plan_write(ctx, p, out, NULL, 0) == ES_OK, "%s", es_errmsg(ctx));
+    ck_assert_int_eq(rename(out, ref), 0);
+
+    es_plan_writer *owner, *joiner;
+    ck_assert_int_eq(es_plan_write_begin(ctx, p, out, NULL, &owner), ES_OK);
+    const char *folder = es_plan_writer_folder(owner);
+    ck_assert_int_eq(es_plan_write_begin(ctx, p, out, folder, &joiner), ES_OK);
+    ck_assert_msg(es_plan_write_expand_sources(ctx, owner, 0, 2) == ES_OK, "%s", es_errmsg(ctx));
+    ck_assert_int_eq(files_named(folder, ".source-"), 2); /* LPT: two sources a part */
+    ck_assert_msg(es_plan_write_expand_sources(ctx, joiner, 1, 2) == ES_OK, "%s",
+                  es_errmsg(ctx));
+    ck_assert_int_eq(files_named(folder, ".source-"), 4);
+    for (int i = 0; i < 4; i++) { /* a plain tar: ustar's magic in the first header */
+        snprintf(path, sizeof path, "%s/.source-%09d.tar", folder, i);
+        size_t len;
+        unsigned char *bytes = read_whole_file(path, &len);
+        ck_assert_msg(bytes && len > 512 && memcmp(bytes + 257, "ustar", 5) == 0, "%s", path);
+        free(bytes);
+    }
+    ck_assert_int_eq(es_plan_write_use_copies(ctx, owner), ES_OK);
+    ck_assert_int_eq(es_plan_write_use_copies(ctx, joiner), ES_OK);
+    for (int i = 0; i < 4; i++) { /* from here on only the copies can be read */
+        snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+        ck_assert_int_eq(unlink(path), 0);
+    }
+    uint32_t n = shards_of(p);
+    ck_assert_msg(es_plan_write_shards(ctx, joiner, n / 2, n) == ES_OK, "%s", es_errmsg(ctx));
+    ck_assert_msg(es_plan_write_shards(ctx, owner, 0, n / 2) == ES_OK, "%s", es_errmsg(ctx));
+    es_plan_writer_free(joiner);
+    ck_assert_msg(es_plan_write_finish(ctx, owner, NULL, 0) == ES_OK, "%s", es_errmsg(ctx));
+    es_plan_writer_free(owner);
+    assert_same_folder(ref, out);
+    ck_assert_int_eq(files_named(out, ".source-"), 0);
+    ck_assert_int_eq(temp_folders_in(test_dir()), 0);
+    es_plan_free(p);
+    es_cost_table_free(t);
+    es_context_free(ctx);
+}
+END_TEST
+
 /* Finishing with a shard missing fails; the previous OUTDIR is untouched. */
 START_TEST(finish_needs_every_shard)
 {
@@ -207,6 +310,8 @@ START_TEST(misuse_is_refused)
     ck_assert_uint_ne(es_plan_writer_digest(w), es_plan_writer_digest(y));
     ck_assert_int_eq(es_plan_write_shards(ctx, w, 0, shards_of(p) + 1), ES_ERR_USAGE);
     ck_assert_int_eq(es_plan_write_shards(ctx, w, 2, 1), ES_ERR_USAGE);
+    ck_assert_int_eq(es_plan_write_expand_sources(ctx, w, 1, 1), ES_ERR_USAGE);
+    ck_assert_int_eq(es_plan_write_use_copies(ctx, NULL), ES_ERR_USAGE);
     es_plan_writer_free(y);
     es_plan_writer_free(x);
     es_plan_writer_free(w);
@@ -221,6 +326,7 @@ START_TEST(misuse_is_refused)
     ck_assert_int_eq(es_plan_build(ctx, &s, t, &b), ES_OK);
     ck_assert_int_eq(es_plan_write_begin(ctx, b, out, NULL, &w), ES_OK);
     ck_assert_int_eq(es_plan_write_shards(ctx, w, 0, 0), ES_ERR_USAGE);
+    ck_assert_int_eq(es_plan_write_expand_sources(ctx, w, 0, 1), ES_ERR_USAGE);
     ck_assert_int_eq(es_plan_write_finish(ctx, w, NULL, 0), ES_OK);
     es_plan_writer_free(w);
     ck_assert_int_eq(access(test_path("out/plan.json"), F_OK), 0);
@@ -240,6 +346,7 @@ int main(void)
     tcase_add_temp_dir(tc);
     tcase_add_test(tc, tar_staged_equals_one_call);
     tcase_add_test(tc, parquet_staged_equals_one_call);
+    tcase_add_test(tc, expanded_sources_equal_one_call);
     tcase_add_test(tc, finish_needs_every_shard);
     tcase_add_test(tc, misuse_is_refused);
     suite_add_tcase(s, tc);

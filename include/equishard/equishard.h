@@ -783,6 +783,21 @@ ES_API const char *es_plan_writer_folder(const es_plan_writer *w);
  * `shards` is N), each read back and checked, and on disk (fsync) when it
  * returns ES_OK. */
 ES_API int es_plan_write_shards(es_context *ctx, es_plan_writer *w, uint32_t first, uint32_t end);
+/* Reshard of compressed tar sources (.tar.gz, .tar.zst, …) by several
+ * processes, optional, before es_plan_write_shards: each process reads every
+ * source that feeds one of its shards, nearly every source, so each would
+ * decompress the whole corpus. expand_sources decompresses the compressed
+ * sources dealt to `part` of `parts` (by size, largest first to the least
+ * loaded part: the same deal in every process) into plain tar copies in the
+ * temporary folder; when every part has returned ES_OK, use_copies makes this
+ * writer read the copies it finds there (a source whose copy is not visible
+ * is read compressed: the same bytes). The copies take the sources'
+ * uncompressed size on OUTDIR's file system until es_plan_write_finish removes
+ * them (an abandoned folder goes with them). Plain tar and parquet sources are
+ * read in place. The files written are the same either way. */
+ES_API int es_plan_write_expand_sources(es_context *ctx, es_plan_writer *w, uint32_t part,
+                                        uint32_t parts);
+ES_API int es_plan_write_use_copies(es_context *ctx, es_plan_writer *w);
 /* The owner only, after every process's shards were written: the rest of
  * OUTDIR (reshard: ES_ERR_USAGE if a new shard is missing), then the commit.
  * On failure the temporary folder is removed. */

@@ -65,12 +65,19 @@ ES_API const char *es_plan_writer_folder(const es_plan_writer *w)
     return w && w->open ? w->d.temp_path : NULL;
 }
 
+/* An open reshard writer, else ES_ERR_USAGE naming the call. */
+static int reshard_writer(es_context *ctx, const es_plan_writer *w, const char *call)
+{
+    if (!w || !w->open || !w->job)
+        return es_fail(ctx, ES_ERR_USAGE, "%s: a reshard plan's open writer is required", call);
+    return ES_OK;
+}
+
 ES_API int es_plan_write_shards(es_context *ctx, es_plan_writer *w, uint32_t first, uint32_t end)
 {
     es_clear_error(ctx);
-    if (!w || !w->open || !w->job)
-        return es_fail(ctx, ES_ERR_USAGE, "es_plan_write_shards: a reshard plan's open writer "
-                       "is required");
+    if (reshard_writer(ctx, w, "es_plan_write_shards") != ES_OK)
+        return ES_ERR_USAGE;
     uint32_t N = w->p->reshard->n_shards;
     if (first > end || end > N)
         return es_fail(ctx, ES_ERR_USAGE, "es_plan_write_shards: shards [%u, %u) of %u", first,
@@ -78,6 +85,24 @@ ES_API int es_plan_write_shards(es_context *ctx, es_plan_writer *w, uint32_t fir
     int rc = es_reshard_copy(ctx, w->job, first, end);
     /* on disk before the process reports them written (another may commit) */
     return rc == ES_OK ? es_outdir_sync(ctx, &w->d) : rc;
+}
+
+ES_API int es_plan_write_expand_sources(es_context *ctx, es_plan_writer *w, uint32_t part,
+                                        uint32_t parts)
+{
+    es_clear_error(ctx);
+    int rc = reshard_writer(ctx, w, "es_plan_write_expand_sources");
+    if (rc == ES_OK && part >= parts)
+        rc = es_fail(ctx, ES_ERR_USAGE, "es_plan_write_expand_sources: part %u of %u", part,
+                     parts);
+    return rc == ES_OK ? es_reshard_expand(ctx, w->job, part, parts) : rc;
+}
+
+ES_API int es_plan_write_use_copies(es_context *ctx, es_plan_writer *w)
+{
+    es_clear_error(ctx);
+    int rc = reshard_writer(ctx, w, "es_plan_write_use_copies");
+    return rc == ES_OK ? es_reshard_use_copies(ctx, w->job) : rc;
 }
 
 /* Reshard: every new shard is in the folder, whichever process wrote it. */
@@ -107,6 +132,8 @@ ES_API int es_plan_write_finish(es_context *ctx, es_plan_writer *w, const char *
     int rc = p->s.mode == ES_PLAN_BATCH     ? es_write_batch_mode(ctx, d, p)
              : p->s.mode == ES_PLAN_RESHARD ? check_all_shards(ctx, w)
                                             : es_write_shard_mode(ctx, d, p);
+    if (p->s.mode == ES_PLAN_RESHARD) /* OUTDIR holds the outputs only */
+        es_reshard_remove_copies(w->job);
     if (rc == ES_OK)
         rc = p->s.mode == ES_PLAN_RESHARD ? es_reshard_finish(ctx, w->job)
                                           : es_write_unreadable(ctx, d, p);

@@ -281,7 +281,7 @@ static int stream_members(es_context *ctx, copy_run *run, struct archive *in,
         uint64_t size = archive_entry_size_is_set(e) ? (uint64_t)archive_entry_size(e) : 0;
         if (rc == ES_OK && wanted && target) {
             es_tar_link link;
-            rc = es_tar_link_open(ctx, &link, s->path, name, target, headers - 1);
+            rc = es_tar_link_open(ctx, &link, copy_source_read_path(s), name, target, headers - 1);
             size = link.size;
             if (rc == ES_OK)
                 rc = copy_member(ctx, run, link.a, name, size, kind == ES_MEMBER_TEXT, s, a, b);
@@ -319,7 +319,7 @@ static int copy_source_shard(es_context *ctx, copy_run *run, const copy_source *
     archive_read_support_filter_all(in);
     archive_read_support_format_tar(in);
     es_shard_file file;
-    int rc = es_shard_file_open(in, &file, s->path) == ARCHIVE_OK
+    int rc = es_shard_file_open(in, &file, copy_source_read_path(s)) == ARCHIVE_OK
                  ? stream_members(ctx, run, in, s)
                  : source_error(ctx, in, s, NULL);
     archive_read_free(in);

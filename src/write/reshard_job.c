@@ -44,7 +44,7 @@ static int collect(es_context *ctx, reshard_job *job)
         char buf[4096];
         const char *path = es_resolve_path(p->s.root, shard, buf, sizeof buf);
         copy_source *s = &job->sources[job->n_sources];
-        *s = (copy_source){shard, strdup(path), 0, 0};
+        *s = (copy_source){.shard = shard, .path = strdup(path)};
         if (!s->path || es_strmap_put(&seen, shard, strlen(shard),
                                       (const void *)(uintptr_t)(job->n_sources + 1)))
             rc = es_fail(ctx, ES_ERR_NOMEM, "out of memory");
@@ -222,8 +222,10 @@ void es_reshard_job_free(reshard_job *job)
 {
     if (!job)
         return;
-    for (size_t i = 0; i < job->n_sources; i++)
+    for (size_t i = 0; i < job->n_sources; i++) {
         free(job->sources[i].path);
+        free(job->sources[i].copy);
+    }
     free(job->sources);
     free(job->items);
     free(job);

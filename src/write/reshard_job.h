@@ -23,9 +23,17 @@ typedef struct copy_item {
 
 typedef struct copy_source {
     const char *shard; /* as the table names it */
-    char *path;        /* resolved against the root */
+    char *path;        /* resolved against the root; what messages name */
+    char *copy;        /* a plain tar copy of a compressed source, read instead
+                          (reshard_expand.c), or NULL */
     size_t begin, end; /* its items */
 } copy_source;
+
+/* The file the copier reads for s: its plain copy when there is one. */
+static inline const char *copy_source_read_path(const copy_source *s)
+{
+    return s->copy ? s->copy : s->path;
+}
 
 typedef struct reshard_job {
     const es_plan *p;
@@ -66,6 +74,15 @@ typedef struct reshard_ops {
  * end); `run` is the ops' state. */
 int reshard_run_passes(es_context *ctx, const reshard_job *job, const reshard_ops *ops,
                        void *run, uint32_t first, uint32_t end);
+
+/* Compressed tar sources decompressed once for all the processes that write
+ * a plan's shards (reshard_expand.c; es_plan_write_expand_sources): the
+ * sources dealt to `part` of `parts` copied as plain tar into the temporary
+ * folder; then every process reads the copies that exist; the owner removes
+ * them before the commit. */
+int es_reshard_expand(es_context *ctx, reshard_job *job, uint32_t part, uint32_t parts);
+int es_reshard_use_copies(es_context *ctx, reshard_job *job);
+void es_reshard_remove_copies(reshard_job *job);
 
 /* The format copiers: new shards [t0, t1) written, read back and checked. */
 int reshard_copy_tar(es_context *ctx, reshard_job *job, uint32_t t0, uint32_t t1);

@@ -24,6 +24,9 @@
 #              measures the sources first, shared among the MPI processes)
 #   SOURCES    tar (default) or gzip (the sources gzip-compressed: measuring
 #              them decompresses every byte)
+#   EXPAND     1: the mpirun commands run with --expand-sources (each process
+#              decompresses its share of the sources once into plain copies
+#              that all read); default 0
 #
 # The plan is 2 ranks x 1 worker x 12 shards a worker: 24 new shards, split
 # evenly over 1, 2, 3 and 4 processes. Each process runs one OpenMP thread.
@@ -37,6 +40,7 @@ REPEAT=${REPEAT:-3}
 NPS=${NPS:-1 2 3 4}
 COMPRESS=${COMPRESS:-gzip}
 INPUT=${INPUT:-table}
+EXPAND=${EXPAND:-0}
 SOURCES=${SOURCES:-tar}
 [[ $INPUT == table || $INPUT == list ]] || { echo "INPUT: table or list" >&2; exit 2; }
 [[ $SOURCES == tar || $SOURCES == gzip ]] || { echo "SOURCES: tar or gzip" >&2; exit 2; }
@@ -97,7 +101,7 @@ PLAN="plan -q -k 2 -w 1 --mode reshard --compress $COMPRESS"
 ALL=$([[ $INPUT == table ]] && echo "$WORK/costs.tsv" || echo "$CORPUS/data.list")
 CMDS=("$(q "$EQUISHARD") $PLAN --shards-per-worker 12 -o $(q "$WORK/one") $(q "$ALL")")
 for np in $NPS; do
-    CMDS+=("$(q "$MPIRUN") --oversubscribe -np $np $(q "$EQUISHARD") $PLAN --shards-per-worker 12 -o $(q "$WORK/np$np") $(q "$ALL")")
+    CMDS+=("$(q "$MPIRUN") --oversubscribe -np $np $(q "$EQUISHARD") $PLAN $( ((EXPAND)) && echo --expand-sources) --shards-per-worker 12 -o $(q "$WORK/np$np") $(q "$ALL")")
     cmd=""
     for p in "$WORK/part$np".??; do
         cmd+="$(q "$EQUISHARD") $PLAN --shards-per-worker $((12 / np)) -o $(q "$p.out") $(q "$(input "$p")") & "
@@ -133,7 +137,7 @@ echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo
 
 first=${NPS%% *}
-echo "== results: $N_SHARDS $SOURCES sources ($INPUT given) -> 24 $COMPRESS shards, OUTDIRs byte-identical (best of $REPEAT)"
+echo "== results: $N_SHARDS $SOURCES sources ($INPUT given$( ((EXPAND)) && echo ', mpirun with --expand-sources')) -> 24 $COMPRESS shards, OUTDIRs byte-identical (best of $REPEAT)"
 printf '| %-9s | %10s | %13s | %18s | %9s |\n' processes "mpirun (s)" "vs -np $first" \
     "control: plain (s)" "vs 1 plain"
 printf '|%s|%s|%s|%s|%s|\n' ----------- ------------ --------------- -------------------- -----------

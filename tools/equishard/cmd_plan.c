@@ -41,6 +41,11 @@ static const cli_option own[] = {
      .help = "reshard: the new shards' tar filter or\n"
              "parquet codec (default: none for tar, snappy for\n"
              "parquet; snappy is for parquet only)"},
+    {.name = "expand-sources", .kind = CLI_FLAG, .ival = 1, CLI_AT(plan_args, expand_sources),
+     .help = "reshard: decompress .tar.gz/.tar.zst sources once\n"
+             "(under mpirun each process its share) into plain copies\n"
+             "in OUTDIR's temporary folder, which every process\n"
+             "reads instead (room for their uncompressed size there)"},
     {.name = "output", .short_name = 'o', .kind = CLI_STR, CLI_AT(plan_args, outdir),
      .metavar = "OUTDIR", .help = "where to write the plan (replaced atomically)"},
     U32("max-frames-in-batch", 0, plan.max_frames_in_batch, "N",
@@ -73,6 +78,7 @@ static int parse_args(int argc, char **argv, plan_args *a)
     es_measure_defaults(&a->measure);
     a->outdir = NULL;
     a->max_imbalance = -1;
+    a->expand_sources = 0;
     a->list = (cli_list_opts){0};
     void *const targets[CLI_T_COUNT] = {a, &a->plan.model, &a->measure, &a->list, &cli_tokenizer};
     int rc = cli_options_parse(&cmd, targets, argc, argv);
@@ -179,6 +185,30 @@ int plan_from_table(es_context *ctx, plan_args *a, int writes, es_cost_table *ta
     return rc == ES_OK ? es_plan_build(ctx, &a->plan, table, plan) : rc;
 }
 
+/* es_plan_write; with --expand-sources in reshard mode its stages, the
+ * compressed sources decompressed once into plain copies every pass reads. */
+static int write_plan(es_context *ctx, const es_plan *plan, const plan_args *a,
+                      const char *const *inputs, size_t n_inputs)
+{
+    if (!a->expand_sources || a->plan.mode != ES_PLAN_RESHARD)
+        return es_plan_write(ctx, plan, a->outdir, inputs, n_inputs);
+    es_plan_reshard_info info;
+    es_plan_writer *w = NULL;
+    int rc = es_plan_reshard_info_get(plan, &info);
+    if (rc == ES_OK)
+        rc = es_plan_write_begin(ctx, plan, a->outdir, NULL, &w);
+    if (rc == ES_OK)
+        rc = es_plan_write_expand_sources(ctx, w, 0, 1);
+    if (rc == ES_OK)
+        rc = es_plan_write_use_copies(ctx, w);
+    if (rc == ES_OK)
+        rc = es_plan_write_shards(ctx, w, 0, info.shards);
+    if (rc == ES_OK)
+        rc = es_plan_write_finish(ctx, w, inputs, n_inputs);
+    es_plan_writer_free(w);
+    return rc;
+}
+
 int cmd_plan(int argc, char **argv)
 {
     plan_args a;
@@ -201,7 +231,7 @@ int cmd_plan(int argc, char **argv)
     rc = plan_build(ctx, &a, a.list.quiet, 1, inputs, n_inputs, &table, &plan);
     if (rc == ES_OK) {
         es_outdir_remove_stale(a.outdir, plan_report_stale, NULL);
-        rc = es_plan_write(ctx, plan, a.outdir, inputs, n_inputs);
+        rc = write_plan(ctx, plan, &a, inputs, n_inputs);
     }
     int exit_code = rc == ES_OK ? plan_report(plan, &a) : cli_fail(es_errmsg(ctx), rc);
     es_plan_free(plan);

@@ -11,6 +11,7 @@ typedef struct plan_args {
     const char *outdir;
     double max_imbalance; /* < 0: none */
     cli_list_opts list;   /* --quiet, --speech-tokens */
+    int expand_sources;   /* --expand-sources (reshard: es_plan_write_expand_sources) */
 } plan_args;
 
 /* Loads the inputs (cost tables, or lists measured on the fly; `quiet` keeps

@@ -92,6 +92,13 @@ static int reshard(plan_run *r, const plan_args *a, const char *const *inputs, s
 {
     if (begin(r, a) != ES_OK)
         return r->m.status;
+    /* --expand-sources: each rank decompresses its share of the compressed
+     * sources once; then every rank reads the plain copies */
+    if (a->expand_sources &&
+        (cli_mpi_agree(&r->m, es_plan_write_expand_sources(r->m.ctx, r->w, (uint32_t)r->m.rank,
+                                                           (uint32_t)r->m.size)) ||
+         cli_mpi_agree(&r->m, es_plan_write_use_copies(r->m.ctx, r->w))))
+        return r->m.status;
     es_plan_reshard_info info;
     es_plan_reshard_info_get(r->plan, &info);
     uint64_t n = info.shards, k = (uint64_t)r->m.rank, size = (uint64_t)r->m.size;
