@@ -79,6 +79,14 @@ mv "$OUT" "$WORK/gz-list"
 NPS=$FEW same_as_single expand-gz "${RS[@]}" --shards-per-worker 3 --expand-sources shards-gz/shards.list
 diff -r "$WORK/gz-list" "$WORK/ref" >/dev/null || fail "--expand-sources changed the OUTDIR"
 compgen -G "$WORK/ref/.source-*" >/dev/null && fail "--expand-sources: a plain copy left in OUTDIR"
+# plain tar and parquet sources are read in place: nothing changes, no copy made
+for src in shards/shards.list parquet/data.list; do
+    rm -rf "$OUT" "$WORK/in-place"
+    "$BIN" plan -q "${RS[@]}" -o "$OUT" "$src" >/dev/null && mv "$OUT" "$WORK/in-place" &&
+        "$BIN" plan -q "${RS[@]}" --expand-sources -o "$OUT" "$src" >/dev/null &&
+        diff -r "$WORK/in-place" "$OUT" >/dev/null || fail "--expand-sources, $src: OUTDIR differs"
+done
+rm -rf "$OUT"
 NPS=$FEW same_as_single expand-zst "${RS[@]}" --shards-per-worker 3 --compress gzip --expand-sources \
     shards-zst/shards.list
 
