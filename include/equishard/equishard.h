@@ -378,7 +378,9 @@ ES_API int es_measure_job_part(es_context *ctx, es_measure_job *j, const void **
 /* Adds a part made by es_measure_job_part in another process from the same
  * inputs and settings. ES_ERR_USAGE when it comes from a job with a different
  * number of units, ES_ERR_FORMAT when it is corrupt or repeats a unit already
- * measured here; after a failure the job can only be freed. */
+ * measured here, ES_ERR_UNSUPPORTED when its rows are in a cost-table version
+ * this build does not read (a process running another equishard); after a
+ * failure the job can only be freed. */
 ES_API int es_measure_job_add_part(es_context *ctx, es_measure_job *j, const void *data,
                                    size_t len);
 
