@@ -40,7 +40,7 @@ static char *copy_path(const reshard_job *job, size_t i)
     return path;
 }
 
-/* Writes all of fd's n bytes; 0, or -1 with errno. */
+/* Writes the n bytes at p to fd: 0, or -1 with errno set. */
 static int write_all(int fd, const char *p, size_t n)
 {
     while (n) {
