@@ -2,7 +2,7 @@
  *
  * Every rank reads the same lists into the same units (es_measure_job_new) and
  * measures its share of them; ranks 1..N-1 send their results as parts to rank
- * 0 (cli_mpi_measure_job, mpi_measure.c), which merges them in unit order into
+ * 0 (cli_mpi_measure, mpi_measure.c), which merges them in unit order into
  * exactly the table es_measure gives, writes it and reports as the one-process
  * command does.
  *
@@ -22,18 +22,10 @@ int measure_mpi(measure_args *a)
     cli_mpi m;
     if (cli_mpi_init(&m) != 0)
         return cli_fail("MPI_Init failed", ES_ERR_INTERNAL);
-    /* progress: rank 0's own units, on rank 0's terminal */
     cli_progress progress;
-    cli_progress_init(&progress, "measure (rank 0)", a->list.quiet || m.rank != 0);
-    a->s.progress = m.rank == 0 ? cli_progress_update : NULL;
-    a->s.progress_user = &progress;
-    es_measure_job *job = NULL;
-    int rc = m.ctx ? es_measure_job_new(m.ctx, &a->s, a->inputs, a->n_inputs, &job)
-                   : ES_ERR_NOMEM;
-    if (!cli_mpi_agree(&m, rc))
-        cli_mpi_measure_job(&m, job, 0);
-    cli_progress_end(&progress);
-    int exit_code = EXIT_OK;
+    es_measure_job *job;
+    cli_mpi_measure(&m, &a->s, a->inputs, a->n_inputs, 0, a->list.quiet, &progress, &job);
+    int exit_code = EXIT_OK, rc;
     if (m.rank == 0) {
         es_cost_table *table = NULL;
         if (m.status != ES_OK)

@@ -131,7 +131,8 @@ static int make_part(cli_mpi *m, es_measure_job *job, int to_all, const void **p
     return ES_OK;
 }
 
-int cli_mpi_measure_job(cli_mpi *m, es_measure_job *job, int to_all)
+/* The job's units measured across the ranks (cli_mpi_measure, after the job). */
+static int measure_job(cli_mpi *m, es_measure_job *job, int to_all)
 {
     size_t n = es_measure_job_units(job);
     uint32_t *owner = malloc((n + 1) * sizeof *owner);
@@ -147,5 +148,20 @@ int cli_mpi_measure_job(cli_mpi *m, es_measure_job *job, int to_all)
 done:
     free(owner);
     free(lens);
+    return m->status;
+}
+
+int cli_mpi_measure(cli_mpi *m, es_measure_settings *s, const char *const *inputs, size_t n,
+                    int to_all, int quiet, cli_progress *progress, es_measure_job **job)
+{
+    cli_progress_init(progress, "measure (rank 0)", quiet || m->rank != 0);
+    s->progress = m->rank == 0 ? cli_progress_update : NULL;
+    s->progress_user = progress;
+    *job = NULL;
+    int rc = m->ctx ? es_measure_job_new(m->ctx, s, inputs, n, job) : ES_ERR_NOMEM;
+    if (!cli_mpi_agree(m, rc))
+        measure_job(m, *job, to_all);
+    cli_progress_end(progress);
+    s->progress = NULL;
     return m->status;
 }

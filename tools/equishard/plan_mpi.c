@@ -1,7 +1,7 @@
 /* `mpirun -np N equishard plan …` / `srun equishard plan …`.
  *
  * Lists are measured once across the ranks, each rank measuring its share
- * (cli_mpi_measure_job, as `mpirun equishard measure` does), rather than whole
+ * (cli_mpi_measure, as `mpirun equishard measure` does), rather than whole
  * on every rank: the table reaches every rank that builds the plan. With a cost
  * table among the inputs, each such rank loads the inputs whole (es_load_inputs
  * joins tables and measured runs in argument order).
@@ -140,21 +140,12 @@ static int table_loaded(plan_run *r, const plan_args *a)
 static int measure_shared(plan_run *r, plan_args *a, int builds, const char *const *inputs,
                           size_t n_inputs)
 {
-    es_measure_settings *s = &a->measure;
-    int rc = cli_load_tokenizer(r->m.ctx, s);
-    /* progress: rank 0's own units, on rank 0's terminal */
+    if (cli_mpi_agree(&r->m, cli_load_tokenizer(r->m.ctx, &a->measure)))
+        return r->m.status;
     cli_progress progress;
-    cli_progress_init(&progress, "measure (rank 0)", a->list.quiet || r->m.rank != 0);
-    s->progress = r->m.rank == 0 ? cli_progress_update : NULL;
-    s->progress_user = &progress;
-    es_measure_job *job = NULL;
-    if (rc == ES_OK)
-        rc = es_measure_job_new(r->m.ctx, s, inputs, n_inputs, &job);
-    if (!cli_mpi_agree(&r->m, rc))
-        cli_mpi_measure_job(&r->m, job, a->plan.mode == ES_PLAN_RESHARD);
-    cli_progress_end(&progress);
-    s->progress = NULL;
-    rc = r->m.status;
+    es_measure_job *job;
+    int rc = cli_mpi_measure(&r->m, &a->measure, inputs, n_inputs,
+                             a->plan.mode == ES_PLAN_RESHARD, a->list.quiet, &progress, &job);
     if (rc == ES_OK && builds)
         rc = es_measure_job_finish(r->m.ctx, job, &r->table);
     es_measure_job_free(job);
