@@ -13,11 +13,7 @@
 
 #include <equishard/equishard.h>
 
-static void check(int ok)
-{
-    if (!ok)
-        abort();
-}
+#include "fuzz_table.h"
 
 /* corpus_a's shard list: $ES_FIXTURES (the replay test), else from the
  * repository root (tools/dev.sh, tools/fuzz.sh). */
@@ -27,20 +23,6 @@ static const char *list_path(void)
     const char *fix = getenv("ES_FIXTURES");
     snprintf(path, sizeof path, "%s/corpus_a/shards/shards.list", fix ? fix : "tests/fixtures");
     return path;
-}
-
-static void check_table(const es_cost_table *t)
-{
-    size_t n = es_cost_table_size(t);
-    for (size_t i = 0; i < n; i++) {
-        es_cost_row r;
-        check(es_cost_table_row(t, i, &r) == ES_OK);
-        check(r.key && r.shard && r.spk);
-        /* touch the strings so ASan sees any dangling pointer */
-        check(strlen(r.key) + strlen(r.shard) + strlen(r.spk) < ((size_t)1 << 40));
-    }
-    for (size_t i = 0; i < es_cost_table_skip_count(t); i++)
-        check(strlen(es_cost_table_skip(t, i)) > 0);
 }
 
 /* The part's record count (header: magic, units, records), or 0. */
