@@ -23,6 +23,19 @@ FEW="2 3" # the later variants: fewer process counts (CI time)
 [[ -n $SUPP ]] && FEW=3
 OUT=$WORK/outdir # every run writes here, so data.list's paths agree too
 
+# damage COPY ORIGINAL OFFSET BYTES: the copy overwritten there, its size and
+# time the original's (so only reading it can tell)
+damage() {
+    printf '%s' "$4" | dd of="$1" bs=1 seek="$3" conv=notrunc status=none
+    touch -r "$2" "$1"
+}
+# reported_once NAME: the last run's stderr holds one speech-token report
+reported_once() {
+    local n
+    n=$(grep -c 'speech tokens from' "$WORK/err")
+    [[ $n == 1 ]] || fail "$1: report $n times"
+}
+
 # 1. NAME ARGS...: the one-process OUTDIR and summary, then the same from each -np
 same_as_single() {
     local name=$1; shift
@@ -61,15 +74,15 @@ same_as_single shard -k 2 -w 2 shards/shards.list shards-zst/shards.list
     >"$WORK/units.txt"
 TOK=(--symbol-table "$WORK/units.txt" --speech-tokens kaldi/utt2speech_token.pt)
 NPS=$FEW same_as_single tokens -k 3 -w 2 --mode batch "${TOK[@]}" kaldi shards/shards.list raw.list
-[[ $(grep -c 'speech tokens from' "$WORK/err") == 1 ]] || fail "tokens: report $(grep -c 'speech tokens from' "$WORK/err") times"
+reported_once tokens
 NPS=$FEW same_as_single reshard-tokens "${RS[@]}" "${TOK[@]}" shards/shards.list
-[[ $(grep -c 'speech tokens from' "$WORK/err") == 1 ]] || fail "reshard-tokens: report $(grep -c 'speech tokens from' "$WORK/err") times"
+reported_once reshard-tokens
 # a cost table among the inputs: each rank that builds loads them whole (the
 # speech-token report still once)
 "$BIN" measure -q -o "$WORK/gz-costs.tsv" shards-gz/shards.list || fail "measure shards-gz"
 NPS=$FEW same_as_single mixed -k 2 -w 2 --mode reshard --speech-tokens kaldi/utt2speech_token.pt \
     shards/shards.list "$WORK/gz-costs.tsv"
-[[ $(grep -c 'speech tokens from' "$WORK/err") == 1 ]] || fail "mixed: report $(grep -c 'speech tokens from' "$WORK/err") times"
+reported_once mixed
 # --expand-sources (the compressed sources decompressed once, each process its
 # share, into plain copies all read; 2e): the same OUTDIR as without it
 "$BIN" plan -q "${RS[@]}" --shards-per-worker 3 -o "$OUT" shards-gz/shards.list >/dev/null \
@@ -132,8 +145,7 @@ all_exit() { # NP CODE what
 mkdir -p "$WORK/copy/shards"
 cp -p shards/shards_*.tar "$WORK/copy/shards/"
 for f in "$WORK"/copy/shards/*.tar; do
-    printf 'XXXX' | dd of="$f" bs=1 seek=0 conv=notrunc status=none
-    touch -r "shards/$(basename "$f")" "$f"
+    damage "$f" "shards/$(basename "$f")" 0 XXXX
 done
 for np in 2 4; do
     LEAKCHECK=$((np == 2)) on_rank1 "$np" "--root $WORK/copy" "" \
@@ -166,8 +178,7 @@ intact "folder not visible"
 printf '%s\n' shards/shards_000000001.tar shards/shards_000000003.tar >"$WORK/two.list"
 mkdir -p "$WORK/damaged/shards"
 cp -p shards/shards_00000000[13].tar "$WORK/damaged/shards/"
-printf 'XXXX' | dd of="$WORK/damaged/shards/shards_000000003.tar" bs=1 seek=0 conv=notrunc status=none
-touch -r shards/shards_000000003.tar "$WORK/damaged/shards/shards_000000003.tar"
+damage "$WORK/damaged/shards/shards_000000003.tar" shards/shards_000000003.tar 0 XXXX
 for mode in batch reshard; do
     rm -rf "$OUT"
     "$BIN" plan -q -k 2 -w 1 --mode "$mode" -o "$OUT" "$WORK/two.list" >/dev/null || fail "two.list $mode"
@@ -202,9 +213,8 @@ for victim in 1 0; do
     view=$WORK/gzview$victim
     mkdir -p "$view/shards-gz"
     cp -p shards-gz/*.tar.gz "$view/shards-gz/"
-    f=$view/shards-gz/shards_00000000$victim.tar.gz
-    printf 'XXXXXXXX' | dd of="$f" bs=1 seek=4000 conv=notrunc status=none
-    touch -r "shards-gz/shards_00000000$victim.tar.gz" "$f"
+    damage "$view/shards-gz/shards_00000000$victim.tar.gz" \
+        "shards-gz/shards_00000000$victim.tar.gz" 4000 XXXXXXXX
 done
 on_rank1 2 "--root $WORK/gzview1" "" "$BIN" plan -q "${RS[@]}" --shards-per-worker 3 -o "$OUT" "$WORK/gz-costs.tsv"
 all_exit 2 2 "rank 1 reads rank 0's damaged source without --expand-sources"
