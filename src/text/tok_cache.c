@@ -21,7 +21,12 @@
  * Native byte order and layout; the header says which, so another machine's
  * file is a miss. Written atomically (temporary name, rename), so processes
  * loading one tokenizer at once (DataLoader workers, ranks) never see half a
- * file. Any failure to write is silent: it is a cache. */
+ * file. Any failure to write is silent: it is a cache.
+ *
+ * Whose: the folder is often shared (a team cache, /tmp, root's sudo with a
+ * user's HOME), so it is used only when it is the user's alone, and only the
+ * user's own files in it are read (core/private_dir.h): a checksum proves a
+ * file whole, not who wrote it, and another user could re-seal a forged one. */
 #include "text/tok_cache.h"
 
 #include <errno.h>
@@ -32,10 +37,10 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include <xxhash.h>
 
-#include "core/atomic_file.h"
-#include "core/file_stream.h"
+#include "core/private_dir.h"
 #include "core/strbuf.h"
 
 #define CACHE_MAGIC "ESTOKC\r\n"
@@ -66,50 +71,29 @@ void tok_sources_stat(tok_sources *src)
         src->before[i] = stat_of(src->file[i]);
 }
 
-/* The cache file's path for a tokenizer at `path`, or NULL (cache off). */
-static char *cache_path(const char *path)
+/* The cache folder (base, PATH_MAX bytes) and the file's name in it (name,
+ * NAME_MAX + 1 bytes) for a tokenizer at `path`: 0, or -1 (cache off). */
+static int cache_location(const char *path, char *base, char *name)
 {
     const char *dir = getenv("EQUISHARD_CACHE_DIR");
-    char base[PATH_MAX];
+    int n;
     if (dir) {
         if (!*dir || strcmp(dir, "off") == 0)
-            return NULL;
-        snprintf(base, sizeof base, "%s", dir);
+            return -1;
+        n = snprintf(base, PATH_MAX, "%s", dir);
     } else if ((dir = getenv("XDG_CACHE_HOME")) && *dir) {
-        snprintf(base, sizeof base, "%s/equishard", dir);
+        n = snprintf(base, PATH_MAX, "%s/equishard", dir);
     } else if ((dir = getenv("HOME")) && *dir) {
-        snprintf(base, sizeof base, "%s/.cache/equishard", dir);
+        n = snprintf(base, PATH_MAX, "%s/.cache/equishard", dir);
     } else {
-        return NULL;
+        return -1;
     }
     char real[PATH_MAX];
-    if (!realpath(path, real))
-        return NULL;
-    size_t n = strlen(base) + 64;
-    char *p = malloc(n);
-    if (p)
-        snprintf(p, n, "%s/tokenizer-%016llx.bin", base,
-                 (unsigned long long)XXH3_64bits(real, strlen(real)));
-    return p;
-}
-
-/* mkdir -p of the folder holding file. */
-static int make_parents(const char *file)
-{
-    char dir[PATH_MAX];
-    snprintf(dir, sizeof dir, "%s", file);
-    char *slash = strrchr(dir, '/');
-    if (!slash)
-        return 0;
-    *slash = '\0';
-    for (char *p = dir + 1; *p; p++)
-        if (*p == '/') {
-            *p = '\0';
-            if (mkdir(dir, 0777) != 0 && errno != EEXIST)
-                return -1;
-            *p = '/';
-        }
-    return mkdir(dir, 0777) != 0 && errno != EEXIST ? -1 : 0;
+    if (n >= PATH_MAX || !realpath(path, real))
+        return -1;
+    snprintf(name, NAME_MAX + 1, "tokenizer-%016llx.bin",
+             (unsigned long long)XXH3_64bits(real, strlen(real)));
+    return 0;
 }
 
 /* ---- writing ------------------------------------------------------------------ */
@@ -180,18 +164,18 @@ void tok_cache_store(const tok_model *m, const tok_sources *src)
 {
     if (m->chr || m->merges.unmap)
         return;
-    char *file = cache_path(m->path);
+    char base[PATH_MAX], name[NAME_MAX + 1];
+    if (cache_location(m->path, base, name) != 0)
+        return;
+    /* only into a folder that is ours alone (core/private_dir.h): a shared
+     * folder is not used, so nobody else's link or file is ever written */
+    int dir = es_private_dir_open(base, 1);
     es_strbuf data = {0};
-    es_atomic_file f;
-    if (file && make_parents(file) == 0 && tok_cache_serialize(m, src, &data) == 0 &&
-        es_atomic_open(NULL, &f, file) == ES_OK) {
-        if (fwrite(data.buf, 1, data.len, f.fp) == data.len)
-            es_atomic_commit(NULL, &f);
-        else
-            es_atomic_abort(&f);
-    }
+    if (dir >= 0 && tok_cache_serialize(m, src, &data) == 0)
+        es_private_file_replace(dir, base, name, data.buf, data.len);
+    if (dir >= 0)
+        close(dir);
     es_strbuf_release(&data);
-    free(file);
 }
 
 /* ---- reading ------------------------------------------------------------------ */
@@ -315,20 +299,26 @@ int tok_cache_parse(tok_model *m, const tok_sources *src, const void *data, size
 
 int tok_cache_load(tok_model *m, const tok_sources *src)
 {
-    char *file = cache_path(m->path);
-    /* opened as every input is: regular files only, so whatever sits at the
-     * cache's name, a load never waits on it */
-    es_byte_stream s;
-    es_file_stream f;
-    int e = file ? es_file_stream_open(&s, &f, file) : -1;
-    free(file);
-    if (e)
+    char base[PATH_MAX], name[NAME_MAX + 1];
+    if (cache_location(m->path, base, name) != 0)
+        return -1;
+    /* a regular file of ours that nobody else can write, opened without
+     * following a link or waiting on a FIFO (core/private_dir.h): so the
+     * mapping below is of a file only this user can truncate, and what it
+     * holds was written by this user's equishard */
+    int dir = es_private_dir_open(base, 0);
+    if (dir < 0)
+        return -1;
+    struct stat st;
+    int fd = es_private_file_open(dir, name, &st);
+    close(dir);
+    if (fd < 0)
         return -1;
     void *map = MAP_FAILED;
-    size_t len = (size_t)s.size;
+    size_t len = (size_t)st.st_size;
     if (len > 0)
-        map = mmap(NULL, len, PROT_READ, MAP_PRIVATE, f.fd, 0);
-    es_file_stream_close(&f);
+        map = mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0);
+    close(fd);
     if (map == MAP_FAILED)
         return -1;
     if (tok_cache_parse(m, src, map, len) != 0) {

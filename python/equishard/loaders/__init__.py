@@ -271,4 +271,4 @@ class ShardList(_IterDataPipe):
                 yield {"file_name": path, "line": line}
 from .steps import equal_steps  # noqa: E402  (torch is imported on first use)
 from . import step_log as step_log_module  # noqa: E402
-from .step_log import step_log  # noqa: E402
+from .step_log import step_log, StepLogError  # noqa: E402

@@ -22,10 +22,18 @@ wait for the slowest rank's gradients: calibrate from per-rank compute that does
 not wait (one rank, or model.no_sync() while logging), see docs/COST_MODEL.md.
 
 Overhead: one json.dumps and one buffered write per step (docs/PERFORMANCE.md).
+
+The folder is often shared (/tmp, a team scratch folder), so the log is written
+only into a folder that is the user's alone (or the user's own sticky folder),
+and only to a regular file of the user's with no other name: a symbolic link,
+FIFO, hard link or another user's file planted at the log's name is refused with
+StepLogError before the first step, never written through or waited on
+(docs/RELIABILITY.md).
 """
 import atexit
 import json
 import os
+import stat
 import time
 
 STEP_LOG_ENV = "EQUISHARD_STEP_LOG"
@@ -54,12 +62,66 @@ def _shapes(batch):
     return out
 
 
+class StepLogError(OSError):
+    """The step log's folder or file is not one this user alone controls."""
+
+
+def _own_folder(directory):
+    """A descriptor of directory (made 0700 when missing) if it is the user's
+    and nobody else can write it, or is the user's own sticky folder."""
+    os.makedirs(directory, mode=0o700, exist_ok=True)
+    fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    st = os.fstat(fd)
+    others_write = st.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
+    if st.st_uid != os.geteuid() or (others_write and not st.st_mode & stat.S_ISVTX):
+        os.close(fd)
+        whose = "another user's" if st.st_uid != os.geteuid() else "writable by others"
+        raise StepLogError(f"{STEP_LOG_ENV}: {directory}: folder is {whose}: refusing to write "
+                           "the step log there (use a folder only you can write)")
+    return fd
+
+
+def _append_own_file(directory, name):
+    """The log file opened for appending inside directory, never through a link
+    or a FIFO, and only when it is a regular file of the user's with one name."""
+    path = os.path.join(directory, name)
+    folder = _own_folder(directory)
+    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+    try:
+        fd = os.open(name, flags, 0o644, dir_fd=folder)
+    except OSError:
+        # refused by O_NOFOLLOW (ELOOP), a FIFO without a reader (ENXIO), or the
+        # kernel's own protection of sticky folders (EACCES): say what is there
+        try:
+            st = os.lstat(name, dir_fd=folder)
+        except OSError:
+            raise StepLogError(f"{path}: cannot open the step log") from None
+        why = ("is a symbolic link" if stat.S_ISLNK(st.st_mode) else
+               "is a FIFO" if stat.S_ISFIFO(st.st_mode) else
+               "is not a regular file" if not stat.S_ISREG(st.st_mode) else
+               "belongs to another user" if st.st_uid != os.geteuid() else None)
+        if why is None:
+            raise
+        raise StepLogError(f"{path}: {why}: refusing to write the step log through it "
+                           "(remove it, or use a folder only you can write)") from None
+    finally:
+        os.close(folder)
+    st = os.fstat(fd)
+    problem = ("is not a regular file" if not stat.S_ISREG(st.st_mode) else
+               "belongs to another user" if st.st_uid != os.geteuid() else
+               "has another name too (a hard link)" if st.st_nlink != 1 else None)
+    if problem:
+        os.close(fd)
+        raise StepLogError(f"{path}: {problem}: refusing to write the step log to it "
+                           "(remove it, or use a folder only you can write)")
+    os.set_blocking(fd, True)
+    return path, os.fdopen(fd, "a", buffering=1 << 16)
+
+
 class _Writer:
     def __init__(self, directory, rank):
-        os.makedirs(directory, exist_ok=True)
         self.rank = rank
-        self.path = os.path.join(directory, f"steps-rank-{rank:05d}.jsonl")
-        self.file = open(self.path, "a", buffering=1 << 16)
+        self.path, self.file = _append_own_file(directory, f"steps-rank-{rank:05d}.jsonl")
         self.step = 0
         self.epoch = -1
 
