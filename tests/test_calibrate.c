@@ -1,4 +1,4 @@
-/* Calibration (issue 16): NNLS against hand-solved systems, a batch's padded
+/* Calibration (docs/COST_MODEL.md): NNLS against hand-solved systems, a batch's padded
  * terms against the loader's padding by hand, es_calibrate recovering known
  * weights from exact synthetic step times, its refusals (one line naming file
  * and line), model.json's round trip, and the plan charging the padded terms. */

@@ -1,4 +1,4 @@
-/* es_measure_to_file (measure -o FILE, issue 14): the file it streams must be
+/* es_measure_to_file (measure -o FILE): the file it streams must be
  * byte for byte what es_measure + es_cost_table_write give (the non-streaming
  * library path is the oracle), for any thread count, plain and zstd, with the
  * header's data-dependent columns decided late (list entries before shards,

@@ -417,7 +417,7 @@ START_TEST(batch_epochs_have_their_own_batches)
 }
 END_TEST
 
-/* Shard mode on >= 8 shards a rank: imbalance within 0.5 % (issue 3's bar). */
+/* Shard mode on >= 8 shards a rank: imbalance within 0.5 % (the planner's bar). */
 START_TEST(shard_mode_quality)
 {
     size_t n = 64 * 150;

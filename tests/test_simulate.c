@@ -637,7 +637,7 @@ START_TEST(simulate_matches_python)
                          .sample_rate = 16000, .channels = 1, .samples = 8000, .text_len = 3,
                          .spk = "", .flags = ES_FLAG_AUDIO | ES_FLAG_TEXT};
     ck_assert_int_eq(es_cost_table_append(t, &extra), 0);
-    /* the token filters count text_tokens (issue 11): the loader's 300 tokens */
+    /* the token filters count text_tokens, not characters: the loader's 300 tokens */
     extra.key = "wordy", extra.samples = 64000, extra.text_len = 300, extra.text_tokens = 300;
     ck_assert_int_eq(es_cost_table_append(t, &extra), 0);
     char *dir = make_temp_dir(), rows_path[4200], cases_path[4200];

@@ -354,7 +354,7 @@ START_TEST(test_pickle_opcodes_refused)
         {B("\x80\x02}(X\x01\x00\x00\x00" "a]X\x01\x00\x00\x00" "a]u."), ES_ERR_FORMAT, "'a' appears twice"},
         {B("\x80\x02}h\x05."), ES_ERR_FORMAT, "memo index not defined"},
         {B("\x80\x02}q\x07."), ES_ERR_UNSUPPORTED, "memo index out of sequence"},
-        /* issue 12 #9: a run of MEMOIZE (each a new memo entry for one object) */
+        /* a run of MEMOIZE (each a new memo entry for one object): once grew past 8 GB */
         {B("\x80\x02}\x94\x94\x94."), ES_ERR_FORMAT, "more memo entries than objects (1)"},
         {B("\x80\x02}q\x00q\x01."), ES_ERR_FORMAT, "more memo entries than objects"},
         {B("\x80\x02}(X\x05\x00\x00\x00" "ab"), ES_ERR_FORMAT, "truncated"},

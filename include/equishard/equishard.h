@@ -144,7 +144,7 @@ ES_API const char *es_enum_name(int e, int v);
  * name is unknown or name is NULL. Names are matched exactly (lower case). */
 ES_API int es_enum_value(int e, const char *name, int *v);
 
-/* ---- the cost table: one row per utterance (DESIGN.md §4, §5) --------------- */
+/* ---- the cost table: one row per utterance (docs/COST_TABLE.md) ------------- */
 
 /* Row flags: what an utterance has, and problems found while measuring it. */
 enum {
@@ -390,7 +390,7 @@ ES_API int es_measure_job_add_part(es_context *ctx, es_measure_job *j, const voi
  * nowhere. On failure *out is NULL. */
 ES_API int es_measure_job_finish(es_context *ctx, es_measure_job *j, es_cost_table **out);
 
-/* ---- cost model and the loader's filter (DESIGN.md §6) ------------------------- */
+/* ---- cost model and the loader's filter (docs/COST_MODEL.md) ------------------- */
 
 /* cost(utt) = w_frames·frames + w_text·text_len + w_speech_tokens·speech_tokens
  *           + w_frames_sq·frames² + w_missing_emb·[utt or spk embedding missing]·frames
@@ -448,7 +448,7 @@ typedef struct es_cost_model {
 
 ES_API void es_cost_model_defaults(es_cost_model *m);
 
-/* ---- the cost of a batch, and calibrating the weights (issue 16) -------------- */
+/* ---- the cost of a batch, and calibrating the weights ------------------------- */
 
 /* The terms of a batch's cost as the loader pads it (CosyVoice processor.padding
  * pads speech_feat, text_token and speech_token to the batch's longest; WeNet
@@ -564,7 +564,7 @@ ES_API int es_calibration_write_json(es_context *ctx, const es_calibration *c, c
  * file and the problem; *m is unchanged on failure. */
 ES_API int es_cost_model_read(es_context *ctx, const char *path, es_cost_model *m);
 
-/* ---- plan: equal work and equal batch counts per rank (DESIGN.md §7) ----------- */
+/* ---- plan: equal work and equal batch counts per rank (docs/PLAN.md) ---------- */
 
 typedef enum es_plan_mode {
     ES_PLAN_SHARD = 0, /* whole shards (list entries) to ranks, then to workers */
@@ -831,7 +831,7 @@ ES_API size_t es_outdir_remove_stale(const char *outdir,
  * library installs no handler. */
 ES_API size_t es_remove_temporaries(void);
 
-/* ---- simulate: replay a loader's own split and batching (DESIGN.md §1, §7) ------ */
+/* ---- simulate: replay a loader's own split and batching (docs/SIMULATE.md) ----- */
 
 /* The training loaders whose partition es_simulate replays. */
 typedef enum es_loader {
@@ -967,7 +967,7 @@ ES_API int es_simulate_rank_info(const es_simulate_result *r, size_t e, uint32_t
                                  es_simulate_rank *out);
 ES_API int es_simulate_worker_info(const es_simulate_result *r, size_t e, uint32_t rank,
                                    uint32_t worker, es_simulate_rank *out);
-/* Predicted step time under the settings' cost model (issue 16): each rank's
+/* Predicted step time under the settings' cost model (calibrated): each rank's
  * trained batches (up to the join cut) in the DataLoader's order, step by step,
  * each costing es_cost_batch of its padded terms. The loader replay knows a
  * batch's size and longest frames, so the frames, frames_sq, overhead and batch
@@ -1018,7 +1018,7 @@ ES_API int es_simulate_plan_rank(const es_simulate_result *r, size_t i, uint32_t
 ES_API int es_simulate_write_json(es_context *ctx, const es_simulate_result *r, const char *path);
 ES_API int es_simulate_write_json_fd(es_context *ctx, const es_simulate_result *r, int fd);
 
-/* ---- validate: the embedding checks (DESIGN.md §8, docs/VALIDATE.md) -------- */
+/* ---- validate: the embedding checks (docs/VALIDATE.md) ------------------------ */
 
 /* What validation looks for. Each finding names one utterance or speaker. */
 typedef enum es_check {
@@ -1374,7 +1374,7 @@ ES_API int es_row_reader_read(es_context *ctx, es_row_reader *r, const uint64_t 
                               size_t n, const char *const *columns, size_t n_columns,
                               const es_row **rows);
 
-/* ---- text tokens: the recipe's own tokenizer (issue 11) ----------------------- */
+/* ---- text tokens: the recipe's own tokenizer ---------------------------------- */
 
 /* CosyVoice 2/3 filter on len(text_token), the ids of Qwen2's byte-level BPE
  * (CosyVoice-BlankEN) plus the special tokens CosyVoice2Tokenizer /

@@ -184,7 +184,7 @@ class _Handle:
 CostRow = _record("CostRow", _ffi.CostRow)
 CostRow.flag_names = property(lambda r: [_str(lib().es_flag_name(b)) for b in range(32)
                                          if r.flags >> b & 1 and lib().es_flag_name(b)])
-CostRow.__doc__ = "One es_cost_row: key, shard, pos, sample_rate, ... (DESIGN.md §4)."
+CostRow.__doc__ = "One es_cost_row: key, shard, pos, sample_rate, ... (docs/COST_TABLE.md)."
 
 
 class CostTable(_Handle):

@@ -1,5 +1,5 @@
 /* Multiway number partitioning: n items with costs into k bins so that the
- * largest bin is as small as possible (DESIGN.md §7, shard mode).
+ * largest bin is as small as possible (plan's shard mode: shards to ranks).
  *
  * Three methods, the best result kept:
  * - LPT (longest processing time first): items by decreasing cost, each to the

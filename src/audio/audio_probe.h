@@ -1,5 +1,5 @@
 /* Audio probes: sample rate, channels and exact samples per channel from an
- * audio object's header, without decoding PCM (DESIGN.md §4).
+ * audio object's header, without decoding PCM (frames are what an utterance costs).
  *
  * Native probes: RIFF/WAVE (PCM 8/16/24/32, IEEE float, WAVE_FORMAT_EXTENSIBLE,
  * RF64/BW64 with ds64, any chunks before `data`, odd-size chunk padding) and FLAC

@@ -1,4 +1,4 @@
-/* es_calibrate: step times → cost-model weights (issue 16).
+/* es_calibrate: step times → cost-model weights (docs/COST_MODEL.md).
  *
  * 1. Steps are read (step_log.c) and put in (log, rank, line) order.
  * 2. The first `warmup` steps of each rank of each log are dropped: start-up,

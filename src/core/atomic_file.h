@@ -1,5 +1,5 @@
 /* Outputs are written to a temporary name in the destination's folder and renamed
- * into place (DESIGN.md §9): an interrupted run leaves the previous file intact,
+ * into place: an interrupted run leaves the previous file intact,
  * and readers never see a half-written one.
  *
  * What is at the destination decides how (docs/RELIABILITY.md):

@@ -1,6 +1,7 @@
-/* The context: carrier of the last error message (STYLE.md: the library never
- * prints). Internal code reports errors with es_fail(), which formats one line
- * "file: member: problem" and returns the status, so error paths stay one line:
+/* The context: carrier of the last error message (the library never prints;
+ * its caller decides what a user sees). Internal code reports errors with
+ * es_fail(), which formats one line "file: member: problem" and returns the
+ * status, so error paths stay one line:
  *
  *     return es_fail(ctx, ES_ERR_FORMAT, "%s: member %s: truncated", file, name);
  */

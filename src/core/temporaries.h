@@ -1,6 +1,6 @@
 /* The temporary outputs this process is writing (an OUTDIR's temporary folder,
  * an -o FILE's FILE.tmp.XXXXXX), so that es_remove_temporaries can remove them
- * from a SIGINT/SIGTERM handler (issue 12 #8). A fixed table of paths: the
+ * from a SIGINT/SIGTERM handler (none is left behind). A fixed table of paths: the
  * handler allocates nothing and never sees a half-written entry. */
 #ifndef ES_TEMPORARIES_H
 #define ES_TEMPORARIES_H

@@ -1,5 +1,5 @@
-/* UTF-8 helpers for transcript lengths (DESIGN.md §4: text length in Unicode code
- * points, as Python's len(str) counts them). */
+/* UTF-8 helpers for transcript lengths (text length in Unicode code points, as
+ * Python's len(str) counts them, since the recipes' filters use that). */
 #ifndef ES_UTF8_H
 #define ES_UTF8_H
 

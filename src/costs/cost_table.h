@@ -1,4 +1,4 @@
-/* The cost table in memory (DESIGN.md §5): an array of es_cost_row whose strings
+/* The cost table in memory (docs/COST_TABLE.md): an array of es_cost_row whose strings
  * live in the table's arena, plus the list of skipped problems.
  *
  * Invariants: every row's key/shard/spk point into `strings` (never NULL; "" when
@@ -23,8 +23,8 @@ typedef struct es_cost_skip {
     uint64_t pos;
 } es_cost_skip;
 
-/* A shard file as measure found it (issue 12 #5): reshard refuses a source
- * whose size or modification time moved since. */
+/* A shard file as measure found it: reshard refuses a source whose size or
+ * modification time moved since, as its rows' costs may no longer hold. */
 typedef struct es_shard_stat {
     uint64_t size;
     int64_t mtime_s;

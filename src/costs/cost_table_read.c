@@ -8,8 +8,8 @@
  * - Extra trailing columns in the header row (a later v1 writer may add columns
  *   after `hash`): rows must then have that many fields, and the extra ones are
  *   ignored. The first 12 header names must be exactly ES_COSTS_HEADER's;
- *   shard_size and shard_mtime may follow (issue 12 #5), then text_tokens
- *   (issue 11: "-" = unknown, 0); without it every row's is unknown.
+ *   shard_size and shard_mtime may follow (so reshard sees a changed source),
+ *   then text_tokens ("-" = unknown, 0); without it every row's is unknown.
  * - CRLF line ends, a last line without '\n', upper-case hex in `hash`, flag names
  *   in any order, leading zeros in integers.
  * Everything else is an error naming the line and, for a bad value, the column:
@@ -574,7 +574,7 @@ static int tokenizer_record(const char *text, size_t n)
     return ok;
 }
 
-/* "# tokenizer: {...}" (issue 11): what text_tokens were counted with. A table
+/* "# tokenizer: {...}": what text_tokens were counted with. A table
  * concatenated from parts (`cat`) must have been measured with one tokenizer. */
 static int parse_tokenizer(parser *p, const char *s, size_t n)
 {

@@ -1,4 +1,4 @@
-/* Writing the cost table (DESIGN.md §5).
+/* Writing the cost table (docs/COST_TABLE.md).
  *
  * Format, version 1 (the reader in cost_table_read.c is its other half):
  *
@@ -21,8 +21,8 @@
  *   after hash (v1 readers ignore trailing columns): shard_size, the file's size
  *   in bytes, and shard_mtime, its modification time as SECONDS.NNNNNNNNN; both
  *   "-" for a row whose shard has none (raw-list and Kaldi items).
- * - text_tokens (issue 11): the last column, written only when some row has a
- *   token count (text_tokens > 0: measured with a tokenizer), so tables
+ * - text_tokens (the recipe tokenizer's count): the last column, written only
+ *   when some row has a token count (text_tokens > 0: measured with a tokenizer), so tables
  *   measured without one stay as they were; "-" where unknown (0 with a
  *   non-empty transcript), else decimal (0 for an empty transcript).
  * - A path ending in ".zst" gets one zstd frame (level 3); readers detect zstd by

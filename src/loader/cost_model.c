@@ -157,7 +157,7 @@ size_t es_token_gap_note(const es_token_gap_counts *g, char *buf, size_t len)
                             g->unknown, g->would_drop);
 }
 
-/* ---- a batch's terms as the loader pads it (issue 16) ------------------------ */
+/* ---- a batch's terms as the loader pads it (calibration) --------------------- */
 
 ES_API const char *es_cost_term_name(int term)
 {

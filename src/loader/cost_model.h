@@ -1,5 +1,5 @@
 /* What an utterance costs a GPU, and whether the loader keeps it at all
- * (DESIGN.md §6, §7). Shared by plan, simulate and validate so all see the same data.
+ * (docs/COST_MODEL.md). Shared by plan, simulate and validate so all see the same data.
  *
  * cost = a·frames + b·text + c·speech_tokens + q·frames² + e·[emb missing]·frames + u
  * with frames = samples / sample_rate × frame_rate (feature frames; CosyVoice 2

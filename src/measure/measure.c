@@ -88,7 +88,7 @@ static void drop_rows(es_cost_table *t)
 }
 
 /* The shard file as it is before it is read, kept with its rows: reshard
- * refuses a source whose size or mtime moved since (issue 12 #5). */
+ * refuses a source whose size or mtime moved since (its costs may be stale). */
 static int record_stat(es_measure_job *j, size_t u, es_context *ctx)
 {
     const es_unit *unit = &j->work.units[u];

@@ -1,4 +1,4 @@
-/* Turning the user's inputs into units of parallel work (DESIGN.md §3).
+/* Turning the user's inputs into units of parallel work (threads, or MPI ranks).
  *
  * An input is a shard list (one path per line), a single shard, a WeNet raw
  * list or a Kaldi directory — told apart by content. A shard becomes one unit

@@ -1,4 +1,4 @@
-/* Embedding columns of CosyVoice parquet shards, for the validator (issue 5):
+/* Embedding columns of CosyVoice parquet shards, for the validator (docs/VALIDATE.md):
  * `utt_embedding` / `spk_embedding`, stored as list<double> by pandas/pyarrow
  * (list<float> is accepted too), returned as float32 rows.
  *

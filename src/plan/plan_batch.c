@@ -1,4 +1,4 @@
-/* Batch mode (DESIGN.md §7): every rank gets exactly the same number of
+/* Batch mode: every rank gets exactly the same number of
  * batches, and at every step the K batches the ranks train cost nearly the
  * same, so no rank waits at the join and none runs out early.
  *

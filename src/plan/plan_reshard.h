@@ -1,4 +1,4 @@
-/* Reshard mode (DESIGN.md §7): the kept utterances into N = K·W·M new shards
+/* Reshard mode: the kept utterances into N = K·W·M new shards
  * (tar, or CosyVoice parquet) of equal cost, so that any permutation a loader
  * applies to the new data.list gives every rank and worker the same work.
  *

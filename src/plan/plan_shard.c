@@ -1,5 +1,5 @@
 /* Shard mode: whole list entries (shards, or raw-list rows) to ranks, then to
- * workers within each rank (DESIGN.md §7).
+ * workers within each rank, for loaders that read whole shards.
  *
  * Ranks: multiway partitioning of entry costs (es_partition: LPT, KK, swaps).
  * Workers: the same with balanced counts (floor or ceil of the rank's entries

@@ -1,6 +1,6 @@
 /* Shard readers: one file per container format, each a const table of callbacks
- * (STYLE.md §5), listed in reader_registry.c. A reader turns one shard into a
- * stream of utterance records: open, next, next, …, close.
+ * listed in reader_registry.c, so a new format touches no other reader. A reader
+ * turns one shard into a stream of utterance records: open, next, next, …, close.
  *
  * Detection is by content: the registry asks every reader to `bid` on the first
  * bytes of the file and opens it with the highest bidder. CosyVoice names its

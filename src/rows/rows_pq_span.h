@@ -1,7 +1,7 @@
 /* Big values of flat columns read in part of their page (pq_span.h): a planned
  * batch wants one or two rows of a 1 MB audio page, and decompressing the page
  * for them cost 5-7 times what reading the file front to back costs a row
- * (issue 10).
+ * (tools/bench/bench_fetch.py).
  *
  * A flat column chunk's data pages are listed once, on first use (headers only:
  * rows_pq_pages), so a fetch goes to a row's page without walking the headers

@@ -103,7 +103,7 @@ ES_API int es_simulate_settings_from_plan(es_context *ctx, es_simulate_settings 
         rc = es_fail(ctx, ES_ERR_FORMAT, "%s: a parameter is out of range (world_size, workers, "
                      "frame_rate, batch or filter settings)", path);
     if (rc == ES_OK) {
-        /* w_batch: plans since issue 16 (older ones charge no per-batch cost) */
+        /* w_batch: plans from before calibration have none (no per-batch cost) */
         json_t *wb = json_object_get(json_object_get(p, "cost_model"), "w_batch");
         if (json_is_number(wb) && json_number_value(wb) >= 0)
             m->w_batch = json_number_value(wb);

@@ -1,9 +1,9 @@
-/* HOOK — the plan side by side (issue 3: simulate "also prints what `equishard
- * plan` would give for the same data"). For the same table, world size, workers,
- * filter and batching rule, runs the planner in shard and batch mode and keeps
- * its metrics and per-rank loads, so reports show the loader's split next to
- * equishard's. The planner's own failures never fail the simulation: they are
- * recorded in the side's `error`. */
+/* HOOK — the plan side by side: simulate also shows what `equishard plan` would
+ * give for the same data, so the loader's imbalance has a point of comparison.
+ * For the same table, world size, workers, filter and batching rule, runs the
+ * planner in shard and batch mode and keeps its metrics and per-rank loads, so
+ * reports show the loader's split next to equishard's. The planner's own
+ * failures never fail the simulation: they are recorded in the side's `error`. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

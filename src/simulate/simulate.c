@@ -1,5 +1,5 @@
 /* es_simulate: the loader's own split and batching, replayed per epoch, rank,
- * worker and trial (DESIGN.md §1, §7 "simulate").
+ * worker and trial, to show the imbalance a recipe's loader gives unplanned.
  *
  * Per epoch: split the list (split.c); per trial and worker: the worker's kept
  * utterances in reading order through the shuffle buffer, sort buffer and

@@ -1,4 +1,4 @@
-/* Predicted step time of the replayed loader (issue 16): with a calibrated cost
+/* Predicted step time of the replayed loader (docs/COST_MODEL.md): with a calibrated cost
  * model, what each rank's step takes in seconds and how long the others wait.
  *
  * A rank's batches come from its workers in turn (the DataLoader's order: one

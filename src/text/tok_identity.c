@@ -1,6 +1,6 @@
-/* The tokenizer's identity as measure records it in the cost table (issue 11):
- * the "# tokenizer:" line, which plan.json, simulate's and validate's JSON
- * report (es_token_report, loader/cost_model.c). */
+/* The tokenizer's identity as measure records it in the cost table (so a plan
+ * counts tokens as the table did): the "# tokenizer:" line, which plan.json,
+ * simulate's and validate's JSON report (es_token_report, loader/cost_model.c). */
 #include "text/tok_identity.h"
 
 #include <stdio.h>

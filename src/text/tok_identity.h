@@ -1,5 +1,5 @@
 /* The tokenizer's identity, as measure records it in a cost table's
- * "# tokenizer:" line (issue 11; docs/COST_TABLE.md). */
+ * "# tokenizer:" line (docs/COST_TABLE.md). */
 #ifndef ES_TOK_IDENTITY_H
 #define ES_TOK_IDENTITY_H
 

@@ -1,6 +1,6 @@
 /* The text tokenizer's model (es_tokenizer, equishard.h): Qwen2's byte-level BPE
- * as Hugging Face runs it for CosyVoice 2/3 (docs: issue 11;
- * ../shared/fixtures/tokenizers/qwen2/PROVENANCE.md). The pipeline, top-down:
+ * as Hugging Face runs it for CosyVoice 2/3, whose filters count its tokens
+ * (../shared/fixtures/tokenizers/qwen2/PROVENANCE.md). The pipeline, top-down:
  *
  *   tok_added.c   added tokens split out of the raw text (leftmost-longest)
  *   tokenizer.c   each remaining segment: UTF-8 check, NFC (libutf8proc)

@@ -1,6 +1,6 @@
 /* The validator's per-row arithmetic: one source for the CPU path (validate_cpu.c,
  * OpenMP) and the CUDA path (validate_cuda.cu), so the CPU tests cover the logic
- * the GPU runs (DESIGN.md §8).
+ * the GPU runs, and both give the same findings.
  *
  * Everything here is a `static inline` function marked ES_KFN, which is
  * `__host__ __device__` under nvcc and nothing otherwise; the header is valid C11

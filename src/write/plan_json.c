@@ -138,7 +138,7 @@ static int hash_dir_into(XXH3_state_t *st, const char *path)
 
 /* The "inputs" array as JSON text at indent 2 (JSON_INDENT(2)'s layout),
  * written with es_json_string: jansson refuses a string that is not UTF-8,
- * and an input path need not be one (issue 12: such a path was dropped). */
+ * and an input path need not be one (such a path was once dropped). */
 static int input_digests(es_context *ctx, const char *const *inputs, size_t n, es_strbuf *out)
 {
     int rc = ES_OK;
@@ -265,7 +265,7 @@ static json_t *metrics(const es_plan *p)
                      rem);
 }
 
-/* How the token filters counted, and with what tokenizer (issue 11): the one
+/* How the token filters counted, and with what tokenizer: the one
  * given to plan, else the one the table was measured with (its "# tokenizer:"
  * line). */
 static json_t *text_tokens(const es_plan *p)

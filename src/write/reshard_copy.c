@@ -181,7 +181,7 @@ static int copy_member(es_context *ctx, copy_run *run, struct archive *in, const
     return ES_OK;
 }
 
-/* The member just copied against what was measured (issue 12 #5): an audio
+/* The member just copied against what was measured: an audio
  * object of another size, or a transcript of another length, means the shard
  * changed since, and the balance would be computed on wrong numbers. */
 static int check_measured(es_context *ctx, const copy_run *run, const copy_source *s,

@@ -72,7 +72,7 @@ static int collect(es_context *ctx, reshard_job *job)
 
 /* A source whose size or modification time moved since measure recorded them
  * (a table from before they were recorded has none) changed since it was
- * measured: its rows' costs, and so the balance, may be wrong (issue 12 #5). */
+ * measured: its rows' costs, and so the balance, may be wrong. */
 static int check_stat(es_context *ctx, const es_cost_table *t, const copy_source *s)
 {
     const es_shard_stat *was = es_cost_table_shard_stat(t, s->shard);

@@ -149,7 +149,7 @@ static void row_key(const pq_run *run, const es_pq_file *f, const char **key, ui
     row_value(run, f, run->utt_leaf, key, len);
 }
 
-/* The row against what was measured (issue 12 #5): audio_data of another size
+/* The row against what was measured: audio_data of another size
  * or a text of another length means the file changed since. */
 int rp_check_measured(es_context *ctx, const pq_run *run, const es_pq_file *f,
                           uint64_t ordinal, const es_cost_row *row, int audio, int text)

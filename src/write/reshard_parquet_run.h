@@ -89,7 +89,7 @@ int rp_source_wanted(const pq_run *run, const copy_source *s);
 int rp_check_keys(es_context *ctx, const pq_run *run, const es_pq_file *f, uint64_t ordinal,
                   size_t a, size_t b);
 /* The row's audio_data size (`audio`) and text length (`text`), their segments
- * read, against what measure found for it (issue 12 #5). */
+ * read, against what measure found for it (a changed file fails the copy). */
 int rp_check_measured(es_context *ctx, const pq_run *run, const es_pq_file *f, uint64_t ordinal,
                       const es_cost_row *row, int audio, int text);
 /* The first source read gives the run its schema (and run->L, the cursors);

@@ -1,4 +1,4 @@
-"""Synthetic trainers' step logs for test_cli_calibrate.sh (issue 16).
+"""Synthetic trainers' step logs for test_cli_calibrate.sh.
 
 Reads a cost table (TSV, as `equishard measure` writes it) with the csv module
 and writes what a trainer whose step time is a known function would log:

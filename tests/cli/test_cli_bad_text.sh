@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# CLI tests for transcripts that are not UTF-8 (issue 11, bad_text): WeNet's
+# CLI tests for transcripts that are not UTF-8 (flag bad_text): WeNet's
 # tar reader skips such an utterance (txt.decode('utf8') raises; valid=False),
 # so measure flags it bad_text (text_len 0, no text_tokens) instead of counting
 # its bytes, and every filter drops it under its own reason: plan.json,

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# CLI tests for `equishard calibrate` and `--cost-model` (issue 16).
+# CLI tests for `equishard calibrate` and `--cost-model` (docs/COST_MODEL.md).
 # 1. Two synthetic trainers (gen_steps.py: Python's seeded random over a real
 #    measured table, corpus_a's Kaldi dir), attention-like (quadratic term
 #    dominant) and convolution-like (no quadratic term), with 2 % noise,

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# CLI tests for issue 12 ("nothing lost, nothing overwritten, nobody let in"):
+# CLI tests for hostile use ("nothing lost, nothing overwritten, nobody let in"):
 # odd output targets, permissions under a strict umask, damaged and hostile
 # inputs. Every input is made here; each section names the finding it guards.
 set -u

@@ -44,7 +44,7 @@ expect_exit 0 "$BIN" measure -q -j 2 --hash -o "$WORK/j2.tsv" shards/shards.list
 cmp -s "$WORK/j1.tsv" "$WORK/j2.tsv" || fail "-j 1 and -j 2 differ"
 [[ $(tail -n +3 "$WORK/j1.tsv" | wc -l) == 240 ]] || fail "240 rows for 4 inputs"
 
-# 3b. -o FILE streams rows as units finish (issue 14); standard output writes the
+# 3b. -o FILE streams rows as units finish (memory stays flat); standard output writes the
 #     table held whole: the same bytes and the same stderr, for -j 1 and -j 2,
 #     with the tokenizer line, embedding flags and speech tokens, list entries
 #     before shards (the stat columns decided late), and zstd

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 11 #3 #4: plan, simulate and validate print (and write in their JSON)
+# Token counts: plan, simulate and validate print (and write in their JSON)
 # the same one-line note when a table has no text token counts, with counts
 # checked against corpus A's truth.tsv; the tokenizer a table was measured with
 # is recorded in it ("# tokenizer: {...}" after the magic line) and in

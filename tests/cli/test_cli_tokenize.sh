@@ -81,7 +81,7 @@ for l in open(sys.argv[1], encoding='utf-8'):
         if s.startswith('corpus_a/'):
             n[s.split('#')[1].split('.')[0]] = r['n']
 lines = open(sys.argv[2], encoding='utf-8').read().split('\n')
-# the tokenizer's identity between the magic line and the header (issue 11 #4)
+# the tokenizer's identity between the magic line and the header
 ident = json.loads(lines[1][len('# tokenizer: '):]) if lines[1].startswith('# tokenizer: ') else None
 assert ident and ident['kind'] == 'qwen2_bpe' and ident['vocab_size'] == 151663, lines[1]
 assert ident['specials'] == 'cosyvoice2' and ident['path'].endswith('/qwen2'), ident
@@ -100,7 +100,7 @@ python3 -c "
 import json, sys
 t = json.load(open('$WORK/plan-tok/plan.json'))['text_tokens']
 assert t['count'] == 'text_tokens' and t['rows_counted'] == 60 and t['rows_without'] == 0 and 'note' not in t, t
-# the table's tokenizer is recorded although plan was given none (issue 11 #4)
+# the table's tokenizer is recorded although plan was given none
 k = t['tokenizer']
 assert k['kind'] == 'qwen2_bpe' and k['vocab_size'] == 151663 and k['specials'] == 'cosyvoice2', k
 assert k['files'] == 'vocab.json+merges.txt+tokenizer_config.json' and k['digest'].startswith('xxh3-64:'), k

@@ -1,4 +1,4 @@
-"""One rank of a training loop whose step cost is quadratic in the padded length (issue 16).
+"""One rank of a training loop whose step cost is quadratic in the padded length.
 
 CosyVoice's own data pipeline (upstream processors, as cosyvoice_trainer.py runs
 them, with the same stand-ins from shims/) behind equishard.loaders.cosyvoice.Dataset

@@ -1,4 +1,4 @@
-"""Equal time, not just equal frames (issue 16), end to end with real torch.
+"""Equal time, not just equal frames (calibration), end to end with real torch.
 
 1. The corpus of test_cosyvoice_e2e.py at twice its size (uneven CosyVoice parquet files), a batch
    plan balanced on frames only (the default cost model);

@@ -1,4 +1,4 @@
-"""CosyVoice's own training loop on equishard's plans, with real torch (issue 10).
+"""CosyVoice's own training loop on equishard's plans, with real torch.
 
 The user's experience, end to end, on a corpus this test makes (uneven
 utterances in uneven parquet files, written by hyparquet-writer):
@@ -15,7 +15,7 @@ utterances in uneven parquet files, written by hyparquet-writer):
    shard    equishard's Dataset, shard plan, + equal_steps  (import + loop line)
    reshard  CosyVoice's Dataset on OUTDIR/data.list, + equal_steps (loop line)
 
-and, for the table only, shard and reshard without equal_steps. It asserts what issue 10 promises: the recipe's own list fails the join and
+and, for the table only, shard and reshard without equal_steps. It asserts what the plans promise: the recipe's own list fails the join and
 skips data (so this test can fail); batch mode never fails the join, every rank
 trains the same steps, every kept utterance once per epoch (a padding repeat
 aside) and epoch 1 trains other batches than epoch 0; shard and reshard with

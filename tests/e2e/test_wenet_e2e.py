@@ -1,4 +1,4 @@
-"""WeNet's own training loop on equishard's plans, with real torch (issue 10).
+"""WeNet's own training loop on equishard's plans, with real torch.
 
 The user's experience, end to end, on a corpus this test makes (uneven
 utterances in uneven WeNet tar shards, written with Python's tarfile and wave):

@@ -1,5 +1,5 @@
 /* Fuzzes es_calibrate's step-log reader and fit on arbitrary bytes (a trainer's
- * JSON lines, issue 16) against a small fixed table: a clean one-line error or
+ * JSON lines) against a small fixed table: a clean one-line error or
  * a fit, never a crash, a leak, or a non-finite weight. */
 #include <math.h>
 #include <stdint.h>

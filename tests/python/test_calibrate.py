@@ -1,4 +1,4 @@
-"""equishard.calibrate, cost_model= and equishard.loaders.step_log (issue 16).
+"""equishard.calibrate, cost_model= and equishard.loaders.step_log (docs/COST_MODEL.md).
 
 Step times are made up here from corpus_a's truth.tsv (soxi's sample counts,
 not equishard's) by a known formula and Python's seeded random; calibrate must

@@ -198,7 +198,7 @@ class LoadersTest(unittest.TestCase):
         self.assertEqual(keysets(1), keysets(1))  # the same on every rank, every call
 
     def test_non_utf8_keys_round_trip_through_batches_jsonl(self):
-        """A key that is not UTF-8 (issue 12 #7) is written to batches.jsonl as
+        """A key that is not UTF-8 (tar names are bytes) is written to batches.jsonl as
         \\udcXX escapes: the file stays UTF-8 JSON, the loaders read the key as
         tarfile decodes the member name (surrogateescape), match it against the
         row the library reads, and a re-planned epoch gives the same strings."""

@@ -218,7 +218,7 @@ class TarTest(unittest.TestCase):
             self.assertEqual([row["key"] for row in got], [k for _, k in want], path)
 
     def test_hard_links_read_as_tarfile(self):
-        """Issue 12 #10: u2.txt a hard link to u1.txt (and a link to a link)."""
+        """u2.txt a hard link to u1.txt (and a link to a link), read as tarfile does."""
         import shutil
         import tempfile
         d = tempfile.mkdtemp(prefix="es-rows-links-")
@@ -245,7 +245,7 @@ class TarTest(unittest.TestCase):
 
     def test_damaged_header_is_an_error(self):
         """A damaged tar header mid-shard (libarchive's ARCHIVE_RETRY) makes the
-        shard corrupt, as measure says (issue 12 #4): one line, never rows read
+        shard corrupt, as measure says: one line, never rows read
         past it as if nothing was lost."""
         import shutil
         import tempfile

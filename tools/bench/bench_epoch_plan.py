@@ -1,4 +1,4 @@
-"""What a DataLoader worker pays to get its batches of a new epoch (issue 10).
+"""What a DataLoader worker pays to get its batches of a new epoch.
 
 equishard.loaders rebuilds a batch plan for every epoch other than the written
 one, in every rank's workers: read OUTDIR/costs.tsv.zst (once per training

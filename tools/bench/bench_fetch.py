@@ -1,4 +1,4 @@
-"""Planned-batch fetching vs reading the same parquet files front to back (issue 10).
+"""Planned-batch fetching vs reading the same parquet files front to back.
 
 A batch plan's DataLoader worker fetches each batch's rows by [shard, pos]
 (equishard.loaders.fetch.RowFetcher over equishard.RowReader): a batch holds rows

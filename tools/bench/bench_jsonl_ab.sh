@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Batch mode's JSONL writer, a baseline bench_plan_io against this one in
-# interleaved rounds (issue 14: "JSONL writing >= 1 GB/s/core").
+# interleaved rounds (the target: JSONL written at >= 1 GB/s per core).
 #
 #   tools/bench/bench_jsonl_ab.sh TABLE BASE_BENCH_PLAN_IO [NEW_BENCH_PLAN_IO]
 #

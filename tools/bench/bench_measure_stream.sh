@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Peak memory and wall time of `equishard measure -o FILE` at millions of rows,
-# a baseline binary against this one in the same run (issue 14: measure writes
+# a baseline binary against this one in the same run (the point: measure writes
 # rows as units finish instead of holding the whole table).
 #
 #   tools/bench/bench_measure_stream.sh ROWS BASE_BIN [NEW_BIN]

@@ -1,5 +1,5 @@
 /* What touching memory costs on this machine, the floor under any phase that
- * builds a large array (issue 14; docs/PERFORMANCE.md, "Pages on this machine"):
+ * builds a large array (docs/PERFORMANCE.md, "Fresh pages"):
  *
  *   bench_page_touch MIB
  *

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Benchmark `equishard measure` on CosyVoice parquet shards against the cost of
-# decompressing the columns it needs (issue 4: "little more than decompressing").
+# decompressing the columns it needs (the target: little more than that).
 #
 #   tools/bench/bench_parquet.sh [ROWS]     (default 2000: two files of 1000 rows)
 #

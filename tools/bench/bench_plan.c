@@ -1,4 +1,4 @@
-/* Planner benchmark (issue 3's quality and speed bars), on generated data:
+/* Planner benchmark (the planner's quality and speed bars), on generated data:
  * log-normal durations like LibriTTS (median ~5 s), speakers sorted into shards
  * the way make_parquet_list.py fills them (utterances in speaker order, fixed
  * count per shard, a shorter last shard).

@@ -1,6 +1,6 @@
 #!/bin/bash
 # `equishard plan` on a cost table FILE, this build against a baseline build,
-# interleaved round by round (issue 14; the machine is shared, so only the
+# interleaved round by round (the machine is shared, so only the
 # ratios of one run mean anything). Every round also checks that both builds
 # wrote byte-identical OUTDIRs.
 #

@@ -1,4 +1,4 @@
-/* The CLI's plan path in phases, on a cost table FILE (issue 14):
+/* The CLI's plan path in phases, on a cost table FILE:
  *
  *   bench_plan_io COSTS.tsv K W shard|batch|batch-writes|read|read-warm OUTDIR
  *

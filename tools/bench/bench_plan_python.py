@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """A batch plan written from Python, with and without CostTable.compress_ahead
-(issue 14: the library call from a data-prep script, against what the CLI does).
+(the library call from a data-prep script, against what the CLI does).
 
     PYTHONPATH=python EQUISHARD_LIB=build/src/libequishard.so \\
         python3 tools/bench/bench_plan_python.py TABLE [ROUNDS] [K] [W]

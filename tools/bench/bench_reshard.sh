@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Benchmark `equishard plan --mode reshard` against `cp` and `cp` + `sync` of the
-# same files (issue 14: "reshard near cp"), in interleaved rounds so every
+# same files (the target: reshard near cp), in interleaved rounds so every
 # command sees the same machine; best of REPEAT rounds.
 #
 #   tools/bench/bench_reshard.sh [N_TAR_SHARDS] [UTTS_PER_SHARD] [PARQUET_ROWS]

@@ -1,4 +1,4 @@
-"""What equishard.loaders' step log costs a training step (issue 16).
+"""What equishard.loaders' step log costs a training step.
 
 Iterates N fake CosyVoice batches (16 keys, padded shapes of three tensors)
 through a plain loop and through step_log / equal_steps with

@@ -1,5 +1,5 @@
 /* Benchmark of the validator's checks against the machine's memory bandwidth
- * (issue 5: CPU >= 50 %, GPU >= 70 %, counting each pass over the matrix).
+ * (targets: CPU >= 50 %, GPU >= 70 %, counting each pass over the matrix).
  *
  *   bench_validate [--cpu-gib G] [--gpu-gib G] [--dim D] [--speakers S]
  *                  [--repeat R] [--threads T] [--order grouped|shuffled|both]

@@ -1,5 +1,5 @@
 /* Writes a synthetic cost table FILE, as `equishard measure` writes one, for
- * benchmarking the CLI's plan path (issue 14):
+ * benchmarking the CLI's plan path:
  *
  *   gen_costs N_UTTS UTTS_PER_SHARD OUT.tsv
  *

@@ -5,7 +5,7 @@
 
 #include <equishard/equishard.h>
 
-/* Exit codes users' scripts rely on (DESIGN.md §9). */
+/* Exit codes users' scripts rely on (README.md lists them); never renumber. */
 enum {
     EXIT_OK = 0,
     EXIT_PROBLEMS = 1, /* checks found problems */

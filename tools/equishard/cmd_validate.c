@@ -2,7 +2,7 @@
  *                    [--utt-emb SRC] [--spk-emb SRC] [--utt2spk FILE] [--dim D]
  *                    [thresholds] [--world-size K ...] [cost model] [LIST...]
  *
- * The CI data-validation step (DESIGN.md §2, §8): loads the embeddings, measures
+ * The CI data-validation step (docs/VALIDATE.md): loads the embeddings, measures
  * LIST (or reads --costs) to know the utterances, runs the checks, prints a short
  * table, optionally writes every finding as JSON, and exits 0 when clean, 1 when
  * a check named in --fail-on found something, 2 for unusable input. */

@@ -1,4 +1,4 @@
-/* `mpirun -np N equishard measure …` / `srun equishard measure …` (DESIGN.md §10).
+/* `mpirun -np N equishard measure …` / `srun equishard measure …` (beyond one machine).
  *
  * Every rank reads the same lists into the same units (es_measure_job_new) and
  * measures its share of them; ranks 1..N-1 send their results as parts to rank

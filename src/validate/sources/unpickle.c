@@ -17,7 +17,7 @@
  * are contiguous. Memory grows with the values actually read, never with a
  * length a header claims.
  *
- * What a file can honestly hold bounds the rest (issue 12 #9: a 389 KB .pt,
+ * What a file can honestly hold bounds the rest (a hostile 389 KB .pt,
  * a deflated run of MEMOIZE, grew the memo past 8 GB): a pickler memoizes each
  * object (string, list, dict) at most once, so the memo never has more entries
  * than objects were made; the stack and the marks hold at most MAX_STACK
