@@ -30,7 +30,7 @@ void es_prefault_write(void *p, size_t n);
  * is written, because only pages touched are backed. EQUISHARD_HUGE_PAGES=0
  * turns the advice off: where memory is fragmented, the kernel (defrag
  * "madvise") compacts it synchronously at such a fault, and a run can stall
- * (docs/PERFORMANCE.md, "Seventh round"). */
+ * (docs/PERFORMANCE.md, "Huge pages"). */
 void es_advise_huge(void *p, size_t n);
 
 #endif

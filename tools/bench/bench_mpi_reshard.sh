@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Wall time of `mpirun -np N equishard plan --mode reshard` for N = 1, 2, 3, 4 on
 # synthetic WeNet tar shards, as ratios against the 1-process run of the same
-# invocation (docs/PERFORMANCE.md, "reshard under MPI"). Every OUTDIR is checked
+# invocation (docs/PERFORMANCE.md, its `mpirun` rows). Every OUTDIR is checked
 # to be byte-identical to the one-process (no mpirun) OUTDIR. As a control, the
 # same script times N independent `equishard plan --mode reshard` processes on
 # 1/N of the sources each, writing 1/N of the shards into their own OUTDIRs (no

@@ -1,5 +1,5 @@
 /* What touching memory costs on this machine, the floor under any phase that
- * builds a large array (docs/PERFORMANCE.md, "Fresh pages"):
+ * builds a large array (docs/PERFORMANCE.md, "Fresh pages mapped in one call"):
  *
  *   bench_page_touch MIB
  *
