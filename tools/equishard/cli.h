@@ -80,10 +80,12 @@ int cli_load_tokenizer(es_context *ctx, es_measure_settings *s);
 int cli_tokenizer_check(const char *command);
 
 /* Strict parsers of option values; each returns 0, or -1 (out untouched).
- * cli_parse_int: 0..INT_MAX; cli_parse_u64: no sign; cli_parse_double: finite. */
+ * cli_parse_int: 0..INT_MAX; cli_parse_u64: no sign; cli_parse_double: finite;
+ * cli_parse_i64: any whole number strtoll reads entirely (--epoch, --epochs). */
 int cli_parse_int(const char *s, int *out);
 int cli_parse_u64(const char *s, unsigned long long *out);
 int cli_parse_double(const char *s, double *out);
+int cli_parse_i64(const char *s, int64_t *out);
 
 /* 1 when an MPI launcher started this process as one of several (mpirun,
  * mpiexec, srun): then measure and plan run as MPI ranks (mpi_util.c, built

@@ -137,16 +137,6 @@ static void store_whole(const cli_option *o, void *field, unsigned long long v)
     }
 }
 
-static int parse_i64(const char *arg, int64_t *out)
-{
-    char *end;
-    long long v = strtoll(arg, &end, 10);
-    if (end == arg || *end)
-        return -1;
-    *out = v;
-    return 0;
-}
-
 static int parse_anynum(const char *arg, double *out)
 {
     char *end;
@@ -176,7 +166,7 @@ static int apply_value(const cli_option *o, const char *arg, void *field, const 
             return -1;
         store_whole(o, field, (unsigned long long)i);
         return 0;
-    case CLI_I64: return parse_i64(arg, field);
+    case CLI_I64: return cli_parse_i64(arg, field);
     case CLI_NUM:
         if (cli_parse_double(arg, &d) || d < o->dmin || (o->excl && d == o->dmin))
             return -1;

@@ -66,6 +66,28 @@ struct cli_option {
 
 /* A field of struct type T, for the tables. */
 #define CLI_AT(T, field) .offset = offsetof(T, field), .size = sizeof(((T *)0)->field)
+/* The same in a shared target (CLI_T_TOKENIZER, ...), not the command's own. */
+#define CLI_IN(target_, T, field) .target = (target_), CLI_AT(T, field)
+
+/* The records most tables are made of, one vocabulary for every command (a
+ * file's own shorthand drifted in arity and meaning). AT is CLI_AT(...) or
+ * CLI_IN(...); SH the short letter or 0; every other field is as declared
+ * above, so a record these do not fit is written out in full. */
+#define CLI_OPT_STR(name_, sh, AT, meta, text)                                                   \
+    {.name = (name_), .short_name = (sh), .kind = CLI_STR, AT, .metavar = (meta), .help = (text)}
+/* A whole number >= lo, at most the field type's largest. */
+#define CLI_OPT_UINT(name_, sh, lo, AT, meta, text)                                              \
+    {.name = (name_), .short_name = (sh), .kind = CLI_UINT, .min = (lo), AT, .metavar = (meta), \
+     .help = (text)}
+/* A finite number >= 0. */
+#define CLI_OPT_NUM(name_, AT, meta, text)                                                       \
+    {.name = (name_), .kind = CLI_NUM, AT, .metavar = (meta), .help = (text)}
+/* Any number strtod reads (inf, nan: the thresholds that switch a check off). */
+#define CLI_OPT_ANYNUM(name_, AT, meta, text)                                                    \
+    {.name = (name_), .kind = CLI_ANYNUM, AT, .metavar = (meta), .help = (text)}
+/* A flag that stores value (1: turns a default off on; 0: --no-... turns it off). */
+#define CLI_OPT_FLAG(name_, sh, value, AT, text)                                                 \
+    {.name = (name_), .short_name = (sh), .kind = CLI_FLAG, .ival = (value), AT, .help = (text)}
 
 /* One group of options, printed under its heading (NULL: none). */
 typedef struct cli_table {

@@ -71,6 +71,16 @@ int cli_parse_u64(const char *s, unsigned long long *out)
     return 0;
 }
 
+int cli_parse_i64(const char *s, int64_t *out)
+{
+    char *end;
+    long long v = strtoll(s, &end, 10);
+    if (end == s || *end)
+        return -1;
+    *out = v;
+    return 0;
+}
+
 int cli_parse_double(const char *s, double *out)
 {
     char *end;

@@ -99,22 +99,20 @@ static int one_file(es_context *ctx, es_tokenizer *t, const tok_args *a, const c
     return worst;
 }
 
-#define TOK(opt, sh, field, meta, text)                                                        \
-    {.name = opt, .short_name = sh, .kind = CLI_STR, .target = CLI_T_TOKENIZER,                 \
-     CLI_AT(cli_tokenizer_opts, field), .metavar = meta, .help = text}
-
 static const cli_option own[] = {
-    TOK("tokenizer", 't', path, "PATH",
+    CLI_OPT_STR("tokenizer", 't', CLI_IN(CLI_T_TOKENIZER, cli_tokenizer_opts, path), "PATH",
         "a folder with vocab.json + merges.txt (+ tokenizer_config.json),\n"
         "e.g. CosyVoice2-0.5B/CosyVoice-BlankEN, or with tokenizer.json,\n"
         "or a tokenizer.json file"),
-    TOK("specials", 0, specials, "SET",
+    CLI_OPT_STR("specials", 0, CLI_IN(CLI_T_TOKENIZER, cli_tokenizer_opts, specials), "SET",
         "cosyvoice2 (default), cosyvoice3 or none: the special tokens\n"
         "the recipe's tokenizer class adds"),
-    TOK("symbol-table", 0, symbol_table, "FILE",
+    CLI_OPT_STR("symbol-table", 0, CLI_IN(CLI_T_TOKENIZER, cli_tokenizer_opts, symbol_table),
+        "FILE",
         "WeNet's CharTokenizer instead (ids of units.txt, \"SYMBOL ID\"\n"
         "lines: the label --loader wenet filters on)"),
-    TOK("non-lang-syms", 0, non_lang_syms, "FILE",
+    CLI_OPT_STR("non-lang-syms", 0, CLI_IN(CLI_T_TOKENIZER, cli_tokenizer_opts, non_lang_syms),
+        "FILE",
         "its non_lang_syms ({xxx}, <xxx> or [xxx], one a line)"),
     {.name = "split-with-space", .kind = CLI_FLAG, .ival = 1, .target = CLI_T_TOKENIZER,
      CLI_AT(cli_tokenizer_opts, split_with_space),
