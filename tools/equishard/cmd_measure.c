@@ -55,11 +55,8 @@ static int parse_args(int argc, char **argv, measure_args *a)
         return rc;
     if (cli_tokenizer_check("measure"))
         return -1;
-    if (optind >= argc) {
-        fprintf(stderr, "equishard measure: no LIST given\n");
-        cli_options_usage(&cmd, stderr);
-        return -1;
-    }
+    if (optind >= argc)
+        return cli_usage_error(&cmd, "no LIST given");
     a->emb.root = a->s.root; /* --root resolves inside --utt-emb/--spk-emb lists too */
     a->inputs = (const char *const *)argv + optind;
     a->n_inputs = (size_t)(argc - optind);

@@ -86,12 +86,9 @@ static int parse_args(int argc, char **argv, plan_args *a)
         return rc;
     if (cli_tokenizer_check("plan"))
         return -1;
-    if (!a->plan.world_size || !a->outdir || optind >= argc) {
-        fprintf(stderr, "equishard plan: --world-size, -o OUTDIR and at least one input are "
-                        "required\n");
-        cli_options_usage(&cmd, stderr);
-        return -1;
-    }
+    if (!a->plan.world_size || !a->outdir || optind >= argc)
+        return cli_usage_error(&cmd, "--world-size, -o OUTDIR and at least one input are "
+                                     "required");
     a->plan.root = a->measure.root; /* reshard reads the shards the lists name */
     return 0;
 }
@@ -135,7 +132,7 @@ static void print_summary(const es_plan *p, const es_plan_settings *s, const cha
 void plan_report_stale(void *user, const char *path, long pid)
 {
     (void)user;
-    fprintf(stderr, "equishard: removed %s, left by an interrupted run (pid %ld)\n", path, pid);
+    cli_error("removed %s, left by an interrupted run (pid %ld)", path, pid);
 }
 
 /* Reshard keeps one file open per new shard it writes; with more shards than
@@ -156,8 +153,8 @@ int plan_report(const es_plan *p, const plan_args *a)
     es_plan_metrics m;
     es_plan_get_metrics(p, &m);
     if (a->max_imbalance >= 0 && m.imbalance > a->max_imbalance) {
-        fprintf(stderr, "equishard: plan imbalance %.4f%% exceeds --max-imbalance %.4f%%\n",
-                100 * m.imbalance, 100 * a->max_imbalance);
+        cli_error("plan imbalance %.4f%% exceeds --max-imbalance %.4f%%", 100 * m.imbalance,
+                  100 * a->max_imbalance);
         return EXIT_PROBLEMS;
     }
     return EXIT_OK;

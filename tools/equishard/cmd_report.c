@@ -129,28 +129,29 @@ int cmd_report(int argc, char **argv)
     if (prc)
         return prc > 0 ? EXIT_OK : EXIT_BAD_INPUT;
     const char *svg = a.svg;
-    if (optind + 1 != argc) {
-        cli_options_usage(&cmd, stderr);
-        return EXIT_BAD_INPUT;
-    }
+    if (optind >= argc)
+        return cli_usage_error(&cmd, "no OUTDIR given"), EXIT_BAD_INPUT;
+    if (optind + 1 != argc)
+        return cli_usage_error(&cmd, "one OUTDIR at a time, not %d", argc - optind),
+               EXIT_BAD_INPUT;
     char path[4096];
     snprintf(path, sizeof path, "%s/plan.json", argv[optind]);
     json_error_t err;
     json_t *plan = json_load_file(path, 0, &err);
     if (!plan) {
-        fprintf(stderr, "equishard: %s: line %d: %s\n", path, err.line, err.text);
+        cli_error("%s: line %d: %s", path, err.line, err.text);
         return EXIT_BAD_INPUT;
     }
     int rc = print_table(plan);
     if (rc)
-        fprintf(stderr, "equishard: %s: not a plan (no \"metrics\"/\"ranks\")\n", path);
+        cli_error("%s: not a plan (no \"metrics\"/\"ranks\")", path);
     else if (svg) {
         es_context *ctx = es_context_new();
         int st = ctx ? write_svg(ctx, plan, svg) : ES_ERR_NOMEM;
         if (st == ES_ERR_NOMEM)
-            fprintf(stderr, "equishard: %s: out of memory\n", svg);
+            cli_error("%s: out of memory", svg);
         else if (st != ES_OK)
-            fprintf(stderr, "equishard: %s\n", es_errmsg(ctx));
+            cli_error("%s", es_errmsg(ctx));
         rc = st == ES_OK ? 0 : -1;
         es_context_free(ctx);
     }

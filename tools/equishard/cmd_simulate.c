@@ -142,9 +142,10 @@ static void targets_of(sim_args *a, void *t[CLI_T_COUNT])
     t[CLI_T_LIST] = &a->list, t[CLI_T_TOKENIZER] = &cli_tokenizer;
 }
 
-/* First pass: only --loader, --plan (and --help), since the loader chooses the
- * defaults, and a plan its settings, that every other flag overrides. Returns 1
- * for --help, -1 for a plan that cannot be read, 0 otherwise. */
+/* First pass: only --loader, --plan (and --help, --version), since the loader
+ * chooses the defaults, and a plan its settings, that every other flag
+ * overrides. Returns CLI_ASKED_HELP or CLI_ASKED_VERSION, -1 for a plan that
+ * cannot be read, 0 otherwise. */
 static int prescan(const cli_command *cmd, int argc, char **argv, sim_args *a)
 {
     static const char *const first[] = {"loader", "plan", NULL};
@@ -152,13 +153,13 @@ static int prescan(const cli_command *cmd, int argc, char **argv, sim_args *a)
     pre.sim.loader = ES_LOADER_COSYVOICE;
     void *t[CLI_T_COUNT];
     targets_of(&pre, t);
-    int help = cli_options_prescan(cmd, t, argc, argv, first);
+    int asked = cli_options_prescan(cmd, t, argc, argv, first);
     es_simulate_defaults(&a->sim, pre.sim.loader);
     a->have_loader = pre.have_loader;
     a->plan = pre.plan;
     a->plan_mode = PLAN_NONE;
-    if (help)
-        return 1;
+    if (asked)
+        return asked;
     return a->plan && a->have_loader && apply_plan(a) ? -1 : 0;
 }
 
@@ -175,10 +176,12 @@ static int parse_args(int argc, char **argv, sim_args *a)
     memset(a, 0, sizeof *a);
     es_measure_defaults(&a->measure);
     int rc = prescan(&cmd, argc, argv, a);
-    if (rc > 0)
+    if (rc == CLI_ASKED_HELP)
         cli_options_usage(&cmd, stdout);
+    else if (rc == CLI_ASKED_VERSION)
+        cli_print_version();
     if (rc)
-        return rc;
+        return rc > 0 ? 1 : rc;
     void *t[CLI_T_COUNT];
     targets_of(a, t);
     rc = cli_options_parse(&cmd, t, argc, argv);
@@ -186,12 +189,9 @@ static int parse_args(int argc, char **argv, sim_args *a)
         return rc;
     if (cli_tokenizer_check("simulate"))
         return -1;
-    if (!a->have_loader || !a->sim.world_size || (optind >= argc && !a->plan)) {
-        fprintf(stderr, "equishard simulate: --loader, --world-size (or --plan) and at least one "
-                        "input are required\n");
-        cli_options_usage(&cmd, stderr);
-        return -1;
-    }
+    if (!a->have_loader || !a->sim.world_size || (optind >= argc && !a->plan))
+        return cli_usage_error(&cmd, "--loader, --world-size (or --plan) and at least one "
+                                     "input are required");
     return 0;
 }
 

@@ -63,7 +63,7 @@ static int one_file(es_context *ctx, es_tokenizer *t, const tok_args *a, const c
     FILE *fp = is_stdin ? stdin : fopen(path, "rb");
     const char *name = is_stdin ? "<stdin>" : path;
     if (!fp) {
-        fprintf(stderr, "equishard: %s: cannot open\n", path);
+        cli_error("%s: cannot open", path);
         return EXIT_BAD_INPUT;
     }
     char *buf = NULL;
@@ -84,8 +84,7 @@ static int one_file(es_context *ctx, es_tokenizer *t, const tok_args *a, const c
         json_t *o = json_loadb(buf, n, JSON_ALLOW_NUL, &err);
         json_t *text = json_object_get(o, "text");
         if (!json_is_string(text)) {
-            fprintf(stderr, "equishard: %s: line %zu: %s\n", name, line,
-                    o ? "no \"text\" string" : err.text);
+            cli_error("%s: line %zu: %s", name, line, o ? "no \"text\" string" : err.text);
             worst = EXIT_BAD_INPUT;
         } else {
             int rc = one_text(ctx, t, json_string_value(text), json_string_length(text), name, line);
@@ -132,11 +131,8 @@ static int parse_args(int argc, char **argv, tok_args *a)
         return rc;
     if (cli_tokenizer_check("tokenize"))
         return -1;
-    if (!cli_tokenizer.path && !cli_tokenizer.symbol_table) {
-        fprintf(stderr, "equishard tokenize: --tokenizer PATH or --symbol-table FILE is required\n");
-        cli_options_usage(&cmd, stderr);
-        return -1;
-    }
+    if (!cli_tokenizer.path && !cli_tokenizer.symbol_table)
+        return cli_usage_error(&cmd, "--tokenizer PATH or --symbol-table FILE is required");
     return 0;
 }
 

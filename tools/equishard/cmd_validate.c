@@ -42,21 +42,13 @@ typedef struct validate_args {
     int hash, quiet, show, threads;
 } validate_args;
 
-static int bad(const char *fmt, const char *arg)
-{
-    fputs("equishard validate: ", stderr);
-    fprintf(stderr, fmt, arg);
-    fputc('\n', stderr);
-    return -1;
-}
-
 /* --fail-on LIST: the checks that make the exit code 1 (field: fail_on). */
 static int parse_fail_on(const cli_option *o, const char *list, void *field, const char *command)
 {
     int *fail_on = field;
     char *copy = strdup(list), *save = NULL;
     if (!copy)
-        return bad("%s", "out of memory"), -2;
+        return cli_error("out of memory"), -2;
     memset(fail_on, 0, sizeof(int) * ES_CHECK_COUNT);
     int rc = 0;
     for (char *t = strtok_r(copy, ",", &save); t && !rc; t = strtok_r(NULL, ",", &save)) {
@@ -201,13 +193,14 @@ static int parse_args(int argc, char **argv, validate_args *a)
     if (cli_tokenizer_check("validate"))
         return -1;
     if (a->costs && optind < argc)
-        return bad("%s", "give LIST or --costs, not both");
+        return cli_usage_error(&cmd, "give LIST or --costs, not both");
     if (!a->src.utt_emb && !a->src.spk_emb && !a->costs && optind >= argc)
-        return bad("%s", "nothing to validate: give --utt-emb/--spk-emb and/or LIST (see --help)");
+        return cli_usage_error(&cmd, "nothing to validate: give --utt-emb/--spk-emb and/or LIST");
     if ((a->src.utt_keys && !a->src.utt_emb) || (a->src.spk_keys && !a->src.spk_emb))
-        return bad("%s", "--utt-keys/--spk-keys go with --utt-emb/--spk-emb");
+        return cli_usage_error(&cmd, "--utt-keys/--spk-keys go with --utt-emb/--spk-emb");
     if (a->data.world_size && !a->costs && optind >= argc)
-        return bad("%s", "--world-size needs LIST or --costs (the utterances to split)");
+        return cli_usage_error(&cmd,
+                               "--world-size needs LIST or --costs (the utterances to split)");
     return 0;
 }
 
