@@ -9,7 +9,7 @@
 # comes from --help, so a table entry without a help line, or a help line
 # without an entry, fails here. Then the refusals of the command line itself
 # (unknown options and commands with "did you mean", missing values),
-# `help CMD` and `--version`, line by line.
+# `help CMD`, `--version` and report's folder without a plan, line by line.
 set -u
 BIN=$1
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -148,6 +148,20 @@ for cmd in "" $commands; do
 done
 expect_exit 0 "$BIN" simulate --loader nope --version
 [[ $(cat "$WORK/out") == "equishard $want" ]] || fail "simulate --version: $(cat "$WORK/out")"
+
+# report: a folder without plan.json says so, and how to write one
+mkdir "$WORK/inputs"
+refuses "equishard report: $WORK/inputs has no plan.json: not a plan folder (write one with 'equishard plan -o $WORK/inputs ...')" \
+    report "$WORK/inputs"
+refuses "equishard report: $WORK/model.json is not a folder: give the OUTDIR 'equishard plan -o OUTDIR' wrote" \
+    report "$WORK/model.json"
+refuses "equishard report: no OUTDIR given
+usage: equishard report OUTDIR [--svg FILE]
+see 'equishard report --help'" report
+echo '{"metrics": ' >"$WORK/inputs/plan.json"
+expect_exit 2 "$BIN" report "$WORK/inputs"
+[[ $(wc -l <"$WORK/err") == 1 ]] && grep -q "^equishard report: $WORK/inputs/plan.json: line 2: " "$WORK/err" ||
+    fail "report of a broken plan.json: $(cat "$WORK/err")"
 
 # the library's messages come out under the command's name, once
 expect_exit 2 "$BIN" measure -q "$WORK/missing.list"
