@@ -95,6 +95,7 @@ plan_refuses "equishard plan: unknown option '--world_size'; did you mean --worl
 plan_refuses "equishard plan: unknown option '--output-dir'; did you mean --output?" \
     -k 2 --output-dir "$WORK/p" in.tsv
 plan_refuses "equishard plan: unknown option '--frobnicate'" --frobnicate
+plan_refuses "equishard plan: unknown option '--=2'" --=2
 # one dash before a long name: getopt would read -w "orld-size", or -h
 plan_refuses "equishard plan: unknown option '-world-size'; did you mean --world-size?" \
     -world-size 2 -o "$WORK/p" in.tsv
@@ -131,6 +132,12 @@ top_refusal frobnicate "equishard: unknown command 'frobnicate'"
 refuses "equishard: unknown command 'mesure'; did you mean measure?
 usage: equishard COMMAND [OPTIONS] ...
 see 'equishard --help'" help mesure
+expect_exit 0 "$BIN" --help
+mv "$WORK/out" "$WORK/help"
+for args in help "help --help" "help -h"; do
+    expect_exit 0 "$BIN" $args
+    cmp -s "$WORK/out" "$WORK/help" || fail "$args is not equishard --help"
+done
 for cmd in $commands; do
     expect_exit 0 "$BIN" "$cmd" --help
     mv "$WORK/out" "$WORK/help"

@@ -285,9 +285,10 @@ static void refused(const cli_command *c, const parser *p, int ch, const char *a
     } else if (optopt) { /* "-x" */
         if (optopt > ' ' && optopt < 0x7f)
             fprintf(stderr, "equishard %s: unknown option '-%c'\n", c->name, optopt);
-        else
-            fprintf(stderr, "equishard %s: unknown option in '%s'\n", c->name, arg);
-    } else if (arg && !strncmp(arg, "--", 2)) {
+        else /* "-é": getopt reads one byte of it */
+            fprintf(stderr, "equishard %s: unknown option: byte 0x%02x after '-'\n", c->name,
+                    (unsigned)optopt & 0xff);
+    } else if (arg && !strncmp(arg, "--", 2) && arg[2] && arg[2] != '=') {
         unknown_long(c, p, arg);
     } else {
         fprintf(stderr, "equishard %s: unknown option '%s'\n", c->name, arg ? arg : "");

@@ -105,8 +105,10 @@ int main(int argc, char **argv)
         usage(stderr);
         return EXIT_BAD_INPUT;
     }
+    /* "help", "help --help": the list of commands */
     if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") ||
-        (!strcmp(argv[1], "help") && argc == 2)) {
+        (!strcmp(argv[1], "help") &&
+         (argc == 2 || !strcmp(argv[2], "--help") || !strcmp(argv[2], "-h")))) {
         usage(stdout);
         return EXIT_OK;
     }
