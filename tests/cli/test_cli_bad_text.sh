@@ -67,7 +67,7 @@ printf 'k1 %s/a.wav\nk2 %s/a.wav\n' "$WORK" "$WORK" >kaldi/wav.scp
 printf 'k1 hello\nk2 caf\xe9\n' >kaldi/text
 printf 'k1 s\nk2 s\n' >kaldi/utt2spk
 expect_exit 2 "$BIN" measure -o k.tsv kaldi
-[[ $(cat err) == "equishard: kaldi: entry 1 (k2): transcript in text is not valid UTF-8 (CosyVoice's make_parquet_list.py reads the file as UTF-8 and fails: UnicodeDecodeError)" ]] \
+[[ $(cat err) == "equishard measure: kaldi: entry 1 (k2): transcript in text is not valid UTF-8 (CosyVoice's make_parquet_list.py reads the file as UTF-8 and fails: UnicodeDecodeError)" ]] \
     || fail "kaldi: $(cat err)"
 
 # 4. parquet: corpus A's first shard with 'Yes.' (A01_0001's text, stored as a raw
@@ -91,7 +91,7 @@ expect_exit 0 "$BIN" measure -o pq_good.tsv "$A/parquet/parquet_000000000.tar"
 # 5. a raw list line that is not UTF-8: one line naming file, line and byte; exit 2
 printf '{"key": "r1", "wav": "a.wav", "txt": "ok"}\n{"key": "r2", "wav": "a.wav", "txt": "caf\xe9"}\n' >raw.list
 expect_exit 2 "$BIN" measure -o r.tsv raw.list
-[[ $(cat err) == "equishard: raw.list: line 2 (): byte 41: not valid UTF-8 (WeNet's loader fails reading this list with UnicodeDecodeError)" ]] \
+[[ $(cat err) == "equishard measure: raw.list: line 2 (): byte 41: not valid UTF-8 (WeNet's loader fails reading this list with UnicodeDecodeError)" ]] \
     || fail "raw list: $(cat err)"
 [[ ! -e r.tsv ]] || fail "raw list: a table was written"
 

@@ -77,7 +77,7 @@ grep -q "3 utterances, 1 kept .*filtered: too_few_tokens 2$" "$WORK/out" || fail
 # 5. refusals: one line naming the file and line, or the option mix; exit 2
 printf '<unk> 1\nA\n' >"$WORK/bad_units.txt"
 expect_exit 2 "$BIN" measure --symbol-table "$WORK/bad_units.txt" -o "$WORK/x.tsv" "$A/raw.list"
-[[ $(cat "$WORK/err") == "equishard: $WORK/bad_units.txt: line 2: expected \"SYMBOL ID\" (two fields), as WeNet's read_symbol_table asserts" ]] \
+[[ $(cat "$WORK/err") == "equishard measure: $WORK/bad_units.txt: line 2: expected \"SYMBOL ID\" (two fields), as WeNet's read_symbol_table asserts" ]] \
     || fail "bad units: $(cat "$WORK/err")"
 printf 'NOISE\n' >"$WORK/bad_nls.txt"
 expect_exit 2 "$BIN" tokenize --symbol-table "$WORK/units.txt" --non-lang-syms "$WORK/bad_nls.txt" "$WORK/t1.txt"

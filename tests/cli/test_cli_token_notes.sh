@@ -69,7 +69,7 @@ expect_exit 2 "$BIN" plan -k 2 -o "$WORK/px" "$WORK/char.tsv" "$WORK/word.tsv"
     || fail "two tokenizers: $(cat "$WORK/err")"
 cat "$WORK/char.tsv" "$WORK/word.tsv" >"$WORK/both.tsv"
 expect_exit 2 "$BIN" validate --costs "$WORK/both.tsv"
-[[ $(cat "$WORK/err") == "equishard: $WORK/both.tsv: line 65: measured with another tokenizer than the table before it (its text_tokens would not compare)" ]] \
+[[ $(cat "$WORK/err") == "equishard validate: $WORK/both.tsv: line 65: measured with another tokenizer than the table before it (its text_tokens would not compare)" ]] \
     || fail "cat of two tokenizers: $(cat "$WORK/err")"
 # a damaged record is one line too
 sed '2s/"kind"/"kinds"/' "$WORK/char.tsv" >"$WORK/damaged.tsv"

@@ -57,7 +57,7 @@ expect_exit 2 "$BIN" tokenize -t "$WORK/empty" "$WORK/lines.txt"
 [[ $(wc -l <"$WORK/err") == 1 ]] && grep -q 'empty: not a tokenizer folder' "$WORK/err" || fail "empty folder: $(cat "$WORK/err")"
 printf '{"model": {"type": "WordPiece"}}' >"$WORK/tokenizer.json"
 expect_exit 2 "$BIN" tokenize -t "$WORK/tokenizer.json" "$WORK/lines.txt"
-[[ $(cat "$WORK/err") == "equishard: $WORK/tokenizer.json: model type WordPiece: only BPE (Qwen2's byte-level) is supported" ]] \
+[[ $(cat "$WORK/err") == "equishard tokenize: $WORK/tokenizer.json: model type WordPiece: only BPE (Qwen2's byte-level) is supported" ]] \
     || fail "WordPiece: $(cat "$WORK/err")"
 expect_exit 2 "$BIN" tokenize -t "$TOK/qwen2" --specials cosyvoice9 "$WORK/lines.txt"
 grep -q "specials 'cosyvoice9'" "$WORK/err" || fail "bad specials: $(cat "$WORK/err")"

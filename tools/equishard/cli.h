@@ -13,8 +13,23 @@ enum {
     EXIT_INTERNAL = 3, /* out of memory or a bug */
 };
 
-/* Prints "equishard: <message>" to stderr and returns the exit code for status. */
+/* The command being run ("plan"), named by main before it dispatches: every
+ * line the CLI prints on stderr starts "equishard plan: " (cli_error,
+ * cli_fail), so a script's log says which step failed; "equishard: " before
+ * one is named. The library's messages (es_errmsg) name file and row and
+ * never this prefix: the CLI adds it once. */
+void cli_set_command(const char *name);
+/* Prints the prefix, the message as printf formats it, and a newline on stderr. */
+void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Prints "equishard CMD: <message>" to stderr and returns the exit code for status. */
 int cli_fail(const char *message, int status);
+
+/* "did you mean": of the n names, the one nearest to typed (len bytes, not
+ * NUL-terminated): a typo away ('_' for '-' and case count as the same), or
+ * the known name typed with more after it, or typed as its start; NULL when
+ * none is near. Ties go to the earlier name. */
+const char *cli_suggest(const char *typed, size_t len, const char *const *names, size_t n);
 
 /* Exit code for a library status. */
 int cli_exit_code(int status);
@@ -80,10 +95,12 @@ int cli_load_tokenizer(es_context *ctx, es_measure_settings *s);
 int cli_tokenizer_check(const char *command);
 
 /* Strict parsers of option values; each returns 0, or -1 (out untouched).
- * cli_parse_int: 0..INT_MAX; cli_parse_u64: no sign; cli_parse_double: finite. */
+ * cli_parse_int: 0..INT_MAX; cli_parse_u64: no sign; cli_parse_double: finite;
+ * cli_parse_i64: any whole number strtoll reads entirely (--epoch, --epochs). */
 int cli_parse_int(const char *s, int *out);
 int cli_parse_u64(const char *s, unsigned long long *out);
 int cli_parse_double(const char *s, double *out);
+int cli_parse_i64(const char *s, int64_t *out);
 
 /* 1 when an MPI launcher started this process as one of several (mpirun,
  * mpiexec, srun): then measure and plan run as MPI ranks (mpi_util.c, built

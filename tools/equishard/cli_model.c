@@ -17,22 +17,25 @@ static int read_cost_model(const cli_option *o, const char *arg, void *field, co
     return rc == ES_OK ? 0 : -2;
 }
 
-#define WEIGHT(opt, meta, field_, text)                                                         \
-    {.name = opt, .kind = CLI_NUM, .target = CLI_T_MODEL, CLI_AT(es_cost_model, field_),         \
-     .metavar = meta, .help = text}
-
 const cli_option cli_cost_model_opts[] = {
     {.name = "frame-rate", .kind = CLI_NUM, .excl = 1, .target = CLI_T_MODEL,
      CLI_AT(es_cost_model, frame_rate), .metavar = "F", .help = "feature frames per second (default 50, CosyVoice 2)"},
-    WEIGHT("w-frames", "A", w_frames, "weight of frames (default 1)"),
-    WEIGHT("w-text", "B", w_text, "weight of text tokens (default 0)"),
-    WEIGHT("w-speech-tokens", "C", w_speech_tokens, "weight of speech tokens (default 0)"),
-    WEIGHT("w-frames-sq", "Q", w_frames_sq, "weight of frames^2 (default 0)"),
-    WEIGHT("w-missing-emb", "E", w_missing_emb, "weight of frames of utterances without an\n"
-                                                "embedding (default 0)"),
-    WEIGHT("w-overhead", "U", w_overhead, "cost of each utterance (default 0)"),
-    WEIGHT("w-batch", "B", w_batch, "cost of each batch (default 0); a batch pads:\n"
-                                    "n x its longest (docs/COST_MODEL.md)"),
+    CLI_OPT_NUM("w-frames", CLI_IN(CLI_T_MODEL, es_cost_model, w_frames), "A",
+        "weight of frames (default 1)"),
+    CLI_OPT_NUM("w-text", CLI_IN(CLI_T_MODEL, es_cost_model, w_text), "B",
+        "weight of text tokens (default 0)"),
+    CLI_OPT_NUM("w-speech-tokens", CLI_IN(CLI_T_MODEL, es_cost_model, w_speech_tokens), "C",
+        "weight of speech tokens (default 0)"),
+    CLI_OPT_NUM("w-frames-sq", CLI_IN(CLI_T_MODEL, es_cost_model, w_frames_sq), "Q",
+        "weight of frames^2 (default 0)"),
+    CLI_OPT_NUM("w-missing-emb", CLI_IN(CLI_T_MODEL, es_cost_model, w_missing_emb), "E",
+        "weight of frames of utterances without an\n"
+        "embedding (default 0)"),
+    CLI_OPT_NUM("w-overhead", CLI_IN(CLI_T_MODEL, es_cost_model, w_overhead), "U",
+        "cost of each utterance (default 0)"),
+    CLI_OPT_NUM("w-batch", CLI_IN(CLI_T_MODEL, es_cost_model, w_batch), "B",
+        "cost of each batch (default 0); a batch pads:\n"
+        "n x its longest (docs/COST_MODEL.md)"),
     {.name = "cost-model", .kind = CLI_CUSTOM, .has_arg = 1, .target = CLI_T_MODEL,
      .offset = 0, .fn = read_cost_model, .metavar = "FILE",
      .help = "frame_rate and weights from `equishard calibrate`'s\n"
@@ -42,16 +45,20 @@ const cli_option cli_cost_model_opts[] = {
 const size_t cli_cost_model_opt_count = sizeof cli_cost_model_opts / sizeof cli_cost_model_opts[0];
 
 const cli_option cli_filter_opts[] = {
-    WEIGHT("min-length", "N", min_length, "default 100"),
-    WEIGHT("max-length", "N", max_length, "default 40960"),
+    CLI_OPT_NUM("min-length", CLI_IN(CLI_T_MODEL, es_cost_model, min_length), "N", "default 100"),
+    CLI_OPT_NUM("max-length", CLI_IN(CLI_T_MODEL, es_cost_model, max_length), "N", "default 40960"),
     {.name = "token-min-length", .kind = CLI_UINT, .target = CLI_T_MODEL,
      CLI_AT(es_cost_model, token_min_length), .max = UINT32_MAX, .metavar = "N",
      .help = "default 1 (text tokens; see --tokenizer)"},
     {.name = "token-max-length", .kind = CLI_UINT, .target = CLI_T_MODEL,
      CLI_AT(es_cost_model, token_max_length), .max = UINT32_MAX, .metavar = "N",
      .help = "default 200"},
-    WEIGHT("min-output-input-ratio", "R", min_output_input_ratio, "default 0.0005"),
-    WEIGHT("max-output-input-ratio", "R", max_output_input_ratio, "default 1"),
+    CLI_OPT_NUM("min-output-input-ratio",
+        CLI_IN(CLI_T_MODEL, es_cost_model, min_output_input_ratio), "R",
+        "default 0.0005"),
+    CLI_OPT_NUM("max-output-input-ratio",
+        CLI_IN(CLI_T_MODEL, es_cost_model, max_output_input_ratio), "R",
+        "default 1"),
     {.name = "require-speech-token", .kind = CLI_FLAG, .target = CLI_T_MODEL, .ival = 1,
      CLI_AT(es_cost_model, require_speech_token),
      .help = "drop utterances without speech tokens (default:\n"

@@ -6,12 +6,15 @@
 
 #include <getopt.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
 
-enum { LONG_ONLY = 256, HELP_COLUMN = 28 };
+/* getopt's values: a table's long-only options from LONG_ONLY on; --version
+ * one no option character can be. */
+enum { OPT_VERSION = 1, LONG_ONLY = 256, HELP_COLUMN = 28 };
 
 /* ---- the getopt_long view of the tables ---------------------------------------- */
 
@@ -27,11 +30,12 @@ static int parser_init(parser *p, const cli_command *c)
     size_t n = 0;
     for (size_t t = 0; t < c->n_tables; t++)
         n += c->tables[t].n;
-    p->longs = calloc(n + 2, sizeof *p->longs);
+    p->longs = calloc(n + 3, sizeof *p->longs);
     p->opts = calloc(n + 1, sizeof *p->opts);
     if (!p->longs || !p->opts)
         return -1;
     size_t at = 0, s = 0;
+    p->shorts[s++] = ':'; /* a missing value is ':', told apart from an unknown option */
     for (size_t t = 0; t < c->n_tables; t++)
         for (size_t i = 0; i < c->tables[t].n; i++) {
             const cli_option *o = &c->tables[t].opts[i];
@@ -47,6 +51,7 @@ static int parser_init(parser *p, const cli_command *c)
             }
         }
     p->longs[at] = (struct option){"help", no_argument, NULL, 'h'};
+    p->longs[at + 1] = (struct option){"version", no_argument, NULL, OPT_VERSION};
     p->n = at;
     p->shorts[s++] = 'h';
     p->shorts[s] = '\0';
@@ -109,6 +114,30 @@ static void want_text(const cli_option *o, char *buf, size_t len)
         snprintf(buf, len, "a number");
 }
 
+/* The command cli_options_parse is parsing: a bad value's line is followed
+ * by its usage (getopt's state is global too: one parse at a time). */
+static const cli_command *parsing;
+
+void cli_options_hint(const cli_command *c)
+{
+    const char *blank = strstr(c->intro, "\n\n"); /* the usage line(s) end there */
+    size_t n = blank ? (size_t)(blank - c->intro) + 1 : strlen(c->intro);
+    fwrite(c->intro, 1, n, stderr);
+    fprintf(stderr, "see 'equishard %s --help'\n", c->name);
+}
+
+int cli_usage_error(const cli_command *c, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "equishard %s: ", c->name);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+    cli_options_hint(c);
+    return -1;
+}
+
 int cli_option_bad(const char *command, const cli_option *o, const char *arg, const char *want)
 {
     char buf[256];
@@ -119,6 +148,8 @@ int cli_option_bad(const char *command, const cli_option *o, const char *arg, co
         want = buf;
     }
     fprintf(stderr, "equishard %s: bad value '%s' for --%s: %s\n", command, arg, o->name, want);
+    if (parsing)
+        cli_options_hint(parsing);
     return -2;
 }
 
@@ -135,16 +166,6 @@ static void store_whole(const cli_option *o, void *field, unsigned long long v)
         uint64_t u = v;
         memcpy(field, &u, sizeof u);
     }
-}
-
-static int parse_i64(const char *arg, int64_t *out)
-{
-    char *end;
-    long long v = strtoll(arg, &end, 10);
-    if (end == arg || *end)
-        return -1;
-    *out = v;
-    return 0;
 }
 
 static int parse_anynum(const char *arg, double *out)
@@ -176,7 +197,7 @@ static int apply_value(const cli_option *o, const char *arg, void *field, const 
             return -1;
         store_whole(o, field, (unsigned long long)i);
         return 0;
-    case CLI_I64: return parse_i64(arg, field);
+    case CLI_I64: return cli_parse_i64(arg, field);
     case CLI_NUM:
         if (cli_parse_double(arg, &d) || d < o->dmin || (o->excl && d == o->dmin))
             return -1;
@@ -203,6 +224,119 @@ static int apply(const cli_command *c, const cli_option *o, void *const targets[
     return rc ? -1 : 0;
 }
 
+/* ---- what getopt refused ------------------------------------------------------------ */
+
+/* The long names getopt knows, --help and --version included, in table order. */
+static const char **long_names(const parser *p, size_t *n)
+{
+    const char **names = malloc((p->n + 2) * sizeof *names);
+    if (names)
+        for (*n = 0; *n < p->n + 2; (*n)++)
+            names[*n] = p->longs[*n].name;
+    return names;
+}
+
+/* "--name" or "--name=value" that getopt took for none of the options: two
+ * or more that it starts (ambiguous), else the nearest name, if one is near. */
+static void unknown_long(const cli_command *c, const parser *p, const char *arg)
+{
+    const char *name = arg + 2;
+    size_t len = strcspn(name, "=");
+    size_t n = 0, starts = 0;
+    const char **names = long_names(p, &n);
+    for (size_t i = 0; names && i < n; i++)
+        starts += !strncmp(names[i], name, len);
+    fprintf(stderr, "equishard %s: ", c->name);
+    if (starts > 1) {
+        /* "--wor": the options it starts, as getopt will not pick one */
+        fprintf(stderr, "ambiguous option '--%.*s'; did you mean ", (int)len, name);
+        size_t shown = 0;
+        for (size_t i = 0; i < n && shown < 4; i++)
+            if (!strncmp(names[i], name, len))
+                fprintf(stderr, "%s--%s", shown++ == 0 ? "" : shown == starts ? " or " : ", ",
+                        names[i]);
+        fputs(starts > shown ? ", ...?\n" : "?\n", stderr);
+    } else {
+        const char *near = names ? cli_suggest(name, len, names, n) : NULL;
+        fprintf(stderr, "unknown option '--%.*s'", (int)len, name);
+        if (near)
+            fprintf(stderr, "; did you mean --%s?", near);
+        fputc('\n', stderr);
+    }
+    free(names);
+}
+
+/* getopt's '?' or ':' for the option it stopped at (opterr 0: we word it).
+ * arg is the argument it was reading. */
+static void refused(const cli_command *c, const parser *p, int ch, const char *arg)
+{
+    const cli_option *o = optopt ? parser_find(p, optopt) : NULL;
+    char want[256];
+    if (ch == ':' && o) { /* "--world-size" last, no value after it */
+        if (o->kind == CLI_STR || (o->kind == CLI_CUSTOM && !o->want))
+            snprintf(want, sizeof want, "%s", o->metavar ? o->metavar : "a value");
+        else
+            want_text(o, want, sizeof want);
+        fprintf(stderr, "equishard %s: missing value for --%s: %s\n", c->name, o->name, want);
+    } else if (optopt && (o || optopt == 'h' || optopt == OPT_VERSION)) {
+        /* "--hash=1": a value for an option that takes none */
+        fprintf(stderr, "equishard %s: --%s takes no value\n", c->name,
+                o ? o->name : optopt == 'h' ? "help" : "version");
+    } else if (optopt) { /* "-x" */
+        if (optopt > ' ' && optopt < 0x7f)
+            fprintf(stderr, "equishard %s: unknown option '-%c'\n", c->name, optopt);
+        else /* "-é": getopt reads one byte of it */
+            fprintf(stderr, "equishard %s: unknown option: byte 0x%02x after '-'\n", c->name,
+                    (unsigned)optopt & 0xff);
+    } else if (arg && !strncmp(arg, "--", 2) && arg[2] && arg[2] != '=') {
+        unknown_long(c, p, arg);
+    } else {
+        fprintf(stderr, "equishard %s: unknown option '%s'\n", c->name, arg ? arg : "");
+    }
+    cli_options_hint(c);
+}
+
+/* 1 when the word a is an option whose value is the next word: "-o", "--output". */
+static int takes_value(const parser *p, const char *a)
+{
+    if (a[1] == '-') {
+        for (size_t k = 0; k < p->n; k++)
+            if (!strcmp(p->longs[k].name, a + 2))
+                return p->longs[k].has_arg == required_argument;
+        return 0;
+    }
+    for (size_t k = 0; k < p->n; k++)
+        if (a[2] == '\0' && p->opts[k]->short_name == a[1])
+            return p->longs[k].has_arg == required_argument;
+    return 0;
+}
+
+/* "-world-size 4" reads to getopt as -w with the value "orld-size", and
+ * "-hash" as -h: a habit from other tools' one-dash long options. A word
+ * after one dash that is a long name of this command (and no option's value)
+ * is refused, naming the two-dash spelling. Returns the word, or NULL. */
+static const char *one_dash_long(const parser *p, int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "--"))
+            break;
+        if (a[0] != '-' || a[1] == '-' || !a[1]) {
+            i += a[0] == '-' && a[1] == '-' && takes_value(p, a);
+            continue;
+        }
+        size_t len = strcspn(a + 1, "=");
+        for (size_t k = 0; len >= 2 && k < p->n + 2; k++)
+            if (strlen(p->longs[k].name) == len && !strncmp(p->longs[k].name, a + 1, len))
+                return a;
+        /* "-o FILE", "--output FILE": the next word is the value, whatever it
+         * looks like */
+        if (takes_value(p, a))
+            i++;
+    }
+    return NULL;
+}
+
 /* ---- the two passes ------------------------------------------------------------------- */
 
 int cli_options_parse(const cli_command *c, void *const targets[CLI_T_COUNT], int argc,
@@ -214,22 +348,42 @@ int cli_options_parse(const cli_command *c, void *const targets[CLI_T_COUNT], in
         fprintf(stderr, "equishard %s: out of memory\n", c->name);
         return -1;
     }
+    const char *dash = one_dash_long(&p, argc, argv);
+    if (dash) {
+        parser_release(&p);
+        size_t len = strcspn(dash + 1, "=");
+        return cli_usage_error(c, "unknown option '%s'; did you mean --%.*s?", dash, (int)len,
+                               dash + 1);
+    }
     int ch, rc = 0;
     optind = 0; /* glibc: start over, re-reading argv (a prescan may have permuted it) */
+    opterr = 0;
+    parsing = c;
     while (rc == 0 && (ch = getopt_long(argc, argv, p.shorts, p.longs, NULL)) != -1) {
         const cli_option *o = parser_find(&p, ch);
         if (ch == 'h' && !o) {
             cli_options_usage(c, stdout);
             rc = 1;
+        } else if (ch == OPT_VERSION) {
+            cli_print_version();
+            rc = 1;
         } else if (!o) {
-            cli_options_usage(c, stderr);
+            /* the word getopt was on: optind has passed it, unless inside "-qx" */
+            refused(c, &p, ch, optind > 0 && optind <= argc ? argv[optind - 1] : NULL);
             rc = -1;
         } else {
             rc = apply(c, o, targets, optarg, 0);
         }
     }
+    parsing = NULL;
+    opterr = 1;
     parser_release(&p);
     return rc;
+}
+
+void cli_print_version(void)
+{
+    printf("equishard %s\n", es_version());
 }
 
 int cli_options_prescan(const cli_command *c, void *const targets[CLI_T_COUNT], int argc,
@@ -240,12 +394,14 @@ int cli_options_prescan(const cli_command *c, void *const targets[CLI_T_COUNT], 
         parser_release(&p);
         return 0;
     }
-    int ch, help = 0;
+    /* "-hash" is no -h: the full parse refuses it */
+    int ch, asked = 0, dash = one_dash_long(&p, argc, argv) != NULL;
     opterr = 0;
     optind = 0;
     while ((ch = getopt_long(argc, argv, p.shorts, p.longs, NULL)) != -1) {
         const cli_option *o = parser_find(&p, ch);
-        help |= ch == 'h' && !o;
+        if (!asked && !dash)
+            asked = ch == 'h' && !o ? CLI_ASKED_HELP : ch == OPT_VERSION ? CLI_ASKED_VERSION : 0;
         for (size_t i = 0; o && names[i]; i++)
             if (!strcmp(names[i], o->name))
                 apply(c, o, targets, optarg, 1);
@@ -253,7 +409,7 @@ int cli_options_prescan(const cli_command *c, void *const targets[CLI_T_COUNT], 
     opterr = 1;
     optind = 0;
     parser_release(&p);
-    return help;
+    return asked;
 }
 
 /* ---- --help ------------------------------------------------------------------------- */
@@ -290,7 +446,8 @@ void cli_options_usage(const cli_command *c, FILE *out)
         for (size_t i = 0; i < tb->n; i++)
             option_line(&tb->opts[i], out);
         if (t == 0)
-            fprintf(out, "  -h, --help%*sthis text\n", HELP_COLUMN - 12, "");
+            fprintf(out, "  -h, --help%*sthis text\n      --version%*sthe version of equishard\n",
+                    HELP_COLUMN - 12, "", HELP_COLUMN - 15, "");
     }
     if (c->outro)
         fprintf(out, "\n%s", c->outro);

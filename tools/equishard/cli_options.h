@@ -66,6 +66,28 @@ struct cli_option {
 
 /* A field of struct type T, for the tables. */
 #define CLI_AT(T, field) .offset = offsetof(T, field), .size = sizeof(((T *)0)->field)
+/* The same in a shared target (CLI_T_TOKENIZER, ...), not the command's own. */
+#define CLI_IN(target_, T, field) .target = (target_), CLI_AT(T, field)
+
+/* The records most tables are made of, one vocabulary for every command (a
+ * file's own shorthand drifted in arity and meaning). AT is CLI_AT(...) or
+ * CLI_IN(...); SH the short letter or 0; every other field is as declared
+ * above, so a record these do not fit is written out in full. */
+#define CLI_OPT_STR(name_, sh, AT, meta, text)                                                   \
+    {.name = (name_), .short_name = (sh), .kind = CLI_STR, AT, .metavar = (meta), .help = (text)}
+/* A whole number >= lo, at most the field type's largest. */
+#define CLI_OPT_UINT(name_, sh, lo, AT, meta, text)                                              \
+    {.name = (name_), .short_name = (sh), .kind = CLI_UINT, .min = (lo), AT, .metavar = (meta), \
+     .help = (text)}
+/* A finite number >= 0. */
+#define CLI_OPT_NUM(name_, AT, meta, text)                                                       \
+    {.name = (name_), .kind = CLI_NUM, AT, .metavar = (meta), .help = (text)}
+/* Any number strtod reads (inf, nan: the thresholds that switch a check off). */
+#define CLI_OPT_ANYNUM(name_, AT, meta, text)                                                    \
+    {.name = (name_), .kind = CLI_ANYNUM, AT, .metavar = (meta), .help = (text)}
+/* A flag that stores value (1: turns a default off on; 0: --no-... turns it off). */
+#define CLI_OPT_FLAG(name_, sh, value, AT, text)                                                 \
+    {.name = (name_), .short_name = (sh), .kind = CLI_FLAG, .ival = (value), AT, .help = (text)}
 
 /* One group of options, printed under its heading (NULL: none). */
 typedef struct cli_table {
@@ -85,23 +107,45 @@ typedef struct cli_command {
 
 /* Parses argv (getopt_long, so operands may come anywhere; optind is left at
  * the first of them), applying each option to targets[o->target] in argv
- * order. Returns 0; 1 after printing --help on stdout; -1 after printing why
- * on stderr (a bad value: one line; an unknown option: getopt's line and the
- * usage). */
+ * order. Returns 0; 1 after printing --help or --version on stdout; -1 after
+ * printing why on stderr: one line "equishard CMD: ..." (a bad value, a
+ * missing one, an unknown option with the nearest known one as "did you
+ * mean --NAME?", an ambiguous abbreviation, "-name" for --name), then the
+ * usage line(s) and "see 'equishard CMD --help'" (cli_options_hint), never the
+ * whole help, which would scroll the line away. */
 int cli_options_parse(const cli_command *c, void *const targets[CLI_T_COUNT], int argc,
                       char **argv);
 
+/* What a prescan found first among the options (0: neither). */
+enum { CLI_ASKED_HELP = 1, CLI_ASKED_VERSION = 2 };
+
 /* A first pass: applies only the options named in names (NULL-terminated), in
  * argv order, silently ignoring bad values and anything else; the options
- * that choose the defaults later flags override. Returns 1 when -h/--help is
- * among the options, else 0. */
+ * that choose the defaults later flags override. Returns CLI_ASKED_HELP or
+ * CLI_ASKED_VERSION when -h/--help or --version is among the options (the
+ * first of them), else 0. */
 int cli_options_prescan(const cli_command *c, void *const targets[CLI_T_COUNT], int argc,
                         char **argv, const char *const *names);
 
 /* Writes the intro, the option lines of every table, and the outro. */
 void cli_options_usage(const cli_command *c, FILE *out);
 
-/* The uniform line: "equishard CMD: bad value 'ARG' for --NAME: WANT"; -2. */
+/* "equishard VERSION" on stdout: every command's --version. */
+void cli_print_version(void);
+
+/* On stderr: the usage line(s) of the intro (up to its first blank line) and
+ * "see 'equishard CMD --help'": what follows every refusal of the command line. */
+void cli_options_hint(const cli_command *c);
+
+/* A command line the options accept but the command cannot run (a required
+ * option or operand missing, two that exclude each other): the line
+ * "equishard CMD: <message>" and cli_options_hint; returns -1. */
+int cli_usage_error(const cli_command *c, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* The uniform line "equishard CMD: bad value 'ARG' for --NAME: WANT" (and,
+ * during cli_options_parse, cli_options_hint); -2. A NULL command (a prescan)
+ * prints nothing. */
 int cli_option_bad(const char *command, const cli_option *o, const char *arg, const char *want);
 
 #endif

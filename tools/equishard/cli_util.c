@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -22,9 +23,29 @@ int cli_exit_code(int status)
     }
 }
 
+static const char *command_name;
+
+void cli_set_command(const char *name)
+{
+    command_name = name;
+}
+
+void cli_error(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    if (command_name)
+        fprintf(stderr, "equishard %s: ", command_name);
+    else
+        fputs("equishard: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+}
+
 int cli_fail(const char *message, int status)
 {
-    fprintf(stderr, "equishard: %s\n", message);
+    cli_error("%s", message);
     return cli_exit_code(status);
 }
 
@@ -71,6 +92,16 @@ int cli_parse_u64(const char *s, unsigned long long *out)
     return 0;
 }
 
+int cli_parse_i64(const char *s, int64_t *out)
+{
+    char *end;
+    long long v = strtoll(s, &end, 10);
+    if (end == s || *end)
+        return -1;
+    *out = v;
+    return 0;
+}
+
 int cli_parse_double(const char *s, double *out)
 {
     char *end;
@@ -87,16 +118,16 @@ void cli_report_problems(const es_cost_table *skips, size_t truncated, size_t un
 {
     size_t n = es_cost_table_skip_count(skips);
     if (n) {
-        fprintf(stderr, "equishard: left out %zu problem(s):\n", n);
+        cli_error("left out %zu problem(s):", n);
         for (size_t i = 0; i < n; i++)
             fprintf(stderr, "  %s\n", es_cost_table_skip(skips, i));
     }
     if (truncated)
-        fprintf(stderr, "equishard: warning: %zu utterance(s) flagged 'truncated': the audio "
-                        "header claims more data than present\n", truncated);
+        cli_error("warning: %zu utterance(s) flagged 'truncated': the audio header claims "
+                  "more data than present", truncated);
     if (unsupported)
-        fprintf(stderr, "equishard: warning: %zu utterance(s) flagged 'unsupported': audio "
-                        "format not probed, samples unknown\n", unsupported);
+        cli_error("warning: %zu utterance(s) flagged 'unsupported': audio format not probed, "
+                  "samples unknown", unsupported);
 }
 
 void cli_count_problems(const es_cost_table *t, size_t *truncated, size_t *unsupported)
@@ -118,9 +149,8 @@ void cli_report_table_problems(const es_cost_table *t)
 
 void cli_report_speech_tokens(const char *src, const es_speech_token_stats *st)
 {
-    fprintf(stderr, "equishard: speech tokens from %s: %zu row(s) set, %zu row(s) without "
-                    "(speech_tokens 0), %zu key(s) not in the inputs\n",
-            src, st->rows_set, st->rows_without, st->unknown_keys);
+    cli_error("speech tokens from %s: %zu row(s) set, %zu row(s) without (speech_tokens 0), "
+              "%zu key(s) not in the inputs", src, st->rows_set, st->rows_without, st->unknown_keys);
 }
 
 int cli_set_speech_tokens(es_context *ctx, es_cost_table *t, const char *src)

@@ -200,12 +200,8 @@ int cmd_calibrate(int argc, char **argv)
     }
     for (int i = optind; rc == 0 && i < argc; i++)
         rc = es_is_cost_table(argv[i]) ? push(&costs, argv[i]) : add_log(&a.logs, argv[i]);
-    if (rc == 0 && (!a.steps_given || !costs.n || !a.logs.n)) {
-        fprintf(stderr, "equishard calibrate: --steps LOG and a cost table (COSTS) are "
-                        "required\n");
-        cli_options_usage(&cmd, stderr);
-        rc = -1;
-    }
+    if (rc == 0 && (!a.steps_given || !costs.n || !a.logs.n))
+        rc = cli_usage_error(&cmd, "--steps LOG and a cost table (COSTS) are required");
     es_calibrate_settings s = a.s;
     list logs = a.logs;
     const char *output = a.output;

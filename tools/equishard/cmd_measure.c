@@ -23,19 +23,18 @@ static const char outro[] =
     "Started by mpirun, mpiexec or srun (when built with MPI), the processes share\n"
     "the shards (-j threads each) and rank 0 writes the same table one process would.\n";
 
-#define STR(opt, sh, field, meta, text)                                                        \
-    {.name = opt, .short_name = sh, .kind = CLI_STR, CLI_AT(measure_args, field),               \
-     .metavar = meta, .help = text}
-
 static const cli_option own[] = {
-    STR("output", 'o', output, "FILE",
+    CLI_OPT_STR("output", 'o', CLI_AT(measure_args, output), "FILE",
         "write the table here (default or \"-\": standard output)"),
-    STR("utt-emb", 0, emb.utt_emb, "SRC",
+    CLI_OPT_STR("utt-emb", 0, CLI_AT(measure_args, emb.utt_emb), "SRC",
         "set the utt_emb flag of rows whose key has an embedding in\n"
         "SRC (utt2embedding.pt, .npy + --utt-keys, parquet)"),
-    STR("spk-emb", 0, emb.spk_emb, "SRC", "set spk_emb for rows whose speaker has one in SRC"),
-    STR("utt-keys", 0, emb.utt_keys, "FILE", "key list of a .npy --utt-emb"),
-    STR("spk-keys", 0, emb.spk_keys, "FILE", "key list of a .npy --spk-emb"),
+    CLI_OPT_STR("spk-emb", 0, CLI_AT(measure_args, emb.spk_emb), "SRC",
+        "set spk_emb for rows whose speaker has one in SRC"),
+    CLI_OPT_STR("utt-keys", 0, CLI_AT(measure_args, emb.utt_keys), "FILE",
+        "key list of a .npy --utt-emb"),
+    CLI_OPT_STR("spk-keys", 0, CLI_AT(measure_args, emb.spk_keys), "FILE",
+        "key list of a .npy --spk-emb"),
 };
 
 static int parse_args(int argc, char **argv, measure_args *a)
@@ -56,11 +55,8 @@ static int parse_args(int argc, char **argv, measure_args *a)
         return rc;
     if (cli_tokenizer_check("measure"))
         return -1;
-    if (optind >= argc) {
-        fprintf(stderr, "equishard measure: no LIST given\n");
-        cli_options_usage(&cmd, stderr);
-        return -1;
-    }
+    if (optind >= argc)
+        return cli_usage_error(&cmd, "no LIST given");
     a->emb.root = a->s.root; /* --root resolves inside --utt-emb/--spk-emb lists too */
     a->inputs = (const char *const *)argv + optind;
     a->n_inputs = (size_t)(argc - optind);

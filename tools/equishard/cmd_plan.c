@@ -18,13 +18,11 @@ static const char intro[] =
     "are measured on the fly. Writes OUTDIR/plan.json and the per-rank files.\n"
     "\n";
 
-#define U32(opt, sh, field, meta, text)                                                        \
-    {.name = opt, .short_name = sh, .kind = CLI_UINT, .min = 1, CLI_AT(plan_args, field),       \
-     .metavar = meta, .help = text}
-
 static const cli_option own[] = {
-    U32("world-size", 'k', plan.world_size, "K", "ranks (GPUs); required"),
-    U32("workers", 'w', plan.workers, "W", "data-loader workers per rank (default 1)"),
+    CLI_OPT_UINT("world-size", 'k', 1, CLI_AT(plan_args, plan.world_size), "K",
+        "ranks (GPUs); required"),
+    CLI_OPT_UINT("workers", 'w', 1, CLI_AT(plan_args, plan.workers), "W",
+        "data-loader workers per rank (default 1)"),
     {.name = "mode", .short_name = 'm', .kind = CLI_ENUM, .en = ES_ENUM_PLAN_MODE,
      CLI_AT(plan_args, plan.mode),
      .help = "shard: whole shards to ranks and workers (default)\n"
@@ -33,7 +31,7 @@ static const cli_option own[] = {
              "into K*W*M shards of equal cost and a new\n"
              "OUTDIR/data.list (parquet: also utt2data.list and\n"
              "spk2data.list, as make_parquet_list.py writes them)"},
-    U32("shards-per-worker", 0, plan.shards_per_worker, "M",
+    CLI_OPT_UINT("shards-per-worker", 0, 1, CLI_AT(plan_args, plan.shards_per_worker), "M",
         "reshard: M shards per rank and worker (default: about\n"
         "1000 utterances a shard)"),
     {.name = "compress", .kind = CLI_ENUM, .en = ES_ENUM_COMPRESS, CLI_AT(plan_args, plan.compress),
@@ -48,10 +46,12 @@ static const cli_option own[] = {
              "reads instead (room for their uncompressed size there)"},
     {.name = "output", .short_name = 'o', .kind = CLI_STR, CLI_AT(plan_args, outdir),
      .metavar = "OUTDIR", .help = "where to write the plan (replaced atomically)"},
-    U32("max-frames-in-batch", 0, plan.max_frames_in_batch, "N",
+    CLI_OPT_UINT("max-frames-in-batch", 0, 1, CLI_AT(plan_args, plan.max_frames_in_batch), "N",
         "dynamic batching budget (default 2000)"),
-    U32("batch-size", 0, plan.batch_size, "N", "static batches of N instead"),
-    U32("sort-size", 0, plan.sort_size, "N", "the loader's sort buffer (default 500)"),
+    CLI_OPT_UINT("batch-size", 0, 1, CLI_AT(plan_args, plan.batch_size), "N",
+        "static batches of N instead"),
+    CLI_OPT_UINT("sort-size", 0, 1, CLI_AT(plan_args, plan.sort_size), "N",
+        "the loader's sort buffer (default 500)"),
     {.name = "remainder", .kind = CLI_ENUM, .en = ES_ENUM_REMAINDER,
      CLI_AT(plan_args, plan.remainder),
      .help = "batch mode: pad (default), drop or carry the batches\n"
@@ -86,12 +86,9 @@ static int parse_args(int argc, char **argv, plan_args *a)
         return rc;
     if (cli_tokenizer_check("plan"))
         return -1;
-    if (!a->plan.world_size || !a->outdir || optind >= argc) {
-        fprintf(stderr, "equishard plan: --world-size, -o OUTDIR and at least one input are "
-                        "required\n");
-        cli_options_usage(&cmd, stderr);
-        return -1;
-    }
+    if (!a->plan.world_size || !a->outdir || optind >= argc)
+        return cli_usage_error(&cmd, "--world-size, -o OUTDIR and at least one input are "
+                                     "required");
     a->plan.root = a->measure.root; /* reshard reads the shards the lists name */
     return 0;
 }
@@ -135,7 +132,7 @@ static void print_summary(const es_plan *p, const es_plan_settings *s, const cha
 void plan_report_stale(void *user, const char *path, long pid)
 {
     (void)user;
-    fprintf(stderr, "equishard: removed %s, left by an interrupted run (pid %ld)\n", path, pid);
+    cli_error("removed %s, left by an interrupted run (pid %ld)", path, pid);
 }
 
 /* Reshard keeps one file open per new shard it writes; with more shards than
@@ -156,8 +153,8 @@ int plan_report(const es_plan *p, const plan_args *a)
     es_plan_metrics m;
     es_plan_get_metrics(p, &m);
     if (a->max_imbalance >= 0 && m.imbalance > a->max_imbalance) {
-        fprintf(stderr, "equishard: plan imbalance %.4f%% exceeds --max-imbalance %.4f%%\n",
-                100 * m.imbalance, 100 * a->max_imbalance);
+        cli_error("plan imbalance %.4f%% exceeds --max-imbalance %.4f%%", 100 * m.imbalance,
+                  100 * a->max_imbalance);
         return EXIT_PROBLEMS;
     }
     return EXIT_OK;

@@ -1,11 +1,13 @@
 /* equishard report OUTDIR [--svg FILE]: a plan's metrics and per-rank loads as a
  * table, and optionally an SVG bar chart of rank cost (mean and lower bound
  * drawn as lines). Reads OUTDIR/plan.json only, so it works on any plan. */
+#include <errno.h>
 #include <getopt.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -119,6 +121,36 @@ static int write_svg(es_context *ctx, json_t *plan, const char *path)
     return rc;
 }
 
+/* OUTDIR/plan.json, or NULL after one line that says what OUTDIR is instead:
+ * missing, a file, a folder without a plan (the common slip: the folder of
+ * the inputs, or a plan not written yet), or a plan.json that is no JSON. */
+static json_t *load_plan(const char *dir)
+{
+    struct stat st;
+    if (stat(dir, &st) != 0) {
+        cli_error("%s: %s", dir, strerror(errno));
+        return NULL;
+    }
+    if (!S_ISDIR(st.st_mode)) {
+        cli_error("%s is not a folder: give the OUTDIR 'equishard plan -o OUTDIR' wrote", dir);
+        return NULL;
+    }
+    char path[4096];
+    snprintf(path, sizeof path, "%s/plan.json", dir);
+    if (access(path, F_OK) != 0 && errno == ENOENT) {
+        cli_error("%s has no plan.json: not a plan folder (write one with 'equishard plan -o %s "
+                  "...')", dir, dir);
+        return NULL;
+    }
+    json_error_t err;
+    json_t *plan = json_load_file(path, 0, &err);
+    if (!plan && err.line > 0)
+        cli_error("%s: line %d: %s", path, err.line, err.text);
+    else if (!plan)
+        cli_error("%s: %s", path, err.text);
+    return plan;
+}
+
 int cmd_report(int argc, char **argv)
 {
     const cli_table tables[] = {CLI_TABLE(NULL, own)};
@@ -129,28 +161,24 @@ int cmd_report(int argc, char **argv)
     if (prc)
         return prc > 0 ? EXIT_OK : EXIT_BAD_INPUT;
     const char *svg = a.svg;
-    if (optind + 1 != argc) {
-        cli_options_usage(&cmd, stderr);
+    if (optind >= argc)
+        return cli_usage_error(&cmd, "no OUTDIR given"), EXIT_BAD_INPUT;
+    if (optind + 1 != argc)
+        return cli_usage_error(&cmd, "one OUTDIR at a time, not %d", argc - optind),
+               EXIT_BAD_INPUT;
+    json_t *plan = load_plan(argv[optind]);
+    if (!plan)
         return EXIT_BAD_INPUT;
-    }
-    char path[4096];
-    snprintf(path, sizeof path, "%s/plan.json", argv[optind]);
-    json_error_t err;
-    json_t *plan = json_load_file(path, 0, &err);
-    if (!plan) {
-        fprintf(stderr, "equishard: %s: line %d: %s\n", path, err.line, err.text);
-        return EXIT_BAD_INPUT;
-    }
     int rc = print_table(plan);
     if (rc)
-        fprintf(stderr, "equishard: %s: not a plan (no \"metrics\"/\"ranks\")\n", path);
+        cli_error("%s/plan.json: not a plan (no \"metrics\"/\"ranks\")", argv[optind]);
     else if (svg) {
         es_context *ctx = es_context_new();
         int st = ctx ? write_svg(ctx, plan, svg) : ES_ERR_NOMEM;
         if (st == ES_ERR_NOMEM)
-            fprintf(stderr, "equishard: %s: out of memory\n", svg);
+            cli_error("%s: out of memory", svg);
         else if (st != ES_OK)
-            fprintf(stderr, "equishard: %s\n", es_errmsg(ctx));
+            cli_error("%s", es_errmsg(ctx));
         rc = st == ES_OK ? 0 : -1;
         es_context_free(ctx);
     }

@@ -39,16 +39,6 @@ typedef struct sim_args {
     int json, have_loader;
 } sim_args;
 
-static int parse_i64(const char *s, int64_t *out)
-{
-    char *end;
-    long long v = strtoll(s, &end, 10);
-    if (end == s || *end)
-        return -1;
-    *out = v;
-    return 0;
-}
-
 /* --epochs "A:B" (inclusive) or "E". */
 static int parse_epochs(const cli_option *o, const char *arg, void *field, const char *command)
 {
@@ -61,10 +51,10 @@ static int parse_epochs(const cli_option *o, const char *arg, void *field, const
     char *colon = strchr(buf, ':');
     if (colon)
         *colon = '\0';
-    if (parse_i64(buf, &s->epoch_first))
+    if (cli_parse_i64(buf, &s->epoch_first))
         return -1;
     s->epoch_last = s->epoch_first;
-    if (colon && parse_i64(colon + 1, &s->epoch_last))
+    if (colon && cli_parse_i64(colon + 1, &s->epoch_last))
         return -1;
     return s->epoch_first <= s->epoch_last ? 0 : -1;
 }
@@ -80,12 +70,6 @@ static int parse_loader(const cli_option *o, const char *arg, void *field, const
     return 0;
 }
 
-#define WHOLE(opt, sh, lo, field, meta, text)                                                  \
-    {.name = opt, .short_name = sh, .kind = CLI_UINT, .min = lo, CLI_AT(sim_args, field),       \
-     .metavar = meta, .help = text}
-#define OFF(opt, field, text)                                                                  \
-    {.name = opt, .kind = CLI_FLAG, .ival = 0, CLI_AT(sim_args, field), .help = text}
-
 static const cli_option own[] = {
     {.name = "loader", .short_name = 'l', .kind = CLI_CUSTOM, .has_arg = 1, .fn = parse_loader,
      .offset = 0, .metavar = "cosyvoice|wenet", .want = "cosyvoice or wenet",
@@ -93,7 +77,8 @@ static const cli_option own[] = {
              "[worker::W] (cosyvoice/dataset/dataset.py)\n"
              "wenet: entry i to worker w of rank r when\n"
              "i % (K*W) == w*K + r (list_shuffle off)"},
-    WHOLE("world-size", 'k', 1, sim.world_size, "K", "ranks (GPUs); required"),
+    CLI_OPT_UINT("world-size", 'k', 1, CLI_AT(sim_args, sim.world_size), "K",
+        "ranks (GPUs); required"),
     {.name = "workers", .short_name = 'w', .kind = CLI_UINT, .zero_is_one = 1,
      CLI_AT(sim_args, sim.workers), .metavar = "W",
      .help = "DataLoader num_workers per rank (default 1; 0 acts as 1)"},
@@ -101,21 +86,28 @@ static const cli_option own[] = {
      CLI_AT(sim_args, sim), .metavar = "A:B", .want = "A:B with A <= B, or one epoch",
      .help = "epochs replayed, inclusive (default 0:0; E alone = E:E;\n"
              "the trainers call set_epoch(0), (1), ...)"},
-    WHOLE("max-frames-in-batch", 0, 1, sim.max_frames_in_batch, "N",
-          "dynamic batching budget (cosyvoice 2000, wenet 12000)"),
-    WHOLE("batch-size", 0, 1, sim.batch_size, "N", "static batches of N instead"),
-    WHOLE("shuffle-size", 0, 0, sim.shuffle_size, "N",
-          "sample shuffle buffer (cosyvoice 1000, wenet 1500; 0 = off)"),
-    WHOLE("sort-size", 0, 0, sim.sort_size, "N", "sort buffer (default 500; 0 = off)"),
-    OFF("no-list-shuffle", sim.list_shuffle, "cosyvoice: DataList(shuffle=False)"),
-    OFF("no-partition", sim.partition, "every rank reads the whole list (partition=False)"),
-    WHOLE("trials", 't', 1, sim.trials, "T", "draws of the unseeded shuffle buffer (default 8)"),
-    WHOLE("seed", 's', 0, sim.seed, "S", "seeds those draws (default 0; same seed, same output)"),
+    CLI_OPT_UINT("max-frames-in-batch", 0, 1, CLI_AT(sim_args, sim.max_frames_in_batch), "N",
+        "dynamic batching budget (cosyvoice 2000, wenet 12000)"),
+    CLI_OPT_UINT("batch-size", 0, 1, CLI_AT(sim_args, sim.batch_size), "N",
+        "static batches of N instead"),
+    CLI_OPT_UINT("shuffle-size", 0, 0, CLI_AT(sim_args, sim.shuffle_size), "N",
+        "sample shuffle buffer (cosyvoice 1000, wenet 1500; 0 = off)"),
+    CLI_OPT_UINT("sort-size", 0, 0, CLI_AT(sim_args, sim.sort_size), "N",
+        "sort buffer (default 500; 0 = off)"),
+    CLI_OPT_FLAG("no-list-shuffle", 0, 0, CLI_AT(sim_args, sim.list_shuffle),
+        "cosyvoice: DataList(shuffle=False)"),
+    CLI_OPT_FLAG("no-partition", 0, 0, CLI_AT(sim_args, sim.partition),
+        "every rank reads the whole list (partition=False)"),
+    CLI_OPT_UINT("trials", 't', 1, CLI_AT(sim_args, sim.trials), "T",
+        "draws of the unseeded shuffle buffer (default 8)"),
+    CLI_OPT_UINT("seed", 's', 0, CLI_AT(sim_args, sim.seed), "S",
+        "seeds those draws (default 0; same seed, same output)"),
     {.name = "json", .kind = CLI_FLAG, .ival = 1, CLI_AT(sim_args, json),
      .help = "print JSON instead of the table"},
     {.name = "output", .short_name = 'o', .kind = CLI_STR, CLI_AT(sim_args, output),
      .metavar = "FILE", .help = "also write the JSON to FILE (atomically)"},
-    OFF("no-plan", sim.plan_side, "leave out the plan side by side"),
+    CLI_OPT_FLAG("no-plan", 0, 0, CLI_AT(sim_args, sim.plan_side),
+        "leave out the plan side by side"),
     {.name = "plan", .short_name = 'p', .kind = CLI_STR, CLI_AT(sim_args, plan),
      .metavar = "OUTDIR",
      .help = "replay the plan `equishard plan -o OUTDIR` wrote, as the job\n"
@@ -150,9 +142,10 @@ static void targets_of(sim_args *a, void *t[CLI_T_COUNT])
     t[CLI_T_LIST] = &a->list, t[CLI_T_TOKENIZER] = &cli_tokenizer;
 }
 
-/* First pass: only --loader, --plan (and --help), since the loader chooses the
- * defaults, and a plan its settings, that every other flag overrides. Returns 1
- * for --help, -1 for a plan that cannot be read, 0 otherwise. */
+/* First pass: only --loader, --plan (and --help, --version), since the loader
+ * chooses the defaults, and a plan its settings, that every other flag
+ * overrides. Returns CLI_ASKED_HELP or CLI_ASKED_VERSION, -1 for a plan that
+ * cannot be read, 0 otherwise. */
 static int prescan(const cli_command *cmd, int argc, char **argv, sim_args *a)
 {
     static const char *const first[] = {"loader", "plan", NULL};
@@ -160,13 +153,13 @@ static int prescan(const cli_command *cmd, int argc, char **argv, sim_args *a)
     pre.sim.loader = ES_LOADER_COSYVOICE;
     void *t[CLI_T_COUNT];
     targets_of(&pre, t);
-    int help = cli_options_prescan(cmd, t, argc, argv, first);
+    int asked = cli_options_prescan(cmd, t, argc, argv, first);
     es_simulate_defaults(&a->sim, pre.sim.loader);
     a->have_loader = pre.have_loader;
     a->plan = pre.plan;
     a->plan_mode = PLAN_NONE;
-    if (help)
-        return 1;
+    if (asked)
+        return asked;
     return a->plan && a->have_loader && apply_plan(a) ? -1 : 0;
 }
 
@@ -183,10 +176,12 @@ static int parse_args(int argc, char **argv, sim_args *a)
     memset(a, 0, sizeof *a);
     es_measure_defaults(&a->measure);
     int rc = prescan(&cmd, argc, argv, a);
-    if (rc > 0)
+    if (rc == CLI_ASKED_HELP)
         cli_options_usage(&cmd, stdout);
+    else if (rc == CLI_ASKED_VERSION)
+        cli_print_version();
     if (rc)
-        return rc;
+        return rc > 0 ? 1 : rc;
     void *t[CLI_T_COUNT];
     targets_of(a, t);
     rc = cli_options_parse(&cmd, t, argc, argv);
@@ -194,12 +189,9 @@ static int parse_args(int argc, char **argv, sim_args *a)
         return rc;
     if (cli_tokenizer_check("simulate"))
         return -1;
-    if (!a->have_loader || !a->sim.world_size || (optind >= argc && !a->plan)) {
-        fprintf(stderr, "equishard simulate: --loader, --world-size (or --plan) and at least one "
-                        "input are required\n");
-        cli_options_usage(&cmd, stderr);
-        return -1;
-    }
+    if (!a->have_loader || !a->sim.world_size || (optind >= argc && !a->plan))
+        return cli_usage_error(&cmd, "--loader, --world-size (or --plan) and at least one "
+                                     "input are required");
     return 0;
 }
 

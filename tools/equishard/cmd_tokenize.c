@@ -63,7 +63,7 @@ static int one_file(es_context *ctx, es_tokenizer *t, const tok_args *a, const c
     FILE *fp = is_stdin ? stdin : fopen(path, "rb");
     const char *name = is_stdin ? "<stdin>" : path;
     if (!fp) {
-        fprintf(stderr, "equishard: %s: cannot open\n", path);
+        cli_error("%s: cannot open", path);
         return EXIT_BAD_INPUT;
     }
     char *buf = NULL;
@@ -84,8 +84,7 @@ static int one_file(es_context *ctx, es_tokenizer *t, const tok_args *a, const c
         json_t *o = json_loadb(buf, n, JSON_ALLOW_NUL, &err);
         json_t *text = json_object_get(o, "text");
         if (!json_is_string(text)) {
-            fprintf(stderr, "equishard: %s: line %zu: %s\n", name, line,
-                    o ? "no \"text\" string" : err.text);
+            cli_error("%s: line %zu: %s", name, line, o ? "no \"text\" string" : err.text);
             worst = EXIT_BAD_INPUT;
         } else {
             int rc = one_text(ctx, t, json_string_value(text), json_string_length(text), name, line);
@@ -99,22 +98,20 @@ static int one_file(es_context *ctx, es_tokenizer *t, const tok_args *a, const c
     return worst;
 }
 
-#define TOK(opt, sh, field, meta, text)                                                        \
-    {.name = opt, .short_name = sh, .kind = CLI_STR, .target = CLI_T_TOKENIZER,                 \
-     CLI_AT(cli_tokenizer_opts, field), .metavar = meta, .help = text}
-
 static const cli_option own[] = {
-    TOK("tokenizer", 't', path, "PATH",
+    CLI_OPT_STR("tokenizer", 't', CLI_IN(CLI_T_TOKENIZER, cli_tokenizer_opts, path), "PATH",
         "a folder with vocab.json + merges.txt (+ tokenizer_config.json),\n"
         "e.g. CosyVoice2-0.5B/CosyVoice-BlankEN, or with tokenizer.json,\n"
         "or a tokenizer.json file"),
-    TOK("specials", 0, specials, "SET",
+    CLI_OPT_STR("specials", 0, CLI_IN(CLI_T_TOKENIZER, cli_tokenizer_opts, specials), "SET",
         "cosyvoice2 (default), cosyvoice3 or none: the special tokens\n"
         "the recipe's tokenizer class adds"),
-    TOK("symbol-table", 0, symbol_table, "FILE",
+    CLI_OPT_STR("symbol-table", 0, CLI_IN(CLI_T_TOKENIZER, cli_tokenizer_opts, symbol_table),
+        "FILE",
         "WeNet's CharTokenizer instead (ids of units.txt, \"SYMBOL ID\"\n"
         "lines: the label --loader wenet filters on)"),
-    TOK("non-lang-syms", 0, non_lang_syms, "FILE",
+    CLI_OPT_STR("non-lang-syms", 0, CLI_IN(CLI_T_TOKENIZER, cli_tokenizer_opts, non_lang_syms),
+        "FILE",
         "its non_lang_syms ({xxx}, <xxx> or [xxx], one a line)"),
     {.name = "split-with-space", .kind = CLI_FLAG, .ival = 1, .target = CLI_T_TOKENIZER,
      CLI_AT(cli_tokenizer_opts, split_with_space),
@@ -134,11 +131,8 @@ static int parse_args(int argc, char **argv, tok_args *a)
         return rc;
     if (cli_tokenizer_check("tokenize"))
         return -1;
-    if (!cli_tokenizer.path && !cli_tokenizer.symbol_table) {
-        fprintf(stderr, "equishard tokenize: --tokenizer PATH or --symbol-table FILE is required\n");
-        cli_options_usage(&cmd, stderr);
-        return -1;
-    }
+    if (!cli_tokenizer.path && !cli_tokenizer.symbol_table)
+        return cli_usage_error(&cmd, "--tokenizer PATH or --symbol-table FILE is required");
     return 0;
 }
 

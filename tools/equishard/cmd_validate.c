@@ -42,21 +42,13 @@ typedef struct validate_args {
     int hash, quiet, show, threads;
 } validate_args;
 
-static int bad(const char *fmt, const char *arg)
-{
-    fputs("equishard validate: ", stderr);
-    fprintf(stderr, fmt, arg);
-    fputc('\n', stderr);
-    return -1;
-}
-
 /* --fail-on LIST: the checks that make the exit code 1 (field: fail_on). */
 static int parse_fail_on(const cli_option *o, const char *list, void *field, const char *command)
 {
     int *fail_on = field;
     char *copy = strdup(list), *save = NULL;
     if (!copy)
-        return bad("%s", "out of memory"), -2;
+        return cli_error("out of memory"), -2;
     memset(fail_on, 0, sizeof(int) * ES_CHECK_COUNT);
     int rc = 0;
     for (char *t = strtok_r(copy, ",", &save); t && !rc; t = strtok_r(NULL, ",", &save)) {
@@ -77,24 +69,23 @@ static int parse_fail_on(const cli_option *o, const char *list, void *field, con
     return rc;
 }
 
-#define STR(opt, field, meta, text)                                                            \
-    {.name = opt, .kind = CLI_STR, CLI_AT(validate_args, field), .metavar = meta, .help = text}
-#define REAL(opt, field, meta, text)                                                           \
-    {.name = opt, .kind = CLI_ANYNUM, CLI_AT(validate_args, field), .metavar = meta, .help = text}
-
 static const cli_option sources[] = {
-    STR("utt-emb", src.utt_emb, "SRC", "utterance embeddings"),
-    STR("utt-keys", src.utt_keys, "FILE", "keys of a .npy --utt-emb, one per line"),
-    STR("spk-emb", src.spk_emb, "SRC", "speaker embeddings"),
-    STR("spk-keys", src.spk_keys, "FILE", "keys of a .npy --spk-emb"),
-    STR("utt2spk", src.utt2spk, "FILE",
+    CLI_OPT_STR("utt-emb", 0, CLI_AT(validate_args, src.utt_emb), "SRC", "utterance embeddings"),
+    CLI_OPT_STR("utt-keys", 0, CLI_AT(validate_args, src.utt_keys), "FILE",
+        "keys of a .npy --utt-emb, one per line"),
+    CLI_OPT_STR("spk-emb", 0, CLI_AT(validate_args, src.spk_emb), "SRC", "speaker embeddings"),
+    CLI_OPT_STR("spk-keys", 0, CLI_AT(validate_args, src.spk_keys), "FILE",
+        "keys of a .npy --spk-emb"),
+    CLI_OPT_STR("utt2spk", 0, CLI_AT(validate_args, src.utt2spk), "FILE",
         "speakers (Kaldi); default: LIST's, or the parquet spk column"),
-    STR("costs", costs, "FILE", "a cost table (`measure --hash`) instead of LIST"),
-    STR("root", root, "DIR", "resolve relative paths inside LIST, and inside parquet\n"
-                             "lists named by --utt-emb/--spk-emb, against DIR"),
+    CLI_OPT_STR("costs", 0, CLI_AT(validate_args, costs), "FILE",
+        "a cost table (`measure --hash`) instead of LIST"),
+    CLI_OPT_STR("root", 0, CLI_AT(validate_args, root), "DIR",
+        "resolve relative paths inside LIST, and inside parquet\n"
+        "lists named by --utt-emb/--spk-emb, against DIR"),
     {.name = "no-hash", .kind = CLI_FLAG, .ival = 0, CLI_AT(validate_args, hash),
      .help = "do not hash audio (no duplicate_audio check; faster)"},
-    STR("speech-tokens", speech_tokens, "SRC",
+    CLI_OPT_STR("speech-tokens", 0, CLI_AT(validate_args, speech_tokens), "SRC",
         "utt2speech_token.pt: each row's speech_tokens (for the\n"
         "filter, e.g. --require-speech-token), 0 without a list"),
 };
@@ -102,14 +93,18 @@ static const cli_option sources[] = {
 static const cli_option checks[] = {
     {.name = "dim", .kind = CLI_INT, CLI_AT(validate_args, s.dim), .metavar = "D",
      .help = "expected dimension (default 192; 0 = any)"},
-    REAL("min-cosine", s.min_cosine, "X", "far_from_centroid below X (default 0.5)"),
-    REAL("zero-norm", s.zero_norm, "X", "zero_norm at or below X (default 1e-6)"),
-    REAL("norm-ratio", s.norm_ratio, "R",
-         "abnormal_norm beyond R x or 1/R x the median (default 3; 0 off)"),
-    REAL("min-norm", s.min_norm, "X", "abnormal_norm below X (default off)"),
-    REAL("max-norm", s.max_norm, "X", "abnormal_norm above X (default off)"),
-    REAL("spk-mean-tol", s.spk_mean_tol, "X",
-         "spk_mean_mismatch above relative difference X (default 1e-3)"),
+    CLI_OPT_ANYNUM("min-cosine", CLI_AT(validate_args, s.min_cosine), "X",
+        "far_from_centroid below X (default 0.5)"),
+    CLI_OPT_ANYNUM("zero-norm", CLI_AT(validate_args, s.zero_norm), "X",
+        "zero_norm at or below X (default 1e-6)"),
+    CLI_OPT_ANYNUM("norm-ratio", CLI_AT(validate_args, s.norm_ratio), "R",
+        "abnormal_norm beyond R x or 1/R x the median (default 3; 0 off)"),
+    CLI_OPT_ANYNUM("min-norm", CLI_AT(validate_args, s.min_norm), "X",
+        "abnormal_norm below X (default off)"),
+    CLI_OPT_ANYNUM("max-norm", CLI_AT(validate_args, s.max_norm), "X",
+        "abnormal_norm above X (default off)"),
+    CLI_OPT_ANYNUM("spk-mean-tol", CLI_AT(validate_args, s.spk_mean_tol), "X",
+        "spk_mean_mismatch above relative difference X (default 1e-3)"),
     {.name = "no-duplicates", .kind = CLI_FLAG, .ival = 0, CLI_AT(validate_args, s.duplicates),
      .help = "skip the duplicate_vector check"},
 };
@@ -132,7 +127,8 @@ static const cli_option output[] = {
      CLI_AT(validate_args, fail_on), .metavar = "LIST",
      .help = "comma-separated checks that make the exit code 1, or all,\n"
              "none (default: every check but duplicate_audio, filtered)"},
-    STR("json", json, "FILE", "write every finding as JSON (docs/VALIDATE.md)"),
+    CLI_OPT_STR("json", 0, CLI_AT(validate_args, json), "FILE",
+        "write every finding as JSON (docs/VALIDATE.md)"),
     {.name = "show", .kind = CLI_INT, CLI_AT(validate_args, show), .metavar = "N",
      .help = "keys shown per check on the terminal (default 5)"},
     {.name = "device", .kind = CLI_ENUM, .en = ES_ENUM_DEVICE, CLI_AT(validate_args, s.device),
@@ -197,13 +193,14 @@ static int parse_args(int argc, char **argv, validate_args *a)
     if (cli_tokenizer_check("validate"))
         return -1;
     if (a->costs && optind < argc)
-        return bad("%s", "give LIST or --costs, not both");
+        return cli_usage_error(&cmd, "give LIST or --costs, not both");
     if (!a->src.utt_emb && !a->src.spk_emb && !a->costs && optind >= argc)
-        return bad("%s", "nothing to validate: give --utt-emb/--spk-emb and/or LIST (see --help)");
+        return cli_usage_error(&cmd, "nothing to validate: give --utt-emb/--spk-emb and/or LIST");
     if ((a->src.utt_keys && !a->src.utt_emb) || (a->src.spk_keys && !a->src.spk_emb))
-        return bad("%s", "--utt-keys/--spk-keys go with --utt-emb/--spk-emb");
+        return cli_usage_error(&cmd, "--utt-keys/--spk-keys go with --utt-emb/--spk-emb");
     if (a->data.world_size && !a->costs && optind >= argc)
-        return bad("%s", "--world-size needs LIST or --costs (the utterances to split)");
+        return cli_usage_error(&cmd,
+                               "--world-size needs LIST or --costs (the utterances to split)");
     return 0;
 }
 

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "cli_options.h"
 
 typedef struct command {
     const char *name;
@@ -22,12 +23,38 @@ static const command commands[] = {
     {"validate", cmd_validate, "check embeddings (missing, NaN, norms, mislabeled speakers, duplicates)"},
 };
 
+static const size_t n_commands = sizeof commands / sizeof commands[0];
+
 static void usage(FILE *out)
 {
     fprintf(out, "usage: equishard COMMAND [OPTIONS] ...\n\ncommands:\n");
-    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+    for (size_t i = 0; i < n_commands; i++)
         fprintf(out, "  %-10s %s\n", commands[i].name, commands[i].summary);
-    fprintf(out, "\n`equishard COMMAND --help` describes a command.\n");
+    fprintf(out, "\n`equishard COMMAND --help` (or `equishard help COMMAND`) describes a "
+                 "command;\n`equishard --version` prints the version.\n");
+}
+
+static const command *find_command(const char *name)
+{
+    for (size_t i = 0; i < n_commands; i++)
+        if (!strcmp(name, commands[i].name))
+            return &commands[i];
+    return NULL;
+}
+
+/* An unknown command: one line, with the nearest command's name when one is
+ * near ("plna": plan), then the usage line, not the whole list. */
+static int unknown_command(const char *name)
+{
+    const char *names[sizeof commands / sizeof commands[0]];
+    for (size_t i = 0; i < n_commands; i++)
+        names[i] = commands[i].name;
+    const char *near = cli_suggest(name, strlen(name), names, n_commands);
+    fprintf(stderr, "equishard: unknown command '%s'", name);
+    if (near)
+        fprintf(stderr, "; did you mean %s?", near);
+    fprintf(stderr, "\nusage: equishard COMMAND [OPTIONS] ...\nsee 'equishard --help'\n");
+    return EXIT_BAD_INPUT;
 }
 
 /* Ctrl-C, kill, a Slurm time limit: the temporary outputs go (an OUTDIR.tmp.*
@@ -35,14 +62,25 @@ static void usage(FILE *out)
  * would have (SA_RESETHAND: the default action, delivered on return). Silent
  * when there were none: mpirun's SIGTERM to the other ranks after one failed
  * must leave rank 0's one error line alone. */
+static char interrupted[96] = "equishard: interrupted; temporary outputs removed\n";
+
 static void on_signal(int sig)
 {
-    static const char msg[] = "equishard: interrupted; temporary outputs removed\n";
     if (es_remove_temporaries() > 0) {
-        ssize_t ignored = write(STDERR_FILENO, msg, sizeof msg - 1);
+        ssize_t ignored = write(STDERR_FILENO, interrupted, strlen(interrupted));
         (void)ignored;
     }
     raise(sig);
+}
+
+/* Runs one command, every line it prints on stderr headed by its name. */
+static int run(const command *c, int argc, char **argv)
+{
+    cli_set_command(c->name);
+    /* made now: the handler may only write what is ready */
+    snprintf(interrupted, sizeof interrupted,
+             "equishard %s: interrupted; temporary outputs removed\n", c->name);
+    return c->run(argc, argv);
 }
 
 static void handle_signals(void)
@@ -67,18 +105,25 @@ int main(int argc, char **argv)
         usage(stderr);
         return EXIT_BAD_INPUT;
     }
-    if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+    /* "help", "help --help": the list of commands */
+    if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") ||
+        (!strcmp(argv[1], "help") &&
+         (argc == 2 || !strcmp(argv[2], "--help") || !strcmp(argv[2], "-h")))) {
         usage(stdout);
         return EXIT_OK;
     }
     if (!strcmp(argv[1], "--version")) {
-        printf("equishard %s\n", es_version());
+        cli_print_version();
         return EXIT_OK;
     }
-    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-        if (!strcmp(argv[1], commands[i].name))
-            return commands[i].run(argc - 1, argv + 1);
-    fprintf(stderr, "equishard: unknown command '%s'\n", argv[1]);
-    usage(stderr);
-    return EXIT_BAD_INPUT;
+    if (!strcmp(argv[1], "help")) { /* help CMD: CMD --help */
+        const command *c = find_command(argv[2]);
+        if (!c)
+            return unknown_command(argv[2]);
+        static char help_flag[] = "--help";
+        char *args[] = {argv[2], help_flag, NULL};
+        return run(c, 2, args);
+    }
+    const command *c = find_command(argv[1]);
+    return c ? run(c, argc - 1, argv + 1) : unknown_command(argv[1]);
 }
