@@ -653,31 +653,84 @@ def _validate_settings(settings, owner):
     return _apply(s, {k: v for k, v in settings.items() if k in _VALIDATE_FIELDS}, owner)
 
 
-def validate(lists=None, root=None, on_error="fail", **settings):
-    """What `equishard validate` does: es_validate over the embedding sources
-    (utt_emb, utt_keys, spk_emb, spk_keys, utt2spk: paths) against the
-    utterances of `lists` (a CostTable, or cost tables / lists to load with root
-    and on_error), then es_validate_data's loader-model checks over that table.
+def _embedded_sources(src, inputs, table):
+    """Without utt_emb/spk_emb, a list whose files carry the embeddings
+    (CosyVoice parquet's utt_embedding/spk_embedding columns: the reader flags
+    the rows) is its own source; with no embeddings and no utterances there is
+    nothing to check (refused, not reported clean). The rule of `equishard
+    validate LIST` (tools/equishard/cmd_validate.c, embeddings_from_list): the
+    two must find the same sources, tests/python/test_validate_parity.py."""
+    if src.utt_emb or src.spk_emb:
+        return
+    L, row, flags = lib(), _ffi.CostRow(), 0
+    n = L.es_cost_table_size(table)
+    for i in range(n):
+        L.es_cost_table_row(table, i, byref(row))
+        flags |= row.flags
+    bit = {_str(L.es_flag_name(b)): 1 << b for b in range(32) if L.es_flag_name(b)}
+    utt_flag, spk_flag = bit["utt_emb"], bit["spk_emb"]  # ES_FLAG_UTT_EMB, ES_FLAG_SPK_EMB
+    if flags & (utt_flag | spk_flag):
+        if len(inputs) != 1:
+            raise ValueError("validate: the lists' files carry embeddings; give one list (or "
+                             "utt_emb=/spk_emb=) to validate them")
+        if flags & utt_flag:
+            src.utt_emb = inputs[0]
+        if flags & spk_flag:
+            src.spk_emb = inputs[0]
+    elif n == 0 and L.es_cost_table_skip_count(table) == 0:
+        raise ValueError("validate: nothing to validate: no embeddings (utt_emb=/spk_emb=, or "
+                         "embedding columns in the lists) and no utterances")
+
+
+def validate(lists=None, root=None, on_error="skip", hash=True, tokenizer=None,
+             speech_tokens=None, **settings):
+    """What `equishard validate [LIST]` does, with its defaults: `lists` (a
+    CostTable, as --costs, or cost tables / lists, measured with hashes, problems
+    skipped and reported as `unreadable` findings) names the utterances; the
+    embedding sources are utt_emb, utt_keys, spk_emb, spk_keys, utt2spk (paths)
+    or, given none, the list's own embedding columns (CosyVoice parquet); then
+    es_validate_data's loader-model checks over the table. hash=False is
+    --no-hash, speech_tokens= is --speech-tokens, threads= is -j.
     settings: es_emb_sources, es_validate_settings (device, dim, min_cosine, ...)
     and es_validate_data_settings (+ cost model: world_size, loader, min_length,
-    ...) fields. -> ValidateResult."""
+    ...) fields. -> ValidateResult; write_json(path) writes the CLI's --json."""
     src = _apply(_ffi.EmbSources(), {k: v for k, v in settings.items() if k in _SOURCE_FIELDS},
                  "validate")
     if root is not None and src.root is None:
         src.root = _args.path("validate: root", root)  # also inside parquet lists named by utt_emb/spk_emb
+    if (src.utt_keys and not src.utt_emb) or (src.spk_keys and not src.spk_emb):
+        raise ValueError("validate: utt_keys/spk_keys go with utt_emb/spk_emb")
     s = _validate_settings(settings, "validate")
     data = _ffi.ValidateDataSettings()
     lib().es_validate_data_defaults(byref(data))
+    # the loader's recipe gives the cost model's defaults; the fields given override them
+    sim = _ffi.SimulateSettings()
+    lib().es_simulate_defaults(byref(sim), _args.enum("validate: loader", settings.get(
+        "loader", data.loader), ENUMS["loader"]))
+    data.model = sim.model
     _apply(data, {k: v for k, v in settings.items()
                   if k not in _SOURCE_FIELDS and k not in _VALIDATE_FIELDS}, "validate")
-    table, owns = (None, False)
-    if lists is not None:
-        table, owns = (lists, False) if isinstance(lists, CostTable) else (
-            load(lists, root=root, on_error=on_error), True)
+    tokens = _args.path("validate: speech_tokens", speech_tokens, optional=True)
+    if lists is None and not src.utt_emb and not src.spk_emb:
+        raise ValueError("validate: nothing to validate: give utt_emb=/spk_emb= and/or lists")
+    if lists is None and (data.world_size or tokens):
+        raise ValueError("validate: world_size and speech_tokens need lists (the utterances)")
+    table, owns, inputs = None, False, None
+    if isinstance(lists, CostTable):
+        table = lists
+    elif lists is not None:
+        inputs = _args.paths("validate: lists", lists)
+        table = load(inputs, threads=s.threads, root=root, on_error=on_error, hash=hash,
+                     tokenizer=tokenizer)
+        owns = True
     out = c_void_p()
     try:
         with (table._use() if table is not None else contextlib.nullcontext(None)) as t, \
                 _Context() as ctx:
+            if tokens is not None:
+                ctx.check(lib().es_cost_table_set_speech_tokens(ctx.ptr, t, tokens, None))
+            if inputs is not None:
+                _embedded_sources(src, inputs, t)
             ctx.check(lib().es_validate(ctx.ptr, byref(s), byref(src), t, byref(out)))
             if t is not None:
                 rc = lib().es_validate_data(ctx.ptr, byref(data), t, out)
