@@ -764,8 +764,8 @@ def _address(buf, name, device):
     try:
         view = memoryview(buf)
     except TypeError:
-        raise TypeError(f"{name}: expected a buffer (array, numpy, ctypes array, torch tensor) "
-                        f"or an address, got {type(buf).__name__}") from None
+        raise TypeError(f"{name}: expected a buffer (array, numpy, ctypes array, torch tensor), "
+                        f"got {type(buf).__name__}") from None
     with view:
         if not view.c_contiguous:
             raise ValueError(f"{name}: the buffer is not C-contiguous")
