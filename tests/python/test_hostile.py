@@ -62,6 +62,17 @@ SETUP = textwrap.dedent("""
         f.write("<blank> 0\\n<unk> 1\\na 2\\nb 3\\n<sos/eos> 4\\n")
     def symbols_tokenizer(**kw):  # Tokenizer's WeNet form, keyword by keyword
         return equishard.Tokenizer(**kw)
+    class FakeTensor:  # torch.Tensor's side of the protocol (torch is not a dependency)
+        def __init__(self, a):
+            self.a = a
+        def data_ptr(self):
+            return self.a.buffer_info()[0]
+        def numel(self):
+            return len(self.a)
+        def element_size(self):
+            return self.a.itemsize
+        def is_contiguous(self):
+            return True
     nan, inf = float("nan"), float("inf")
 """) % QWEN
 
@@ -133,6 +144,10 @@ class RegressionTest(unittest.TestCase):
         ("tensor float32 needs 4 bytes", "equishard.validate_tensor(bytearray(12 * 16 * 2), 12, "
          "16, dtype='float16') and equishard.validate_tensor(bytearray(12 * 16 * 2), 12, 16)",
          "ValueError"),
+        ("tensor torch too small", "equishard.validate_tensor(FakeTensor(array.array('f', [1.0] * 8)), "
+         "10**7, 192)", "ValueError"),
+        ("tensor torch", "equishard.validate_tensor(FakeTensor(m), 12, 16).info.utt_rows == 12 or 1/0",
+         "ok"),
         ("tensor int on the host", "equishard.validate_tensor(5, 12, 16)", "TypeError"),
         ("tensor bytes-like speakers", "equishard.validate_tensor(m, 12, 16, speakers=b'ab')",
          "TypeError"),
