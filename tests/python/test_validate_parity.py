@@ -179,6 +179,18 @@ class ValidateParityTest(unittest.TestCase):
         r = self.assert_same([self.bad_list], [self.bad_list])
         self.assertEqual(r["counts"]["unreadable"], 1)
 
+    def test_speech_tokens(self):
+        tokens = os.path.join(KALDI, "utt2speech_token.pt")
+        emb = os.path.join(KALDI, "utt2embedding.pt")
+        # a Kaldi dir has no speech tokens: without the .pt, the filter drops every row
+        r = self.assert_same(["--utt-emb", emb, "--speech-tokens", tokens, "--root", CORPUS,
+                              "--require-speech-token", KALDI], [KALDI], utt_emb=emb,
+                             speech_tokens=tokens, root=CORPUS, require_speech_token=1)
+        self.assertLess(r["counts"]["filtered"], 60)
+        r = self.assert_same(["--utt-emb", emb, "--root", CORPUS, "--require-speech-token",
+                              KALDI], [KALDI], utt_emb=emb, root=CORPUS, require_speech_token=1)
+        self.assertEqual(r["counts"]["filtered"], 60)
+
     def test_cost_table(self):
         emb = os.path.join(KALDI, "utt2embedding.pt")
         with equishard.CostTable.read(self.costs) as t:
