@@ -18,7 +18,6 @@ import contextlib
 import ctypes
 import ctypes.util
 import dataclasses
-import os
 import threading
 from ctypes import byref, c_char_p, c_int32, c_size_t, c_void_p
 
