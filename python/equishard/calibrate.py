@@ -9,9 +9,9 @@ docs/COST_MODEL.md describes the logs, the fit and model.json.
 """
 from ctypes import byref, c_void_p
 
-from . import _ffi
+from . import _args, _ffi
 from ._ffi import lib
-from .core import _Context, _Handle, _apply, _bytes, _record, _str, _strings, _table, _values
+from .core import _Context, _Handle, _apply, _record, _str, _strings, _table, _values
 
 CalibrationInfo = _record("CalibrationInfo", _ffi.CalibrationInfo)
 CalibrationTerm = _record("CalibrationTerm", _ffi.CalibrationTerm)
@@ -49,10 +49,10 @@ class Calibration(_Handle):
 
     def write_json(self, path, inputs=None):
         """model.json (atomically); inputs: the cost tables' paths, for provenance."""
-        inputs = list(inputs or [])
-        with _Context() as ctx:
-            arr, n = _strings(inputs)
-            ctx.check(lib().es_calibration_write_json(ctx.ptr, self._p, _bytes(path), arr, n))
+        b = _args.path("Calibration.write_json: path", path)
+        arr, n = _strings([] if inputs is None else inputs, "Calibration.write_json: inputs")
+        with self._use() as p, _Context() as ctx:
+            ctx.check(lib().es_calibration_write_json(ctx.ptr, p, b, arr, n))
 
 
 def calibrate(table, logs, **settings):
@@ -66,21 +66,24 @@ def calibrate(table, logs, **settings):
     if isinstance(terms, (list, tuple)):
         names = term_names()
         mask = 0
-        for t in terms:
+        for i, t in enumerate(terms):
+            t = _args.text(f"calibrate: terms[{i}]", t).decode("utf-8", "surrogateescape")
             name = t if t.startswith("w_") else "w_" + t
             if name not in names:
-                raise ValueError(f"terms: {t!r} is not one of {names}")
+                raise ValueError(f"calibrate: terms: {t!r} is not one of {names}")
             mask |= 1 << names.index(name)
         terms = mask
     if terms is not None:
         settings["terms"] = terms
-    _apply(s, settings)
-    arr, n = _strings(logs)
-    table, owns = _table(table)
+    if "time_field" in settings:  # a JSON key, not a path
+        settings["time_field"] = _args.text("calibrate: time_field", settings["time_field"])
+    _apply(s, settings, "calibrate")
+    arr, n = _strings(logs, "calibrate: logs")
+    table, owns = _table(table, "calibrate")
     out = c_void_p()
     try:
-        with _Context() as ctx:
-            ctx.check(lib().es_calibrate(ctx.ptr, byref(s), table._p, arr, n, byref(out)))
+        with table._use() as t, _Context() as ctx:
+            ctx.check(lib().es_calibrate(ctx.ptr, byref(s), t, arr, n, byref(out)))
     finally:
         if owns:
             table.close()
@@ -92,7 +95,7 @@ def read_model(path):
     "source", "source_digest"}."""
     m = _ffi.CostModel()
     lib().es_cost_model_defaults(byref(m))
-    b = _bytes(path)
+    b = _args.path("read_model: path", path)
     with _Context() as ctx:
         ctx.check(lib().es_cost_model_read(ctx.ptr, b, byref(m)))
     out = {f: getattr(m, f) for f, _ in _ffi.CostModel._fields_ if f != "reserved"}

@@ -6,17 +6,22 @@ Conventions (the header's, carried over):
 - objects that hold a C handle (CostTable, Plan, SimulateResult, ValidateResult)
   free it on close(), at the end of a `with` block, or when garbage-collected;
 - settings are keyword arguments named as the header's settings fields
-  (es_plan_settings, es_cost_model, ...); enum fields take their names as strings.
+  (es_plan_settings, es_cost_model, ...); enum fields take their names as strings;
+- every argument goes through _args first: a value the C type cannot hold
+  exactly raises TypeError/ValueError naming the parameter, before any C call;
+- each object that holds a C handle has a lock that every C call on that handle
+  (close() included) holds: one object shared by threads is used by one at a time.
 """
 import array
 import collections.abc
+import contextlib
 import ctypes
 import ctypes.util
 import dataclasses
-import os
+import threading
 from ctypes import byref, c_char_p, c_int32, c_size_t, c_void_p
 
-from . import _ffi
+from . import _args, _ffi
 from ._ffi import lib
 
 class _Enums(collections.abc.Mapping):
@@ -69,21 +74,10 @@ def _str(b):
     return None if b is None else b.decode("utf-8", "surrogateescape")
 
 
-def _bytes(s):
-    return None if s is None else (s if isinstance(s, bytes) else str(s).encode("utf-8", "surrogateescape"))
-
-
-def _path_list(items):
-    """A path or an iterable of paths as a list of str/bytes (read once)."""
-    if isinstance(items, (str, bytes, os.PathLike)):
-        return [os.fspath(items)]
-    return [os.fspath(i) for i in items]
-
-
-def _strings(items):
+def _strings(items, name="inputs"):
     """A C array of char* for a list of paths (the array keeps them alive)."""
-    items = _path_list(items)
-    arr = (c_char_p * max(len(items), 1))(*[_bytes(i) for i in items])
+    items = _args.paths(name, items)
+    arr = (c_char_p * max(len(items), 1))(*items)
     return arr, len(items)
 
 
@@ -122,38 +116,48 @@ def _values(s, **extra):
 _MODEL_PATHS = {}  # cost_model= paths: settings (and plans made with them) point at these bytes
 
 
-def _apply(settings, kwargs):
-    """Sets header-named settings (and their cost-model fields) from kwargs."""
-    names = {f for f, _ in settings._fields_} - {"reserved"}
-    model_names = {f for f, _ in _ffi.CostModel._fields_} - {"reserved"} if "model" in names else set()
-    if "cost_model" in kwargs and model_names:  # first: the other fields given override it
+def _apply(settings, kwargs, owner=None):
+    """Sets header-named settings (and their cost-model fields) from kwargs, each
+    value converted for its field's C type by _args.field (TypeError/ValueError
+    naming the field; enum fields by name or value)."""
+    fields = {f: t for f, t in settings._fields_ if f != "reserved"}
+    model = {f: t for f, t in _ffi.CostModel._fields_
+             if f not in ("reserved", "source", "source_digest")} if "model" in fields else {}
+    if "cost_model" in kwargs and model:  # first: the other fields given override it
         kwargs = dict(kwargs)
-        path = _bytes(os.fspath(kwargs.pop("cost_model")))
+        path = _args.path(f"{owner}: cost_model" if owner else "cost_model", kwargs.pop("cost_model"))
         path = _MODEL_PATHS.setdefault(path, path)  # model.source points into it, for good
         with _Context() as ctx:
             ctx.check(lib().es_cost_model_read(ctx.ptr, path, byref(settings.model)))
     for k, v in kwargs.items():
-        if k in ENUMS and isinstance(v, str):
-            if v not in ENUMS[k]:
-                raise ValueError(f"{k}: {v!r} is not one of {sorted(ENUMS[k])}")
-            v = ENUMS[k][v]
-        if isinstance(v, str):
-            v = _bytes(v)
-        if k in names and k != "model":
-            setattr(settings, k, v)
-        elif k in model_names:
-            setattr(settings.model, k, v)
+        if k in fields and k != "model" and fields[k] is not c_void_p and k != "progress":
+            setattr(settings, k, _args.field(owner, k, fields[k], v, ENUMS))
+        elif k in model:
+            setattr(settings.model, k, _args.field(owner, k, model[k], v, ENUMS))
         else:
-            raise TypeError(f"unknown setting {k!r}")
+            raise TypeError(f"{owner + ': ' if owner else ''}unknown setting {k!r}")
     return settings
 
 
 class _Handle:
-    """Owns one C object; freed once, by close(), `with`, or garbage collection."""
+    """Owns one C object; freed once, by close(), `with`, or garbage collection.
+    Every C call on the handle is made inside `with self._use() as p:`, which
+    holds the object's lock and raises ValueError once it is closed; close()
+    takes the same lock, so a close from another thread waits for the call in
+    progress instead of freeing what it is using, and two threads sharing one
+    object take turns (the C objects are not safe for concurrent calls)."""
     _free = None
 
     def __init__(self, ptr):
+        self._lock = threading.RLock()
         self._ptr = ptr
+
+    @contextlib.contextmanager
+    def _use(self):
+        with self._lock:
+            if not self._ptr:
+                raise ValueError(f"{type(self).__name__} is closed")
+            yield self._ptr
 
     @property
     def _p(self):
@@ -162,9 +166,13 @@ class _Handle:
         return self._ptr
 
     def close(self):
-        ptr, self._ptr = self._ptr, None
-        if ptr:
-            getattr(lib(), self._free)(ptr)
+        lock = getattr(self, "_lock", None)
+        if lock is None:  # __init__ never ran to the end
+            return
+        with lock:
+            ptr, self._ptr = self._ptr, None
+            if ptr:
+                getattr(lib(), self._free)(ptr)
 
     def __enter__(self):
         return self
@@ -199,15 +207,17 @@ class CostTable(_Handle):
 
     @classmethod
     def read(cls, path):
+        b = _args.path("CostTable.read: path", path)
         out = c_void_p()
         with _Context() as ctx:
-            ctx.check(lib().es_cost_table_read(ctx.ptr, _bytes(path), byref(out)))
+            ctx.check(lib().es_cost_table_read(ctx.ptr, b, byref(out)))
         return cls(out.value)
 
     def write(self, path):
         """TSV, zstd-compressed when path ends in .zst; atomic (es_cost_table_write)."""
-        with _Context() as ctx:
-            ctx.check(lib().es_cost_table_write(ctx.ptr, self._p, _bytes(path)))
+        b = _args.path("CostTable.write: path", path)
+        with self._use() as p, _Context() as ctx:
+            ctx.check(lib().es_cost_table_write(ctx.ptr, p, b))
 
     def compress_ahead(self):
         """es_cost_table_compress_ahead: starts compressing the table, as a batch
@@ -216,21 +226,24 @@ class CostTable(_Handle):
         does while it builds the plan). Costs another core and about a seventh
         of the table's size in memory until the table is closed: call it only
         when a batch plan of this table will be written."""
-        with _Context() as ctx:
-            ctx.check(lib().es_cost_table_compress_ahead(ctx.ptr, self._p))
+        with self._use() as p, _Context() as ctx:
+            ctx.check(lib().es_cost_table_compress_ahead(ctx.ptr, p))
 
     def __len__(self):
-        return lib().es_cost_table_size(self._p)
+        with self._use() as p:
+            return lib().es_cost_table_size(p)
 
     def __getitem__(self, i):
-        n = len(self)
-        if i < 0:
-            i += n
-        if not 0 <= i < n:
-            raise IndexError(i)
-        row = _ffi.CostRow()
-        lib().es_cost_table_row(self._p, i, byref(row))
-        return CostRow(**_values(row))
+        i = _args.integer("CostTable index", i, _args.INT64)
+        with self._use() as p:
+            n = lib().es_cost_table_size(p)
+            if i < 0:
+                i += n
+            if not 0 <= i < n:
+                raise IndexError(i)
+            row = _ffi.CostRow()
+            lib().es_cost_table_row(p, i, byref(row))
+            return CostRow(**_values(row))
 
     def __iter__(self):
         return (self[i] for i in range(len(self)))
@@ -239,34 +252,41 @@ class CostTable(_Handle):
     def skips(self):
         """Lines "FILE: MEMBER: PROBLEM" that on_error="skip" left out."""
         L = lib()
-        return [_str(L.es_cost_table_skip(self._p, i)) for i in range(L.es_cost_table_skip_count(self._p))]
+        with self._use() as p:
+            return [_str(L.es_cost_table_skip(p, i)) for i in range(L.es_cost_table_skip_count(p))]
 
     def close(self):
-        self._closing = True
-        if not self._pins:
-            super().close()
+        with self._lock:
+            self._closing = True
+            if not self._pins:
+                super().close()
 
     def _pin(self):
-        self._p  # raises when closed
-        self._pins += 1
+        with self._use():  # raises when closed
+            self._pins += 1
 
     def _unpin(self):
-        self._pins -= 1
-        if self._closing and not self._pins:
-            super().close()
+        with self._lock:
+            self._pins -= 1
+            if self._closing and not self._pins:
+                super().close()
 
 
-def _table_from(fn, inputs, threads, root, on_error, hash, tokenizer=None):
+def _table_from(fn, owner, inputs, threads, root, on_error, hash, tokenizer=None):
     s = _ffi.MeasureSettings()
     lib().es_measure_defaults(byref(s))
-    _apply(s, dict(threads=threads, root=root, on_error=on_error, hash=int(bool(hash))))
-    if tokenizer is not None:  # an equishard.Tokenizer, alive for the call
-        if tokenizer._ptr is None:
-            raise ValueError("Tokenizer is closed")
-        s.tokenizer = tokenizer._ptr
-    arr, n = _strings(inputs)
+    _apply(s, dict(threads=threads, root=root, on_error=on_error, hash=_args.flag(f"{owner}: hash", hash)),
+           owner)
+    from .text import Tokenizer  # (text imports this module)
+    if tokenizer is not None and not isinstance(tokenizer, Tokenizer):
+        raise TypeError(f"{owner}: tokenizer: expected an equishard.Tokenizer or None, got "
+                        f"{type(tokenizer).__name__}")
+    arr, n = _strings(inputs, f"{owner}: inputs")
     out = c_void_p()
-    with _Context() as ctx:
+    # the tokenizer, if any, is held (alive, and used by this call alone) throughout
+    with (tokenizer._use() if tokenizer is not None else contextlib.nullcontext(None)) as tok, \
+            _Context() as ctx:
+        s.tokenizer = tok
         ctx.check(fn(ctx.ptr, byref(s), arr, n, byref(out)))
     return CostTable(out.value)
 
@@ -274,22 +294,25 @@ def _table_from(fn, inputs, threads, root, on_error, hash, tokenizer=None):
 def measure(lists, threads=0, root=None, on_error="fail", hash=False, tokenizer=None):
     """es_measure over shard lists, shards, raw lists or Kaldi dirs -> CostTable;
     with tokenizer (an equishard.Tokenizer) every row's text_tokens is counted."""
-    return _table_from(lib().es_measure, lists, threads, root, on_error, hash, tokenizer)
+    return _table_from(lib().es_measure, "measure", lists, threads, root, on_error, hash, tokenizer)
 
 
 def load(inputs, threads=0, root=None, on_error="fail", hash=False, tokenizer=None):
     """es_load_inputs: cost tables are read, anything else measured -> CostTable."""
-    return _table_from(lib().es_load_inputs, inputs, threads, root, on_error, hash, tokenizer)
+    return _table_from(lib().es_load_inputs, "load", inputs, threads, root, on_error, hash,
+                       tokenizer)
 
 
-def _table(t):
+def _table(t, owner="table", **load_args):
     """A CostTable and whether we made it (from paths)."""
-    return (t, False) if isinstance(t, CostTable) else (load(t), True)
+    if isinstance(t, CostTable):
+        return t, False
+    return load(_args.paths(f"{owner}: table", t), **load_args), True
 
 
-def _paths(t):
+def _paths(t, owner="table"):
     """The paths a table is loaded from, as given (plan.json's "inputs"); [] for a CostTable."""
-    return [] if isinstance(t, CostTable) else _path_list(t)
+    return [] if isinstance(t, CostTable) else _args.paths(f"{owner}: table", t)
 
 
 def _filtered(count_fn, handle):
@@ -337,17 +360,25 @@ class Plan(_Handle):
         self.token_note = _str(lib().es_plan_token_note(ptr))
 
     def close(self):
-        had = self._ptr
-        super().close()
+        with self._lock:
+            had = self._ptr
+            super().close()
         if had:
             self.table._unpin()
             if self._owns_table:
                 self.table.close()
 
+    def _rank(self, name, rank):
+        return _args.integer(f"Plan.{name}: rank", rank, (0, self.world_size - 1))
+
+    def _worker(self, name, worker):
+        return _args.integer(f"Plan.{name}: worker", worker, (0, max(self.workers, 1) - 1))
+
     def _load(self, fn, *args):
         out = _ffi.PlanLoad()
-        if fn(self._p, *args, byref(out)) != 0:
-            raise IndexError(args)
+        with self._use() as p:
+            if fn(p, *args, byref(out)) != 0:
+                raise IndexError(args)
         return Load(**_values(out))
 
     @property
@@ -362,57 +393,68 @@ class Plan(_Handle):
 
     def shards(self, rank, worker=None):
         """Shard mode: rank-R.list's lines (worker None: the workers interleaved)
-        or rank-R.worker-W.list's, in plan order, as es_plan_write writes them."""
-        w = _ffi.ALL_WORKERS if worker is None else worker
+        or rank-R.worker-W.list's, in plan order, as es_plan_write writes them.
+        A rank outside 0..world_size-1 (or worker outside 0..workers-1) raises
+        ValueError."""
+        rank = self._rank("shards", rank)
+        w = _ffi.ALL_WORKERS if worker is None else self._worker("shards", worker)
         L, entry = lib(), c_char_p()
         out = []
-        with _Context() as ctx:
-            for i in range(L.es_plan_rank_shard_count(self._p, rank, w)):
-                ctx.check(L.es_plan_rank_shard(ctx.ptr, self._p, rank, w, i, byref(entry)))
+        with self._use() as p, _Context() as ctx:
+            for i in range(L.es_plan_rank_shard_count(p, rank, w)):
+                ctx.check(L.es_plan_rank_shard(ctx.ptr, p, rank, w, i, byref(entry)))
                 out.append(_str(entry.value))
         return out
 
     def batches(self, rank, worker=None):
         """Batch mode: rank's batches in step order (rank-R.batches.jsonl); with
         worker, only those that DataLoader worker yields (step mod W)."""
+        rank = self._rank("batches", rank)
+        if worker is not None:
+            worker = self._worker("batches", worker)
         L, b, row = lib(), _ffi.PlanBatch(), _ffi.CostRow()
-        table, shards = self.table._p, {}  # shard paths repeat: decode each once
+        shards = {}  # shard paths repeat: decode each once
         out = []
-        for i in range(L.es_plan_batch_count(self._p, rank)):
-            L.es_plan_batch_info(self._p, rank, i, byref(b))
-            if worker is not None and b.worker != worker:
-                continue
-            rows = tuple(b.rows[j] for j in range(b.n_rows))
-            keys, items = [], []
-            for r in rows:  # key, shard and pos only: a loader needs no more
-                L.es_cost_table_row(table, r, byref(row))
-                keys.append(_str(row.key))
-                shard = shards.get(row.shard)
-                if shard is None:
-                    shard = shards[row.shard] = _str(row.shard)
-                items.append((shard, row.pos))
-            out.append(Batch(b.step, b.worker, b.cost, b.frames, b.longest, bool(b.repeat), rows,
-                             keys, items))
+        with self._use() as p:
+            table = self.table._p  # pinned by this plan: alive while it is
+            for i in range(L.es_plan_batch_count(p, rank)):
+                L.es_plan_batch_info(p, rank, i, byref(b))
+                if worker is not None and b.worker != worker:
+                    continue
+                rows = tuple(b.rows[j] for j in range(b.n_rows))
+                keys, items = [], []
+                for r in rows:  # key, shard and pos only: a loader needs no more
+                    L.es_cost_table_row(table, r, byref(row))
+                    keys.append(_str(row.key))
+                    shard = shards.get(row.shard)
+                    if shard is None:
+                        shard = shards[row.shard] = _str(row.shard)
+                    items.append((shard, row.pos))
+                out.append(Batch(b.step, b.worker, b.cost, b.frames, b.longest, bool(b.repeat),
+                                 rows, keys, items))
         return out
 
     def remainder(self):
         """Batch mode, remainder drop/carry: the CostRows left out (remainder.tsv)."""
         L = lib()
-        return [self.table[L.es_plan_remainder_row(self._p, i)]
-                for i in range(L.es_plan_remainder_count(self._p))]
+        with self._use() as p:
+            rows = [L.es_plan_remainder_row(p, i) for i in range(L.es_plan_remainder_count(p))]
+        return [self.table[r] for r in rows]
 
     @property
     def reshard_info(self):
         out = _ffi.ReshardInfo()
-        return ReshardInfo(**_values(out)) if lib().es_plan_reshard_info_get(self._p, byref(out)) == 0 else None
+        with self._use() as p:
+            return ReshardInfo(**_values(out)) if lib().es_plan_reshard_info_get(p, byref(out)) == 0 else None
 
     def write(self, outdir, inputs=None):
         """es_plan_write: OUTDIR with plan.json and the rank files (docs/PLAN.md);
         inputs are the files the table came from (hashed into plan.json); by
         default the paths plan() loaded the table from, as the CLI records them."""
-        arr, n = _strings(self._inputs if inputs is None else inputs)
-        with _Context() as ctx:
-            ctx.check(lib().es_plan_write(ctx.ptr, self._p, _bytes(outdir), arr, n))
+        out = _args.path("Plan.write: outdir", outdir)
+        arr, n = _strings(self._inputs if inputs is None else inputs, "Plan.write: inputs")
+        with self._use() as p, _Context() as ctx:
+            ctx.check(lib().es_plan_write(ctx.ptr, p, out, arr, n))
 
 
 def plan(table, world_size, workers=1, mode="shard", **settings):
@@ -421,18 +463,18 @@ def plan(table, world_size, workers=1, mode="shard", **settings):
     e.g. max_frames_in_batch=2000, remainder="carry", seed=1, min_length=10."""
     s = _ffi.PlanSettings()
     lib().es_plan_defaults(byref(s))
-    _apply(s, dict(settings, world_size=world_size, workers=workers, mode=mode))
-    inputs = _paths(table)  # (a generator of paths is read once, here)
-    table, owns = _table(table if isinstance(table, CostTable) else inputs)
+    _apply(s, dict(settings, world_size=world_size, workers=workers, mode=mode), "plan")
+    inputs = _paths(table, "plan")  # (a generator of paths is read once, here)
+    table, owns = _table(table if isinstance(table, CostTable) else inputs, "plan")
     out = c_void_p()
     try:
-        with _Context() as ctx:
-            ctx.check(lib().es_plan_build(ctx.ptr, byref(s), table._p, byref(out)))
+        with table._use() as t, _Context() as ctx:
+            ctx.check(lib().es_plan_build(ctx.ptr, byref(s), t, byref(out)))
     except BaseException:
         if owns:
             table.close()
         raise
-    return Plan(out.value, table, owns, s.world_size, s.workers, mode, inputs)
+    return Plan(out.value, table, owns, s.world_size, s.workers, ENUMS.name("mode", s.mode), inputs)
 
 
 # ---- simulate -------------------------------------------------------------------
@@ -472,26 +514,40 @@ class SimulateResult(_Handle):
 
     def _epoch(self, e, world_size, workers):
         L, ep, rk = lib(), _ffi.SimulateEpoch(), _ffi.SimulateRank()
-        L.es_simulate_epoch_info(self._ptr, e, byref(ep))
+        p = self._ptr  # (called from __init__ only: nobody else has the object yet)
+        L.es_simulate_epoch_info(p, e, byref(ep))
         ranks = []
         for r in range(world_size):
             ws = []
             for w in range(workers):
-                L.es_simulate_worker_info(self._ptr, e, r, w, byref(rk))
+                L.es_simulate_worker_info(p, e, r, w, byref(rk))
                 ws.append(SimulateRank(**_values(rk, shards=None, workers=None)))
-            L.es_simulate_rank_info(self._ptr, e, r, byref(rk))
-            shards = [_str(L.es_simulate_rank_shard(self._ptr, e, r, i)) for i in range(rk.n_shards)]
+            L.es_simulate_rank_info(p, e, r, byref(rk))
+            shards = [_str(L.es_simulate_rank_shard(p, e, r, i)) for i in range(rk.n_shards)]
             ranks.append(SimulateRank(**_values(rk, shards=shards, workers=ws)))
         st = _ffi.SimulateStepTime()
         per_rank = (ctypes.c_double * max(world_size, 1))()
-        L.es_simulate_step_time_info(self._ptr, e, byref(st), per_rank)
+        L.es_simulate_step_time_info(p, e, byref(st), per_rank)
         step_time = dict(_values(st), ranks=list(per_rank)[:world_size])
         return SimulateEpoch(**_values(ep, ranks=ranks, step_time=step_time))
 
     def write_json(self, path):
         """The JSON of `equishard simulate --json` (docs/SIMULATE.md)."""
-        with _Context() as ctx:
-            ctx.check(lib().es_simulate_write_json(ctx.ptr, self._p, _bytes(path)))
+        b = _args.path("SimulateResult.write_json: path", path)
+        with self._use() as p, _Context() as ctx:
+            ctx.check(lib().es_simulate_write_json(ctx.ptr, p, b))
+
+
+def _epochs(epochs):
+    """simulate's epochs: n (0..n-1) or (first, last) -> (first, last)."""
+    if isinstance(epochs, (tuple, list)):
+        if len(epochs) != 2:
+            raise ValueError(f"simulate: epochs: expected (first, last), got {len(epochs)} values")
+        first, last = (_args.integer(f"simulate: epochs[{i}]", e, _args.INT64)
+                       for i, e in enumerate(epochs))
+        return first, last
+    n = _args.integer("simulate: epochs", epochs, (1, _args.INT64[1]))
+    return 0, n - 1
 
 
 def simulate(table, loader="cosyvoice", world_size=None, workers=None, epochs=1, plan=None,
@@ -504,29 +560,30 @@ def simulate(table, loader="cosyvoice", world_size=None, workers=None, epochs=1,
     replayed as equishard.loaders feed it, a reshard plan is simulated on the
     table of its data.list (pass that table), a batch plan is refused (equal
     steps by construction)."""
-    first, last = (0, epochs - 1) if isinstance(epochs, int) else epochs
+    first, last = _epochs(epochs)
     s = _ffi.SimulateSettings()
-    lib().es_simulate_defaults(byref(s), ENUMS["loader"][loader])
+    lib().es_simulate_defaults(byref(s), _args.enum("simulate: loader", loader, ENUMS["loader"]))
     if plan is not None:
+        plan_path = _args.path("simulate: plan", plan)
         mode = _ffi.c_enum()
         with _Context() as ctx:
-            ctx.check(lib().es_simulate_settings_from_plan(ctx.ptr, byref(s), _bytes(plan),
+            ctx.check(lib().es_simulate_settings_from_plan(ctx.ptr, byref(s), plan_path,
                                                            byref(mode)))
         if mode.value == ENUMS["mode"]["batch"]:
             raise ValueError(f"{plan}: a batch plan trains the same steps on every rank by "
                              "construction; nothing to simulate")
         s.plan_side = 0
         if s.plan_dir:  # held by the structure, not by the call's temporary
-            s.plan_dir = _bytes(plan)
+            s.plan_dir = plan_path
     given = {k: v for k, v in (("world_size", world_size), ("workers", workers)) if v is not None}
     if plan is None:
         given = dict(dict(world_size=1, workers=1), **given)
-    _apply(s, dict(settings, epoch_first=first, epoch_last=last, **given))
-    table, owns = _table(table)
+    _apply(s, dict(settings, epoch_first=first, epoch_last=last, **given), "simulate")
+    table, owns = _table(table, "simulate")
     out = c_void_p()
     try:
-        with _Context() as ctx:
-            ctx.check(lib().es_simulate(ctx.ptr, byref(s), table._p, byref(out)))
+        with table._use() as t, _Context() as ctx:
+            ctx.check(lib().es_simulate(ctx.ptr, byref(s), t, byref(out)))
     finally:
         if owns:
             table.close()
@@ -580,47 +637,102 @@ class ValidateResult(_Handle):
 
     def write_json(self, path):
         """The report of `equishard validate --json` (docs/VALIDATE.md)."""
-        with _Context() as ctx:
-            ctx.check(lib().es_validate_write_json(ctx.ptr, self._p, _bytes(path)))
+        b = _args.path("ValidateResult.write_json: path", path)
+        with self._use() as p, _Context() as ctx:
+            ctx.check(lib().es_validate_write_json(ctx.ptr, p, b))
 
 
 _SOURCE_FIELDS = {f for f, _ in _ffi.EmbSources._fields_}
 _VALIDATE_FIELDS = {f for f, _ in _ffi.ValidateSettings._fields_} - {"reserved"}
 
 
-def _validate_settings(settings):
+def _validate_settings(settings, owner):
     s = _ffi.ValidateSettings()
     lib().es_validate_defaults(byref(s))
-    return _apply(s, {k: v for k, v in settings.items() if k in _VALIDATE_FIELDS})
+    return _apply(s, {k: v for k, v in settings.items() if k in _VALIDATE_FIELDS}, owner)
 
 
-def validate(lists=None, root=None, on_error="fail", **settings):
-    """What `equishard validate` does: es_validate over the embedding sources
-    (utt_emb, utt_keys, spk_emb, spk_keys, utt2spk: paths) against the
-    utterances of `lists` (a CostTable, or cost tables / lists to load with root
-    and on_error), then es_validate_data's loader-model checks over that table.
+def _embedded_sources(src, inputs, table):
+    """Without utt_emb/spk_emb, a list whose files carry the embeddings
+    (CosyVoice parquet's utt_embedding/spk_embedding columns: the reader flags
+    the rows) is its own source; with no embeddings and no utterances there is
+    nothing to check (refused, not reported clean). The rule of `equishard
+    validate LIST` (tools/equishard/cmd_validate.c, embeddings_from_list): the
+    two must find the same sources, tests/python/test_validate_parity.py."""
+    if src.utt_emb or src.spk_emb:
+        return
+    L, row, flags = lib(), _ffi.CostRow(), 0
+    n = L.es_cost_table_size(table)
+    for i in range(n):
+        L.es_cost_table_row(table, i, byref(row))
+        flags |= row.flags
+    bit = {_str(L.es_flag_name(b)): 1 << b for b in range(32) if L.es_flag_name(b)}
+    utt_flag, spk_flag = bit["utt_emb"], bit["spk_emb"]  # ES_FLAG_UTT_EMB, ES_FLAG_SPK_EMB
+    if flags & (utt_flag | spk_flag):
+        if len(inputs) != 1:
+            raise ValueError("validate: the lists' files carry embeddings; give one list (or "
+                             "utt_emb=/spk_emb=) to validate them")
+        if flags & utt_flag:
+            src.utt_emb = inputs[0]
+        if flags & spk_flag:
+            src.spk_emb = inputs[0]
+    elif n == 0 and L.es_cost_table_skip_count(table) == 0:
+        raise ValueError("validate: nothing to validate: no embeddings (utt_emb=/spk_emb=, or "
+                         "embedding columns in the lists) and no utterances")
+
+
+def validate(lists=None, root=None, on_error="skip", hash=True, tokenizer=None,
+             speech_tokens=None, **settings):
+    """What `equishard validate [LIST]` does, with its defaults: `lists` (a
+    CostTable, as --costs, or cost tables / lists, measured with hashes, problems
+    skipped and reported as `unreadable` findings) names the utterances; the
+    embedding sources are utt_emb, utt_keys, spk_emb, spk_keys, utt2spk (paths)
+    or, given none, the list's own embedding columns (CosyVoice parquet); then
+    es_validate_data's loader-model checks over the table. hash=False is
+    --no-hash, speech_tokens= is --speech-tokens, threads= is -j.
     settings: es_emb_sources, es_validate_settings (device, dim, min_cosine, ...)
     and es_validate_data_settings (+ cost model: world_size, loader, min_length,
-    ...) fields. -> ValidateResult."""
-    src = _apply(_ffi.EmbSources(), {k: v for k, v in settings.items() if k in _SOURCE_FIELDS})
+    ...) fields. -> ValidateResult; write_json(path) writes the CLI's --json."""
+    src = _apply(_ffi.EmbSources(), {k: v for k, v in settings.items() if k in _SOURCE_FIELDS},
+                 "validate")
     if root is not None and src.root is None:
-        src.root = _bytes(root)  # also inside parquet lists named by utt_emb/spk_emb
-    s = _validate_settings(settings)
+        src.root = _args.path("validate: root", root)  # also inside parquet lists named by utt_emb/spk_emb
+    if (src.utt_keys and not src.utt_emb) or (src.spk_keys and not src.spk_emb):
+        raise ValueError("validate: utt_keys/spk_keys go with utt_emb/spk_emb")
+    s = _validate_settings(settings, "validate")
     data = _ffi.ValidateDataSettings()
     lib().es_validate_data_defaults(byref(data))
+    # the loader's recipe gives the cost model's defaults; the fields given override them
+    sim = _ffi.SimulateSettings()
+    lib().es_simulate_defaults(byref(sim), _args.enum("validate: loader", settings.get(
+        "loader", data.loader), ENUMS["loader"]))
+    data.model = sim.model
     _apply(data, {k: v for k, v in settings.items()
-                  if k not in _SOURCE_FIELDS and k not in _VALIDATE_FIELDS})
-    table, owns = (None, False)
-    if lists is not None:
-        table, owns = (lists, False) if isinstance(lists, CostTable) else (
-            load(lists, root=root, on_error=on_error), True)
+                  if k not in _SOURCE_FIELDS and k not in _VALIDATE_FIELDS}, "validate")
+    tokens = _args.path("validate: speech_tokens", speech_tokens, optional=True)
+    if lists is None and not src.utt_emb and not src.spk_emb:
+        raise ValueError("validate: nothing to validate: give utt_emb=/spk_emb= and/or lists")
+    if lists is None and (data.world_size or tokens):
+        raise ValueError("validate: world_size and speech_tokens need lists (the utterances)")
+    table, owns, inputs = None, False, None
+    if isinstance(lists, CostTable):
+        table = lists
+    elif lists is not None:
+        inputs = _args.paths("validate: lists", lists)
+        table = load(inputs, threads=s.threads, root=root, on_error=on_error, hash=hash,
+                     tokenizer=tokenizer)
+        owns = True
     out = c_void_p()
     try:
-        with _Context() as ctx:
-            ctx.check(lib().es_validate(ctx.ptr, byref(s), byref(src),
-                                        None if table is None else table._p, byref(out)))
-            if table is not None:
-                rc = lib().es_validate_data(ctx.ptr, byref(data), table._p, out)
+        with (table._use() if table is not None else contextlib.nullcontext(None)) as t, \
+                _Context() as ctx:
+            if tokens is not None:
+                ctx.check(lib().es_cost_table_set_speech_tokens(ctx.ptr, t, tokens, None))
+            if inputs is not None:
+                _embedded_sources(src, inputs, t)
+            ctx.check(lib().es_validate(ctx.ptr, byref(s), byref(src), t, byref(out)))
+            if t is not None:
+                rc = lib().es_validate_data(ctx.ptr, byref(data), t, out)
                 if rc != 0:
                     lib().es_validate_result_free(out)
                 ctx.check(rc)
@@ -630,20 +742,45 @@ def validate(lists=None, root=None, on_error="fail", **settings):
     return ValidateResult(out.value)
 
 
-def _address(buf):
-    """The address of a buffer: an int, numpy (.ctypes.data), torch (.data_ptr()),
-    array.array, or a ctypes object."""
+def _address(buf, name, device):
+    """The address and size in bytes of a buffer: a buffer-protocol object
+    (array.array, numpy, bytearray, ctypes arrays), a torch tensor
+    (.data_ptr(), .numel() x .element_size()) or, on device="cuda" only, a
+    device pointer (int; size None: CUDA refuses a bad one with an error, where
+    a bad host address would crash the interpreter). A buffer must be
+    C-contiguous."""
+    if isinstance(buf, bool):
+        raise TypeError(f"{name}: expected a buffer, got bool")
     if isinstance(buf, int):
-        return buf
-    if hasattr(buf, "data_ptr"):
-        return buf.data_ptr()
+        if device != "cuda":
+            raise TypeError(f"{name}: an int is taken only as a CUDA device pointer; wrap host "
+                            "memory as (ctypes.c_float * count).from_address(address)")
+        return _args.integer(name, buf, (1, _args.SIZE[1])), None
+    if hasattr(buf, "data_ptr") and hasattr(buf, "element_size"):  # torch (CUDA ones too)
+        if hasattr(buf, "is_contiguous") and not buf.is_contiguous():
+            raise ValueError(f"{name}: the tensor is not contiguous")
+        return buf.data_ptr(), buf.numel() * buf.element_size()
+    try:
+        view = memoryview(buf)
+    except TypeError:
+        raise TypeError(f"{name}: expected a buffer (array, numpy, ctypes array, torch tensor), "
+                        f"got {type(buf).__name__}") from None
+    with view:
+        if not view.c_contiguous:
+            raise ValueError(f"{name}: the buffer is not C-contiguous")
+        size, readonly = view.nbytes, view.readonly
     if isinstance(buf, array.array):
-        return buf.buffer_info()[0]
-    if isinstance(buf, ctypes._SimpleCData) or isinstance(buf, (ctypes.Array, ctypes.Structure)):
-        return ctypes.addressof(buf)
-    if hasattr(buf, "ctypes"):
-        return buf.ctypes.data
-    raise TypeError(f"cannot take the address of {type(buf).__name__}")
+        return buf.buffer_info()[0], size
+    if hasattr(buf, "__array_interface__") and hasattr(buf, "ctypes"):  # numpy
+        return buf.ctypes.data, size
+    if isinstance(buf, (ctypes._SimpleCData, ctypes.Array, ctypes.Structure)):
+        return ctypes.addressof(buf), size
+    if readonly:
+        raise TypeError(f"{name}: a read-only {type(buf).__name__} has no address ctypes can "
+                        "take; pass an array.array, numpy array or bytearray")
+    if size == 0:
+        return None, 0
+    return ctypes.addressof(ctypes.c_char.from_buffer(buf)), size
 
 
 def _sync_stream(stream):
@@ -661,40 +798,77 @@ def _sync_stream(stream):
     raise Error(-4, "stream given but no CUDA runtime (cudaStreamSynchronize) is loaded")
 
 
+_ITEMSIZE = {"float32": 4, "float16": 2, "bfloat16": 2}
+
+
 def validate_tensor(data, n, dim, device="cpu", stream=0, dtype="float32", keys=None,
                     speakers=None, n_speakers=None, spk_data=None, spk_n=0, spk_keys=None,
                     expected_dim=None, **settings):
     """Validates an n x dim row-major embedding matrix the caller holds (see
-    _address: numpy arr, torch tensor, array('f'), ctypes array, or an address).
+    _address: numpy arr, torch tensor, array('f'), ctypes array; with
+    device="cuda" also a device pointer as an int). A buffer smaller than
+    n x dim x the dtype's size raises ValueError.
     device "cpu"/"auto": host memory (es_validate_host); "cuda": device memory
     (es_validate_device; `stream` is synchronized first). speakers: per row the
     speaker index (-1 none); spk_data: the speaker matrix (spk_n rows). The matrix
     must stay alive and unchanged during the call. -> ValidateResult; .rows(check)
     gives the offending row indices."""
-    s = _validate_settings(settings)
+    owner = "validate_tensor"
     unknown = set(settings) - _VALIDATE_FIELDS
     if unknown:
-        raise TypeError(f"unknown settings {sorted(unknown)}")
-    s.dim = dim if expected_dim is None else expected_dim
+        raise TypeError(f"{owner}: unknown settings {sorted(unknown)}")
+    s = _validate_settings(settings, owner)
+    if device not in ("cpu", "auto", "cuda"):
+        raise ValueError(f"{owner}: device: {device!r} is not one of ['auto', 'cpu', 'cuda']")
+    code = _args.enum(f"{owner}: dtype", dtype, ENUMS["dtype"])
+    itemsize = _ITEMSIZE[ENUMS.name("dtype", code)]
+    n = _args.integer(f"{owner}: n", n, _args.UINT32)
+    dim = _args.integer(f"{owner}: dim", dim, _args.UINT32)
+    s.dim = dim if expected_dim is None else _args.integer(f"{owner}: expected_dim", expected_dim)
     s.device = ENUMS["device"]["cpu" if device == "cpu" else "auto"]
+    stream = _args.integer(f"{owner}: stream", stream, _args.SIZE)
     key_arrays = []
 
-    def matrix(buf, rows, names):
-        m = _ffi.EmbMatrix(_address(buf), ENUMS["dtype"][dtype], rows, dim, None)
+    def matrix(buf, rows, names, label):
+        addr, size = _address(buf, f"{owner}: {label}", device)
+        need = rows * dim * itemsize
+        if size is not None and size < need:
+            raise ValueError(f"{owner}: {label}: {size} bytes hold fewer than {rows} x {dim} "
+                             f"{ENUMS.name('dtype', code)} values ({need} bytes)")
+        m = _ffi.EmbMatrix(addr, code, rows, dim, None)
         if names is not None:
+            names = _args.texts(f"{owner}: {label} keys", names)
             if len(names) != rows:
-                raise ValueError(f"{len(names)} keys for {rows} rows")
-            arr = (c_char_p * rows)(*[_bytes(k) for k in names])
+                raise ValueError(f"{owner}: {len(names)} keys for {rows} rows")
+            arr = (c_char_p * max(rows, 1))(*names)
             key_arrays.append(arr)
             m.keys = ctypes.cast(arr, _ffi.STRS)
         return m
 
-    utt = matrix(data, n, keys)
-    spk = matrix(spk_data, spk_n, spk_keys) if spk_data is not None else None
+    utt = matrix(data, n, keys, "data")
+    spk = None
+    if spk_data is not None:
+        spk_n = _args.integer(f"{owner}: spk_n", spk_n, _args.UINT32)
+        spk = matrix(spk_data, spk_n, spk_keys, "spk_data")
     spks = None
     if speakers is not None:
-        ids = (c_int32 * max(n, 1))(*speakers)
-        known = n_speakers if n_speakers is not None else max(max(speakers, default=-1) + 1, spk_n)
+        if isinstance(speakers, (str, bytes)):
+            raise TypeError(f"{owner}: speakers: expected a sequence of ints, got "
+                            f"{type(speakers).__name__}")
+        try:
+            ids_list = [_args.integer(f"{owner}: speakers[{i}]", x, (-1, _args.INT32[1]))
+                        for i, x in enumerate(speakers)]
+        except TypeError as e:
+            if "speakers[" in str(e):
+                raise
+            raise TypeError(f"{owner}: speakers: expected a sequence of ints") from None
+        if len(ids_list) != n:
+            raise ValueError(f"{owner}: speakers: {len(ids_list)} ids for {n} rows")
+        known = (max(max(ids_list, default=-1) + 1, spk_n) if n_speakers is None
+                 else _args.integer(f"{owner}: n_speakers", n_speakers, _args.UINT32))
+        if ids_list and max(ids_list) >= known:
+            raise ValueError(f"{owner}: speakers: id {max(ids_list)} is not below n_speakers {known}")
+        ids = (c_int32 * max(n, 1))(*ids_list)
         spks = _ffi.EmbSpeakers(ids, known)
     if device == "cuda" and stream:
         _sync_stream(stream)

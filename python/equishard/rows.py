@@ -16,9 +16,9 @@ import ctypes
 import os
 from ctypes import byref, c_uint64, c_void_p
 
-from . import _ffi
+from . import _args, _ffi
 from ._ffi import lib
-from .core import _Context, _Handle, _bytes, _strings
+from .core import _Context, _Handle
 
 # packed list elements -> array typecodes (sizes checked below)
 _ARRAY = {_ffi.VALUE_BOOL: "B", _ffi.VALUE_INT32: "i", _ffi.VALUE_UINT32: "I",
@@ -75,35 +75,41 @@ def _value(v):
 class RowReader(_Handle):
     """An open parquet file or tar shard (told apart by content) to fetch rows
     from; holds the file (and, for parquet, decoded list columns) between reads.
-    A context manager; close() frees it. One thread at a time."""
+    A context manager; close() frees it. One reader may be shared by threads:
+    its calls take turns (a lock per reader), and close() waits for a read in
+    progress; a reader per thread (or DataLoader worker) reads in parallel."""
     _free = "es_row_reader_free"
 
     def __init__(self, path):
-        self.path = os.fspath(path)
+        b = _args.path("RowReader: path", path)
+        self.path = os.fsdecode(b)
         out = c_void_p()
         with _Context() as ctx:
-            ctx.check(lib().es_row_reader_open(ctx.ptr, _bytes(self.path), byref(out)))
+            ctx.check(lib().es_row_reader_open(ctx.ptr, b, byref(out)))
         super().__init__(out.value)
         self._names = {}  # field name bytes -> str: decoded once per reader
 
     @property
     def format(self):
         """"parquet" or "tar"."""
-        return lib().es_row_reader_format(self._p).decode()
+        with self._use() as p:
+            return lib().es_row_reader_format(p).decode()
 
     @property
     def columns(self):
         """Parquet: the top-level column names in schema order; tar: []."""
-        L, p = lib(), self._p
-        return [_decode(L.es_row_reader_column_name(p, i)) for i in range(L.es_row_reader_column_count(p))]
+        L = lib()
+        with self._use() as p:
+            return [_decode(L.es_row_reader_column_name(p, i))
+                    for i in range(L.es_row_reader_column_count(p))]
 
     @property
     def num_rows(self):
         """Rows (parquet, from the footer) or utterances (tar: one pass over the
         member headers, remembered)."""
         n = c_uint64()
-        with _Context() as ctx:
-            ctx.check(lib().es_row_reader_count(ctx.ptr, self._p, byref(n)))
+        with self._use() as p, _Context() as ctx:
+            ctx.check(lib().es_row_reader_count(ctx.ptr, p, byref(n)))
         return n.value
 
     def __len__(self):
@@ -114,15 +120,28 @@ class RowReader(_Handle):
         given, duplicates included. `columns`: the parquet columns wanted, in
         that order (an unknown name raises Error ES_ERR_USAGE), or the tar member
         suffixes wanted ("key" always comes); None: all. A position past the
-        end raises Error (ES_ERR_USAGE, naming it)."""
-        pos = array.array("Q", positions)  # OverflowError for a negative position
+        end raises Error (ES_ERR_USAGE, naming it); a negative one or one that
+        is not an int, ValueError / TypeError."""
+        if isinstance(positions, (str, bytes)):
+            raise TypeError(f"RowReader.read: positions: expected ints, got {type(positions).__name__}")
+        if not isinstance(positions, (list, tuple, range, array.array)):
+            positions = list(positions)  # (read twice below when one is bad)
+        try:
+            pos = array.array("Q", positions)
+        except (TypeError, OverflowError):  # say which position, and why
+            pos = array.array("Q", [_args.integer(f"RowReader.read: positions[{i}]", x, _args.UINT64)
+                                    for i, x in enumerate(positions)])
         n = len(pos)
         arr = (c_uint64 * max(n, 1)).from_buffer(pos) if n else (c_uint64 * 1)()
-        cols, n_cols = _strings(columns) if columns is not None else (None, 0)
+        cols, n_cols = None, 0
+        if columns is not None:
+            names = _args.texts("RowReader.read: columns", columns)
+            cols, n_cols = (ctypes.c_char_p * max(len(names), 1))(*names), len(names)
         rows = ctypes.POINTER(_ffi.Row)()
-        with _Context() as ctx:
-            ctx.check(lib().es_row_reader_read(ctx.ptr, self._p, arr, n, cols, n_cols, byref(rows)))
-        return [self._row(rows[i]) for i in range(n)]
+        with self._use() as p, _Context() as ctx:
+            ctx.check(lib().es_row_reader_read(ctx.ptr, p, arr, n, cols, n_cols, byref(rows)))
+            # the rows belong to the reader until its next read: converted under the lock
+            return [self._row(rows[i]) for i in range(n)]
 
     def _row(self, row):
         names = self._names

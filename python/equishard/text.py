@@ -14,38 +14,43 @@ WeNet's CharTokenizer (its `label`, what --loader wenet's filter counts):
 import ctypes
 from ctypes import byref, c_size_t, c_uint32, c_void_p
 
+from . import _args
 from ._ffi import TokenizerInfo, lib
-from .core import Error, _Context, _bytes, _str
+from .core import Error, _Context, _Handle, _str
 
 
-class Tokenizer:
+class Tokenizer(_Handle):
     """Loads PATH (a folder with vocab.json + merges.txt [+ tokenizer_config.json],
     or tokenizer.json) with `specials` "cosyvoice2" (default), "cosyvoice3" or
     "none"; or, given `symbol_table` (WeNet's units.txt) instead of PATH, WeNet's
     CharTokenizer with its `non_lang_syms` file and `split_with_space`. `kind`
     says which: "qwen2_bpe", "wenet_char" or "wenet_char_split_with_space".
-    One instance is used by one thread at a time; close() (or `with`) frees it.
+    Paths are str, bytes or os.PathLike. One instance may be shared by threads:
+    its calls take turns (a lock per instance); close() (or `with`) frees it,
+    after a call in progress on another thread returns.
     Text that is not valid UTF-8 (bytes) raises Error (ES_ERR_FORMAT).
     A BPE tokenizer's built tables are cached (EQUISHARD_CACHE_DIR, default
     ~/.cache/equishard; "off" disables), so loading it again is a read."""
+    _free = "es_tokenizer_free"
 
     def __init__(self, path=None, specials="cosyvoice2", *, symbol_table=None,
                  non_lang_syms=None, split_with_space=False):
-        self._ptr = None
         if (path is None) == (symbol_table is None):
             raise TypeError("Tokenizer: give PATH (CosyVoice's Qwen2 tokenizer) or "
                             "symbol_table= (WeNet's CharTokenizer), one of them")
         ptr = c_void_p()
         with _Context() as ctx:
             if path is not None:
-                rc = lib().es_tokenizer_load(ctx.ptr, _bytes(str(path)), _bytes(specials),
+                rc = lib().es_tokenizer_load(ctx.ptr, _args.path("Tokenizer: path", path),
+                                             _args.text("Tokenizer: specials", specials),
                                              byref(ptr))
             else:
-                nls = None if non_lang_syms is None else _bytes(str(non_lang_syms))
-                rc = lib().es_tokenizer_load_symbols(ctx.ptr, _bytes(str(symbol_table)), nls,
-                                                     1 if split_with_space else 0, byref(ptr))
+                table = _args.path("Tokenizer: symbol_table", symbol_table)
+                nls = _args.path("Tokenizer: non_lang_syms", non_lang_syms, optional=True)
+                split = _args.flag("Tokenizer: split_with_space", split_with_space)
+                rc = lib().es_tokenizer_load_symbols(ctx.ptr, table, nls, split, byref(ptr))
             ctx.check(rc)
-        self._ptr = ptr
+        super().__init__(ptr.value)
         self.kind = _str(lib().es_tokenizer_kind(self._ptr))
         info = TokenizerInfo()
         lib().es_tokenizer_get_info(self._ptr, byref(info))
@@ -54,45 +59,33 @@ class Tokenizer:
 
     @staticmethod
     def _text(text):
-        return text.encode("utf-8", "surrogatepass") if isinstance(text, str) else bytes(text)
+        """str (UTF-8; lone surrogates kept, for the library to refuse) or UTF-8
+        bytes-like; anything else is refused: bytes(5) would be five NUL bytes
+        and bytes([104, 105]) "hi"."""
+        if isinstance(text, str):
+            return text.encode("utf-8", "surrogatepass")
+        if isinstance(text, (bytes, bytearray, memoryview)):
+            return bytes(text)
+        raise TypeError(f"Tokenizer: text: expected str or bytes, got {type(text).__name__}")
 
     def encode(self, text):
         """The ids of `text` (str, or UTF-8 bytes), as a list of int."""
-        if self._ptr is None:
-            raise ValueError("Tokenizer is closed")
         data = self._text(text)
         ids = ctypes.POINTER(c_uint32)()
         n = c_size_t()
-        with _Context() as ctx:
-            ctx.check(lib().es_tokenizer_encode(ctx.ptr, self._ptr, data, len(data), byref(ids),
-                                                byref(n)))
-            return ids[:n.value]
+        with self._use() as p, _Context() as ctx:
+            ctx.check(lib().es_tokenizer_encode(ctx.ptr, p, data, len(data), byref(ids), byref(n)))
+            return ids[:n.value]  # owned by t until its next call: copied under the lock
 
     def count(self, text):
         """len(self.encode(text)), without building the list."""
-        if self._ptr is None:
-            raise ValueError("Tokenizer is closed")
         data = self._text(text)
         n = c_size_t()
-        with _Context() as ctx:
-            ctx.check(lib().es_tokenizer_count(ctx.ptr, self._ptr, data, len(data), byref(n)))
+        with self._use() as p, _Context() as ctx:
+            ctx.check(lib().es_tokenizer_count(ctx.ptr, p, data, len(data), byref(n)))
         return n.value
 
     __call__ = encode
-
-    def close(self):
-        if self._ptr is not None:
-            lib().es_tokenizer_free(self._ptr)
-            self._ptr = None
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-    def __del__(self):
-        self.close()
 
     def __repr__(self):
         if self.kind != "qwen2_bpe":

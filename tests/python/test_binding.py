@@ -286,9 +286,9 @@ class ValidateTensorTest(Base):
             self.assertEqual([f.key for f in v.findings if f.check == "nan"], ["u2"])
             self.assertEqual(v.info.device, "cpu")
             self.assertEqual(v.info.utt_rows, self.N)
-        # the same buffer through a ctypes array and a raw address; wrong expected dim
-        raw = (ctypes.c_float * len(m)).from_buffer(m)
-        with equishard.validate_tensor(ctypes.addressof(raw), self.N, self.D, expected_dim=192) as v:
+        # the same buffer through a ctypes array over its address; wrong expected dim
+        raw = (ctypes.c_float * len(m)).from_address(m.buffer_info()[0])
+        with equishard.validate_tensor(raw, self.N, self.D, expected_dim=192) as v:
             self.assertEqual(v.rows("wrong_dim"), list(range(self.N)))
             self.assertEqual(v.counts["nan"], 0)  # wrong_dim rows get no other check
 

@@ -125,7 +125,7 @@ class ParquetTest(unittest.TestCase):
             with self.assertRaises(equishard.Error) as e:
                 r.read([0], ["utt", "nope"])
             self.assertIn("no column nope", e.exception.message)
-            with self.assertRaises(OverflowError):
+            with self.assertRaises(ValueError):
                 r.read([-1])
             self.assertEqual(r.read([]), [])
             self.assertEqual(r.read([1], []), [{}])
