@@ -300,6 +300,7 @@ _SIGNATURES = {
     "es_plan_remainder_row": (c_size_t, [P, c_size_t]),
     "es_plan_reshard_info_get": (c_int, [P, POINTER(ReshardInfo)]),
     "es_plan_write": (c_int, [P, P, c_char_p, STRS, c_size_t]),
+    "es_is_cost_table": (c_int, [c_char_p]),
     "es_recipe_read": (c_int, [P, c_char_p, STRS, c_size_t, POINTER(P)]),
     "es_recipe_free": (None, [P]),
     "es_recipe_get_info": (c_int, [P, POINTER(RecipeInfo)]),

@@ -271,20 +271,25 @@ def _table_from(fn, inputs, threads, root, on_error, hash, tokenizer=None):
     return CostTable(out.value)
 
 
-def measure(lists, threads=0, root=None, on_error="fail", hash=False, tokenizer=None):
+def measure(lists, threads=0, root=None, on_error="fail", hash=False, tokenizer=None, recipe=None):
     """es_measure over shard lists, shards, raw lists or Kaldi dirs -> CostTable;
-    with tokenizer (an equishard.Tokenizer) every row's text_tokens is counted."""
+    with tokenizer (an equishard.Tokenizer) every row's text_tokens is counted;
+    recipe (an equishard.Recipe or its yaml's path): its tokenizer, when none is given."""
+    lists = _path_list(lists)
+    tokenizer = _recipe.tokenizer_for(_recipe.as_recipe(recipe), lists, tokenizer)
     return _table_from(lib().es_measure, lists, threads, root, on_error, hash, tokenizer)
 
 
-def load(inputs, threads=0, root=None, on_error="fail", hash=False, tokenizer=None):
+def load(inputs, threads=0, root=None, on_error="fail", hash=False, tokenizer=None, recipe=None):
     """es_load_inputs: cost tables are read, anything else measured -> CostTable."""
+    inputs = _path_list(inputs)
+    tokenizer = _recipe.tokenizer_for(_recipe.as_recipe(recipe), inputs, tokenizer)
     return _table_from(lib().es_load_inputs, inputs, threads, root, on_error, hash, tokenizer)
 
 
-def _table(t):
+def _table(t, recipe=None):
     """A CostTable and whether we made it (from paths)."""
-    return (t, False) if isinstance(t, CostTable) else (load(t), True)
+    return (t, False) if isinstance(t, CostTable) else (load(t, recipe=recipe), True)
 
 
 def _paths(t):
@@ -415,15 +420,18 @@ class Plan(_Handle):
             ctx.check(lib().es_plan_write(ctx.ptr, self._p, _bytes(outdir), arr, n))
 
 
-def plan(table, world_size, workers=1, mode="shard", **settings):
+def plan(table, world_size, workers=1, mode="shard", recipe=None, **settings):
     """es_plan_build. table: a CostTable, or paths (cost tables or lists, as the
     CLI's COSTS | LIST...). settings: es_plan_settings / es_cost_model fields,
-    e.g. max_frames_in_batch=2000, remainder="carry", seed=1, min_length=10."""
+    e.g. max_frames_in_batch=2000, remainder="carry", seed=1, min_length=10;
+    recipe (an equishard.Recipe or its yaml's path): its settings first, which
+    settings override; plan.json records it."""
     s = _ffi.PlanSettings()
     lib().es_plan_defaults(byref(s))
-    _apply(s, dict(settings, world_size=world_size, workers=workers, mode=mode))
+    recipe = _recipe.as_recipe(recipe)
+    _apply(_recipe.apply(recipe, "plan", s), dict(settings, world_size=world_size, workers=workers, mode=mode))
     inputs = _paths(table)  # (a generator of paths is read once, here)
-    table, owns = _table(table if isinstance(table, CostTable) else inputs)
+    table, owns = _table(table if isinstance(table, CostTable) else inputs, recipe)
     out = c_void_p()
     try:
         with _Context() as ctx:
@@ -432,7 +440,9 @@ def plan(table, world_size, workers=1, mode="shard", **settings):
         if owns:
             table.close()
         raise
-    return Plan(out.value, table, owns, s.world_size, s.workers, mode, inputs)
+    p = Plan(out.value, table, owns, s.world_size, s.workers, mode, inputs)
+    p._recipe = recipe  # es_plan_settings.recipe is borrowed: alive while the plan is
+    return p
 
 
 # ---- simulate -------------------------------------------------------------------
@@ -494,8 +504,8 @@ class SimulateResult(_Handle):
             ctx.check(lib().es_simulate_write_json(ctx.ptr, self._p, _bytes(path)))
 
 
-def simulate(table, loader="cosyvoice", world_size=None, workers=None, epochs=1, plan=None,
-             **settings):
+def simulate(table, loader=None, world_size=None, workers=None, epochs=1, plan=None,
+             recipe=None, **settings):
     """es_simulate: the loader's own split replayed. epochs: n (epochs 0..n-1) or
     (first, last) inclusive. settings: es_simulate_settings / es_cost_model fields
     over the loader's defaults (es_simulate_defaults), e.g. min_length=10, trials=8.
@@ -503,8 +513,12 @@ def simulate(table, loader="cosyvoice", world_size=None, workers=None, epochs=1,
     world_size, workers and settings given override them); a shard plan is
     replayed as equishard.loaders feed it, a reshard plan is simulated on the
     table of its data.list (pass that table), a batch plan is refused (equal
-    steps by construction)."""
+    steps by construction). loader: "cosyvoice" (default) or "wenet"; recipe (an
+    equishard.Recipe or its yaml's path): its loader and settings, over the
+    plan's, under settings given."""
     first, last = (0, epochs - 1) if isinstance(epochs, int) else epochs
+    recipe = _recipe.as_recipe(recipe)
+    loader = _recipe.loader_of(recipe, loader)
     s = _ffi.SimulateSettings()
     lib().es_simulate_defaults(byref(s), ENUMS["loader"][loader])
     if plan is not None:
@@ -521,8 +535,8 @@ def simulate(table, loader="cosyvoice", world_size=None, workers=None, epochs=1,
     given = {k: v for k, v in (("world_size", world_size), ("workers", workers)) if v is not None}
     if plan is None:
         given = dict(dict(world_size=1, workers=1), **given)
-    _apply(s, dict(settings, epoch_first=first, epoch_last=last, **given))
-    table, owns = _table(table)
+    _apply(_recipe.apply(recipe, "simulate", s), dict(settings, epoch_first=first, epoch_last=last, **given))
+    table, owns = _table(table, recipe)
     out = c_void_p()
     try:
         with _Context() as ctx:
@@ -594,26 +608,34 @@ def _validate_settings(settings):
     return _apply(s, {k: v for k, v in settings.items() if k in _VALIDATE_FIELDS})
 
 
-def validate(lists=None, root=None, on_error="fail", **settings):
+def validate(lists=None, root=None, on_error="fail", recipe=None, **settings):
     """What `equishard validate` does: es_validate over the embedding sources
     (utt_emb, utt_keys, spk_emb, spk_keys, utt2spk: paths) against the
     utterances of `lists` (a CostTable, or cost tables / lists to load with root
     and on_error), then es_validate_data's loader-model checks over that table.
     settings: es_emb_sources, es_validate_settings (device, dim, min_cosine, ...)
     and es_validate_data_settings (+ cost model: world_size, loader, min_length,
-    ...) fields. -> ValidateResult."""
+    ...) fields; recipe (an equishard.Recipe or its yaml's path): its loader
+    and filter, which settings override. -> ValidateResult."""
     src = _apply(_ffi.EmbSources(), {k: v for k, v in settings.items() if k in _SOURCE_FIELDS})
     if root is not None and src.root is None:
         src.root = _bytes(root)  # also inside parquet lists named by utt_emb/spk_emb
     s = _validate_settings(settings)
     data = _ffi.ValidateDataSettings()
     lib().es_validate_data_defaults(byref(data))
+    recipe = _recipe.as_recipe(recipe)
+    if recipe is not None:  # its loader's defaults, then its own (as the CLI)
+        loader = _recipe.loader_of(recipe, settings.pop("loader", None))
+        sim = _ffi.SimulateSettings()
+        lib().es_simulate_defaults(byref(sim), ENUMS["loader"][loader])
+        data.model = sim.model
+        _recipe.apply(recipe, "validate_data", data)
     _apply(data, {k: v for k, v in settings.items()
                   if k not in _SOURCE_FIELDS and k not in _VALIDATE_FIELDS})
     table, owns = (None, False)
     if lists is not None:
         table, owns = (lists, False) if isinstance(lists, CostTable) else (
-            load(lists, root=root, on_error=on_error), True)
+            load(lists, root=root, on_error=on_error, recipe=recipe), True)
     out = c_void_p()
     try:
         with _Context() as ctx:
@@ -704,3 +726,6 @@ def validate_tensor(data, n, dim, device="cpu", stream=0, dtype="float32", keys=
         ctx.check(fn(ctx.ptr, byref(s), byref(utt), spk and byref(spk), spks and byref(spks),
                      byref(out)))
     return ValidateResult(out.value)
+
+
+from . import recipe as _recipe  # noqa: E402 (recipe= of the functions above; it builds on this module)

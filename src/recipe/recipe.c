@@ -126,8 +126,8 @@ static void apply_model(const es_recipe *r, es_cost_model *m)
     m->token_max_length = f->token_max_length;
     m->min_output_input_ratio = f->min_output_input_ratio;
     m->max_output_input_ratio = f->max_output_input_ratio;
-    if (r->info.loader == ES_LOADER_WENET)
-        m->require_speech_token = 0;
+    if (f->require_speech_token >= 0)
+        m->require_speech_token = f->require_speech_token;
     if (f->frame_rate > 0)
         m->frame_rate = f->frame_rate;
 }

@@ -149,6 +149,7 @@ int es_recipe_wenet(ry_doc *d, yaml_node_t *conf, es_recipe *r)
 {
     es_recipe_info *in = &r->info;
     in->loader = ES_LOADER_WENET;
+    in->model.require_speech_token = 0; /* WeNet's filter has no speech tokens */
     if (conf->type != YAML_MAPPING_NODE)
         return es_fail(d->ctx, ES_ERR_FORMAT, "%s:%lu: dataset_conf: not a mapping", d->path,
                        ry_line(conf));

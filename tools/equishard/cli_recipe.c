@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli_model.h"
 
@@ -101,6 +102,14 @@ int cli_recipe_tokenizer(const char *command, const char *const *inputs, size_t 
     }
     if (*in->tokenizer_note)
         fprintf(stderr, "equishard %s: note: %s\n", command, in->tokenizer_note);
+    const char *file = in->tokenizer ? in->tokenizer : in->symbol_table;
+    if (file && access(file, R_OK) != 0) { /* say where the path came from */
+        fprintf(stderr, "equishard %s: %s: the recipe's tokenizer %s cannot be read (relative "
+                        "paths resolve against the current directory, as in training): run from "
+                        "the recipe's folder, or give %s\n", command, in->path, file,
+                in->tokenizer ? "--tokenizer DIR" : "--symbol-table FILE");
+        return -1;
+    }
     t->path = in->tokenizer;
     t->specials = in->tokenizer ? in->specials : NULL;
     t->symbol_table = in->symbol_table;
