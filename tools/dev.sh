@@ -30,7 +30,7 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 DEPS=(build-essential clang meson ninja-build pkg-config python3
-      libarchive-dev libzstd-dev zstd libsnappy-dev zlib1g-dev libxxhash-dev libjansson-dev libsndfile1-dev libutf8proc-dev
+      libarchive-dev libzstd-dev zstd libsnappy-dev zlib1g-dev libxxhash-dev libjansson-dev libsndfile1-dev libutf8proc-dev libyaml-dev
       check libomp-dev sox libopenmpi-dev openmpi-bin
       xxhash # xxhsum: the tests' independent check of plan.json's input digests
       # the Python package's install (pip, its build backend) and the end-to-end

@@ -613,7 +613,11 @@ typedef struct es_plan_settings {
                                      default ES_COMPRESS_AUTO */
     const struct es_tokenizer *tokenizer; /* the tokenizer text_tokens were counted with,
                                      recorded in plan.json; NULL when none was given */
-    uint64_t reserved[7];         /* see "ABI" at the top */
+    const struct es_recipe *recipe; /* the training recipe the settings came from
+                                     (es_recipe_plan_settings), recorded in plan.json's
+                                     parameters.recipe; NULL: none. Borrowed: must
+                                     outlive the plan (minor 1) */
+    uint64_t reserved[6];         /* see "ABI" at the top */
 } es_plan_settings;
 
 typedef struct es_plan es_plan;
@@ -1267,6 +1271,84 @@ ES_API int es_validate_result_info(const es_validate_result *r, es_validate_info
 /* Writes every finding and the counts as JSON (schema: docs/VALIDATE.md), to a
  * temporary name renamed into place. */
 ES_API int es_validate_write_json(es_context *ctx, const es_validate_result *r, const char *path);
+
+/* ---- the training recipe's own configuration (`--recipe FILE`) ------------- */
+
+/* A training recipe's yaml, read for everything that decides which utterances
+ * its loader keeps and how it batches them (docs/PLAN.md, "--recipe"):
+ *
+ * - CosyVoice 1/2/3 (hyperpyyaml; a top-level `data_pipeline`): the stages it
+ *   lists, by their `!name:` function: filter (max_length, min_length,
+ *   token_max_length, token_min_length, the ratios), shuffle (shuffle_size),
+ *   sort (sort_size), batch (batch_type, max_frames_in_batch / batch_size),
+ *   resample (resample_rate), compute_fbank's feat_extractor (sampling_rate /
+ *   hop_size: the frame rate), tokenize's get_tokenizer (get_qwen_tokenizer:
+ *   token_path, version) and allowed_special. A key the stage leaves out takes
+ *   the processor function's default, as the call would.
+ * - WeNet (a top-level `dataset_conf`): filter_conf, shuffle/shuffle_conf,
+ *   sort/sort_conf, batch_conf, speed_perturb, resample_conf, feats_type and
+ *   its conf (the frame rate), and the top-level tokenizer / tokenizer_conf.
+ *
+ * hyperpyyaml's `!ref <name>` resolves to the top-level value `name` (also
+ * several in one string, `!ref <a> * <b>`, evaluated when it is arithmetic);
+ * `!new:`, `!name:` and `!apply:` nodes are read as plain mappings and
+ * sequences. `sets` ("NAME=VALUE", n_sets of them, may be NULL) replace
+ * top-level values before references resolve, as the training script's
+ * overrides do (CosyVoice's train.py sets qwen_pretrain_path); VALUE is read
+ * as a plain yaml scalar. ES_ERR_IO for a file that cannot be read,
+ * ES_ERR_FORMAT naming file, line and key for yaml that is not a recipe (no
+ * data_pipeline or dataset_conf, a value of the wrong type, an unresolvable
+ * reference, a batch_type without a planned equivalent), ES_ERR_USAGE for a
+ * set that is not NAME=VALUE of a top-level name. On failure *out is NULL. */
+typedef struct es_recipe es_recipe;
+ES_API int es_recipe_read(es_context *ctx, const char *path, const char *const *sets,
+                          size_t n_sets, es_recipe **out);
+ES_API void es_recipe_free(es_recipe *r);
+
+/* What the recipe sets. Strings are owned by the recipe. */
+typedef struct es_recipe_info {
+    const char *path;           /* as given to es_recipe_read */
+    uint64_t digest;            /* xxh3-64 of the file's bytes */
+    es_loader loader;           /* ES_LOADER_COSYVOICE or ES_LOADER_WENET */
+    es_cost_model model;        /* es_cost_model_defaults() with the recipe's filter
+                                   (min_length .. max_output_input_ratio),
+                                   require_speech_token (WeNet: 0, never) and
+                                   frame_rate (0 when the yaml does not say) */
+    uint64_t max_frames_in_batch; /* dynamic batching's budget; 0 for static */
+    uint32_t batch_size;        /* static batches' size; 0 for dynamic */
+    uint32_t shuffle_size;      /* the sample shuffle buffer; 0: no shuffle stage */
+    uint32_t sort_size;         /* the sort buffer; 0: no sort stage */
+    uint32_t sample_rate;       /* the resample stage's rate; 0 without one */
+    const char *tokenizer;      /* CosyVoice: get_qwen_tokenizer's token_path; NULL */
+    const char *specials;       /* its version: "cosyvoice2" or "cosyvoice3"; NULL */
+    const char *allowed_special;/* tokenize's allowed_special as written; NULL */
+    const char *symbol_table;   /* WeNet `tokenizer: char`: symbol_table_path; NULL */
+    const char *non_lang_syms;  /* its non_lang_syms_path; NULL */
+    int split_with_space;       /* its split_with_space */
+    int tokenizer_unresolved;   /* nonzero: the tokenizer's path is a reference the
+                                   yaml leaves to the training script (empty or null
+                                   without a set); tokenizer_note names it */
+    const char *tokenizer_note; /* "" when the tokenizer is one equishard counts, else
+                                   one line: the reference to set, or the kind it
+                                   does not count (whisper, bpe: the token filters
+                                   then go unapplied, as without --tokenizer) */
+    double speed_min, speed_max;/* WeNet speed_perturb: the slowest and fastest speed
+                                   (0.9, 1.1); 0 without it. Lengths then change
+                                   after the filter, at random: see docs/PLAN.md */
+} es_recipe_info;
+/* ES_ERR_USAGE when r or out is NULL. */
+ES_API int es_recipe_get_info(const es_recipe *r, es_recipe_info *out);
+
+/* The recipe's values over settings a caller filled (its *_defaults, then its
+ * own choices); fields the recipe does not decide are left alone, so options
+ * applied afterwards override the recipe. plan: the filter, frame_rate (when
+ * known), require_speech_token (WeNet), max_frames_in_batch / batch_size,
+ * sort_size, and s->recipe = r. simulate: the same and the loader,
+ * shuffle_size (call es_simulate_defaults with the recipe's loader first).
+ * validate data: the filter, frame_rate and the loader. ES_ERR_USAGE for NULL. */
+ES_API int es_recipe_plan_settings(const es_recipe *r, es_plan_settings *s);
+ES_API int es_recipe_simulate_settings(const es_recipe *r, es_simulate_settings *s);
+ES_API int es_recipe_validate_data_settings(const es_recipe *r, es_validate_data_settings *s);
 
 /* ---- rows: fetching planned utterances by position (training loaders) ----- */
 

@@ -16,6 +16,7 @@ from .core import (Batch, CostRow, CostTable, Error, Finding, Load, Plan, PlanMe
                    SimulateResult, ValidateResult, load, measure, plan, simulate, validate,
                    validate_tensor)
 from .calibrate import Calibration, calibrate
+from .recipe import Recipe
 from .rows import RowReader, parquet_num_rows, read_rows
 from .text import Tokenizer
 
@@ -27,5 +28,5 @@ def version():
 
 
 __all__ = ["Batch", "Calibration", "calibrate", "CostRow", "CostTable", "Error", "Finding", "Load", "Plan", "PlanMetrics",
-           "RowReader", "SimulateResult", "Tokenizer", "ValidateResult", "load", "measure", "plan", "simulate",
+           "Recipe", "RowReader", "SimulateResult", "Tokenizer", "ValidateResult", "load", "measure", "plan", "simulate",
            "parquet_num_rows", "read_rows", "validate", "validate_tensor", "version"]

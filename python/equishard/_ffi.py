@@ -79,7 +79,7 @@ class PlanSettings(Structure):
                 ("batch_size", c_uint32), ("sort_size", c_uint32), ("remainder", c_enum),
                 ("seed", c_uint64), ("epoch", c_int64), ("shards_per_worker", c_uint32),
                 ("root", c_char_p), ("compress", c_enum), ("tokenizer", c_void_p),
-                ("reserved", c_uint64 * 7)]
+                ("recipe", c_void_p), ("reserved", c_uint64 * 6)]
 
 
 class PlanMetrics(Structure):
@@ -208,6 +208,16 @@ class TokenizerInfo(Structure):
                 ("vocab_size", c_size_t), ("added_tokens", c_size_t), ("digest", c_uint64)]
 
 
+class RecipeInfo(Structure):
+    _fields_ = [("path", c_char_p), ("digest", c_uint64), ("loader", c_enum), ("model", CostModel),
+                ("max_frames_in_batch", c_uint64), ("batch_size", c_uint32),
+                ("shuffle_size", c_uint32), ("sort_size", c_uint32), ("sample_rate", c_uint32),
+                ("tokenizer", c_char_p), ("specials", c_char_p), ("allowed_special", c_char_p),
+                ("symbol_table", c_char_p), ("non_lang_syms", c_char_p),
+                ("split_with_space", c_int), ("tokenizer_unresolved", c_int),
+                ("tokenizer_note", c_char_p), ("speed_min", c_double), ("speed_max", c_double)]
+
+
 # Every structure above under its C name (tests/python/test_abi.py checks each
 # against es_abi_layout; a struct added to the header must be added here).
 STRUCTS = {
@@ -241,6 +251,7 @@ STRUCTS = {
     "es_field": Field,
     "es_row": Row,
     "es_tokenizer_info": TokenizerInfo,
+    "es_recipe_info": RecipeInfo,
 }
 
 P = c_void_p  # opaque handles: es_context*, es_cost_table*, es_plan*, results
@@ -289,6 +300,13 @@ _SIGNATURES = {
     "es_plan_remainder_row": (c_size_t, [P, c_size_t]),
     "es_plan_reshard_info_get": (c_int, [P, POINTER(ReshardInfo)]),
     "es_plan_write": (c_int, [P, P, c_char_p, STRS, c_size_t]),
+    "es_is_cost_table": (c_int, [c_char_p]),
+    "es_recipe_read": (c_int, [P, c_char_p, STRS, c_size_t, POINTER(P)]),
+    "es_recipe_free": (None, [P]),
+    "es_recipe_get_info": (c_int, [P, POINTER(RecipeInfo)]),
+    "es_recipe_plan_settings": (c_int, [P, POINTER(PlanSettings)]),
+    "es_recipe_simulate_settings": (c_int, [P, POINTER(SimulateSettings)]),
+    "es_recipe_validate_data_settings": (c_int, [P, POINTER(ValidateDataSettings)]),
     "es_loader_name": (c_char_p, [c_enum]),
     "es_simulate_defaults": (None, [POINTER(SimulateSettings), c_enum]),
     "es_simulate": (c_int, [P, POINTER(SimulateSettings), P, POINTER(P)]),

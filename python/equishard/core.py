@@ -291,23 +291,28 @@ def _table_from(fn, owner, inputs, threads, root, on_error, hash, tokenizer=None
     return CostTable(out.value)
 
 
-def measure(lists, threads=0, root=None, on_error="fail", hash=False, tokenizer=None):
+def measure(lists, threads=0, root=None, on_error="fail", hash=False, tokenizer=None, recipe=None):
     """es_measure over shard lists, shards, raw lists or Kaldi dirs -> CostTable;
-    with tokenizer (an equishard.Tokenizer) every row's text_tokens is counted."""
+    with tokenizer (an equishard.Tokenizer) every row's text_tokens is counted;
+    recipe (an equishard.Recipe or its yaml's path): its tokenizer, when none is given."""
+    lists = _args.paths("measure: lists", lists)
+    tokenizer = _recipe.tokenizer_for(_recipe.as_recipe(recipe), lists, tokenizer)
     return _table_from(lib().es_measure, "measure", lists, threads, root, on_error, hash, tokenizer)
 
 
-def load(inputs, threads=0, root=None, on_error="fail", hash=False, tokenizer=None):
+def load(inputs, threads=0, root=None, on_error="fail", hash=False, tokenizer=None, recipe=None):
     """es_load_inputs: cost tables are read, anything else measured -> CostTable."""
+    inputs = _args.paths("load: inputs", inputs)
+    tokenizer = _recipe.tokenizer_for(_recipe.as_recipe(recipe), inputs, tokenizer)
     return _table_from(lib().es_load_inputs, "load", inputs, threads, root, on_error, hash,
                        tokenizer)
 
 
-def _table(t, owner="table", **load_args):
+def _table(t, owner="table", recipe=None):
     """A CostTable and whether we made it (from paths)."""
     if isinstance(t, CostTable):
         return t, False
-    return load(_args.paths(f"{owner}: table", t), **load_args), True
+    return load(_args.paths(f"{owner}: table", t), recipe=recipe), True
 
 
 def _paths(t, owner="table"):
@@ -457,15 +462,19 @@ class Plan(_Handle):
             ctx.check(lib().es_plan_write(ctx.ptr, p, out, arr, n))
 
 
-def plan(table, world_size, workers=1, mode="shard", **settings):
+def plan(table, world_size, workers=1, mode="shard", recipe=None, **settings):
     """es_plan_build. table: a CostTable, or paths (cost tables or lists, as the
     CLI's COSTS | LIST...). settings: es_plan_settings / es_cost_model fields,
-    e.g. max_frames_in_batch=2000, remainder="carry", seed=1, min_length=10."""
+    e.g. max_frames_in_batch=2000, remainder="carry", seed=1, min_length=10;
+    recipe (an equishard.Recipe or its yaml's path): its settings first, which
+    settings override; plan.json records it."""
     s = _ffi.PlanSettings()
     lib().es_plan_defaults(byref(s))
-    _apply(s, dict(settings, world_size=world_size, workers=workers, mode=mode), "plan")
+    recipe = _recipe.as_recipe(recipe)
+    _apply(_recipe.apply(recipe, "plan", s),
+           dict(settings, world_size=world_size, workers=workers, mode=mode), "plan")
     inputs = _paths(table, "plan")  # (a generator of paths is read once, here)
-    table, owns = _table(table if isinstance(table, CostTable) else inputs, "plan")
+    table, owns = _table(table if isinstance(table, CostTable) else inputs, "plan", recipe)
     out = c_void_p()
     try:
         with table._use() as t, _Context() as ctx:
@@ -474,7 +483,9 @@ def plan(table, world_size, workers=1, mode="shard", **settings):
         if owns:
             table.close()
         raise
-    return Plan(out.value, table, owns, s.world_size, s.workers, ENUMS.name("mode", s.mode), inputs)
+    p = Plan(out.value, table, owns, s.world_size, s.workers, ENUMS.name("mode", s.mode), inputs)
+    p._recipe = recipe  # es_plan_settings.recipe is borrowed: alive while the plan is
+    return p
 
 
 # ---- simulate -------------------------------------------------------------------
@@ -550,8 +561,8 @@ def _epochs(epochs):
     return 0, n - 1
 
 
-def simulate(table, loader="cosyvoice", world_size=None, workers=None, epochs=1, plan=None,
-             **settings):
+def simulate(table, loader=None, world_size=None, workers=None, epochs=1, plan=None,
+             recipe=None, **settings):
     """es_simulate: the loader's own split replayed. epochs: n (epochs 0..n-1) or
     (first, last) inclusive. settings: es_simulate_settings / es_cost_model fields
     over the loader's defaults (es_simulate_defaults), e.g. min_length=10, trials=8.
@@ -559,8 +570,12 @@ def simulate(table, loader="cosyvoice", world_size=None, workers=None, epochs=1,
     world_size, workers and settings given override them); a shard plan is
     replayed as equishard.loaders feed it, a reshard plan is simulated on the
     table of its data.list (pass that table), a batch plan is refused (equal
-    steps by construction)."""
+    steps by construction). loader: "cosyvoice" (default) or "wenet"; recipe (an
+    equishard.Recipe or its yaml's path): its loader and settings, over the
+    plan's, under settings given."""
     first, last = _epochs(epochs)
+    recipe = _recipe.as_recipe(recipe)
+    loader = _recipe.loader_of(recipe, loader)
     s = _ffi.SimulateSettings()
     lib().es_simulate_defaults(byref(s), _args.enum("simulate: loader", loader, ENUMS["loader"]))
     if plan is not None:
@@ -578,8 +593,9 @@ def simulate(table, loader="cosyvoice", world_size=None, workers=None, epochs=1,
     given = {k: v for k, v in (("world_size", world_size), ("workers", workers)) if v is not None}
     if plan is None:
         given = dict(dict(world_size=1, workers=1), **given)
-    _apply(s, dict(settings, epoch_first=first, epoch_last=last, **given), "simulate")
-    table, owns = _table(table, "simulate")
+    _apply(_recipe.apply(recipe, "simulate", s),
+           dict(settings, epoch_first=first, epoch_last=last, **given), "simulate")
+    table, owns = _table(table, "simulate", recipe)
     out = c_void_p()
     try:
         with table._use() as t, _Context() as ctx:
@@ -682,7 +698,7 @@ def _embedded_sources(src, inputs, table):
 
 
 def validate(lists=None, root=None, on_error="skip", hash=True, tokenizer=None,
-             speech_tokens=None, **settings):
+             speech_tokens=None, recipe=None, **settings):
     """What `equishard validate [LIST]` does, with its defaults: `lists` (a
     CostTable, as --costs, or cost tables / lists, measured with hashes, problems
     skipped and reported as `unreadable` findings) names the utterances; the
@@ -692,7 +708,9 @@ def validate(lists=None, root=None, on_error="skip", hash=True, tokenizer=None,
     --no-hash, speech_tokens= is --speech-tokens, threads= is -j.
     settings: es_emb_sources, es_validate_settings (device, dim, min_cosine, ...)
     and es_validate_data_settings (+ cost model: world_size, loader, min_length,
-    ...) fields. -> ValidateResult; write_json(path) writes the CLI's --json."""
+    ...) fields; recipe (an equishard.Recipe or its yaml's path): its loader and
+    filter, which settings override. -> ValidateResult; write_json(path) writes
+    the CLI's --json."""
     src = _apply(_ffi.EmbSources(), {k: v for k, v in settings.items() if k in _SOURCE_FIELDS},
                  "validate")
     if root is not None and src.root is None:
@@ -703,10 +721,13 @@ def validate(lists=None, root=None, on_error="skip", hash=True, tokenizer=None,
     data = _ffi.ValidateDataSettings()
     lib().es_validate_data_defaults(byref(data))
     # the loader's recipe gives the cost model's defaults; the fields given override them
+    recipe = _recipe.as_recipe(recipe)
+    loader = _recipe.loader_of(recipe, settings.pop("loader", None)) if recipe is not None \
+        else settings.get("loader", data.loader)
     sim = _ffi.SimulateSettings()
-    lib().es_simulate_defaults(byref(sim), _args.enum("validate: loader", settings.get(
-        "loader", data.loader), ENUMS["loader"]))
+    lib().es_simulate_defaults(byref(sim), _args.enum("validate: loader", loader, ENUMS["loader"]))
     data.model = sim.model
+    _recipe.apply(recipe, "validate_data", data)
     _apply(data, {k: v for k, v in settings.items()
                   if k not in _SOURCE_FIELDS and k not in _VALIDATE_FIELDS}, "validate")
     tokens = _args.path("validate: speech_tokens", speech_tokens, optional=True)
@@ -720,7 +741,7 @@ def validate(lists=None, root=None, on_error="skip", hash=True, tokenizer=None,
     elif lists is not None:
         inputs = _args.paths("validate: lists", lists)
         table = load(inputs, threads=s.threads, root=root, on_error=on_error, hash=hash,
-                     tokenizer=tokenizer)
+                     tokenizer=tokenizer, recipe=recipe)
         owns = True
     out = c_void_p()
     try:
@@ -878,3 +899,6 @@ def validate_tensor(data, n, dim, device="cpu", stream=0, dtype="float32", keys=
         ctx.check(fn(ctx.ptr, byref(s), byref(utt), spk and byref(spk), spks and byref(spks),
                      byref(out)))
     return ValidateResult(out.value)
+
+
+from . import recipe as _recipe  # noqa: E402 (recipe= of the functions above; it builds on this module)

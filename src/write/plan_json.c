@@ -176,10 +176,13 @@ static int input_digests(es_context *ctx, const char *const *inputs, size_t n, e
 
 /* Replaces, in the dumped text, `needle` (a key whose value jansson wrote as
  * null, found by its line break and indent, which no string value can hold)
- * by the key and `value` (JSON text). Returns 0, or -1 when it is missing. */
-static int splice_value(es_strbuf *out, const char *text, const char *needle, const char *value)
+ * at or after `from` (the object holding it; NULL: anywhere) by the key and
+ * `value` (JSON text). Returns 0, or -1 when it is missing. */
+static int splice_value(es_strbuf *out, const char *text, const char *from, const char *needle,
+                        const char *value)
 {
-    const char *at = strstr(text, needle);
+    const char *start = from ? strstr(text, from) : text;
+    const char *at = start ? strstr(start, needle) : NULL;
     if (!at)
         return -1;
     size_t keep = strlen(needle) - strlen("null");
@@ -208,6 +211,25 @@ static json_t *model_source(const es_cost_model *m)
     return json_pack("{s:o, s:s}", "path", path ? path : json_null(), "digest", digest);
 }
 
+/* The training recipe the settings came from (--recipe), or null: its path
+ * (null when not UTF-8, as the model's source), digest and loader, and the
+ * lengths it randomises after the filter (WeNet's speed_perturb: docs/PLAN.md
+ * says what a plan then guarantees). */
+static json_t *recipe_json(const es_recipe *r)
+{
+    es_recipe_info in;
+    if (!r || es_recipe_get_info(r, &in) != ES_OK)
+        return json_null();
+    char digest[32];
+    snprintf(digest, sizeof digest, "xxh3-64:%016llx", (unsigned long long)in.digest);
+    json_t *path = json_string(in.path);
+    json_t *speed = in.speed_max > 0
+                        ? json_pack("{s:f, s:f}", "min", in.speed_min, "max", in.speed_max)
+                        : json_null();
+    return json_pack("{s:o, s:s, s:s, s:o}", "path", path ? path : json_null(), "digest", digest,
+                     "loader", es_loader_name(in.loader), "speed_perturb", speed);
+}
+
 static json_t *parameters(const es_plan_settings *s)
 {
     const es_cost_model *m = &s->model;
@@ -224,13 +246,16 @@ static json_t *parameters(const es_plan_settings *s)
                                m->min_output_input_ratio, "max_output_input_ratio",
                                m->max_output_input_ratio, "require_speech_token",
                                m->require_speech_token);
-    return json_pack("{s:s, s:I, s:I, s:o, s:o, s:I, s:I, s:I, s:s, s:I, s:I}", "mode",
+    json_t *params = json_pack("{s:s, s:I, s:I, s:o, s:o, s:I, s:I, s:I, s:s, s:I, s:I}", "mode",
                      mode_name(s->mode), "world_size", (json_int_t)s->world_size, "workers",
                      (json_int_t)s->workers, "cost_model", model, "filter", filter,
                      "max_frames_in_batch", (json_int_t)s->max_frames_in_batch, "batch_size",
                      (json_int_t)s->batch_size, "sort_size", (json_int_t)s->sort_size,
                      "remainder", remainder_name(s->remainder), "seed", (json_int_t)s->seed,
                      "epoch", (json_int_t)s->epoch);
+    if (params)
+        json_object_set_new(params, "recipe", recipe_json(s->recipe));
+    return params;
 }
 
 static json_t *load_json(const char *id_name, uint32_t id, const es_plan_load *l)
@@ -329,8 +354,9 @@ int es_plan_json_write(es_context *ctx, const es_plan *p, FILE *fp, const char *
     es_strbuf tok_path = {0}, step = {0}, done = {0};
     if (has_tok)
         es_json_string(&tok_path, info.path);
-    int missing = !text || splice_value(&step, text, "\n  \"inputs\": null", digests.buf) != 0 ||
-                  (has_tok && splice_value(&done, step.buf, "\n      \"path\": null", tok_path.buf) != 0);
+    int missing = !text || splice_value(&step, text, NULL, "\n  \"inputs\": null", digests.buf) != 0 ||
+                  (has_tok && splice_value(&done, step.buf, "\n  \"text_tokens\": ",
+                                           "\n      \"path\": null", tok_path.buf) != 0);
     free(text);
     const es_strbuf *final = has_tok ? &done : &step;
     if (missing || digests.oom || tok_path.oom || step.oom || done.oom)

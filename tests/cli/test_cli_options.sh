@@ -27,6 +27,7 @@ value_for() { # name metavar
     cost-model) echo "$WORK/model.json"; return ;;
     terms) echo frames; return ;;
     fail-on) echo all; return ;;
+    set) echo name=value; return ;;
     esac
     case $2 in
     [A-Z] | A:B) echo 2 ;;

@@ -394,6 +394,16 @@ int cli_options_prescan(const cli_command *c, void *const targets[CLI_T_COUNT], 
         parser_release(&p);
         return 0;
     }
+    /* GNU getopt moves operands behind the options as it goes, and leaves a
+     * command line that ends in an option without its value half moved: scan
+     * a copy, so the full parse sees argv as the user typed it */
+    char **copy = calloc((size_t)argc + 1, sizeof *copy);
+    if (!copy) {
+        parser_release(&p);
+        return 0;
+    }
+    memcpy(copy, argv, (size_t)argc * sizeof *copy);
+    argv = copy;
     /* "-hash" is no -h: the full parse refuses it */
     int ch, asked = 0, dash = one_dash_long(&p, argc, argv) != NULL;
     opterr = 0;
@@ -408,6 +418,7 @@ int cli_options_prescan(const cli_command *c, void *const targets[CLI_T_COUNT], 
     }
     opterr = 1;
     optind = 0;
+    free(copy);
     parser_release(&p);
     return asked;
 }

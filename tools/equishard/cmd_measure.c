@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "config.h"
+#include "cli_recipe.h"
 #include "measure.h"
 
 static const char intro[] =
@@ -43,6 +44,7 @@ static int parse_args(int argc, char **argv, measure_args *a)
         CLI_TABLE(NULL, own),
         CLI_SHARED(NULL, cli_measure),
         CLI_SHARED(NULL, cli_tok),
+        CLI_RECIPE_TABLE(NULL),
     };
     const cli_command cmd = {"measure", intro, outro, tables, sizeof tables / sizeof tables[0]};
     es_measure_defaults(&a->s);
@@ -50,6 +52,8 @@ static int parse_args(int argc, char **argv, measure_args *a)
     a->output = "-";
     a->list = (cli_list_opts){0};
     void *const targets[CLI_T_COUNT] = {a, NULL, &a->s, &a->list, &cli_tokenizer};
+    if (cli_recipe_load(&cmd, targets, argc, argv)) /* its tokenizer */
+        return -1;
     int rc = cli_options_parse(&cmd, targets, argc, argv);
     if (rc)
         return rc;
@@ -60,7 +64,7 @@ static int parse_args(int argc, char **argv, measure_args *a)
     a->emb.root = a->s.root; /* --root resolves inside --utt-emb/--spk-emb lists too */
     a->inputs = (const char *const *)argv + optind;
     a->n_inputs = (size_t)(argc - optind);
-    return 0;
+    return cli_recipe_tokenizer("measure", a->inputs, a->n_inputs);
 }
 
 int measure_output(es_context *ctx, const measure_args *a, es_cost_table *table)

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "config.h"
+#include "cli_recipe.h"
 #include "plan.h"
 
 static const char intro[] =
@@ -72,6 +73,7 @@ static int parse_args(int argc, char **argv, plan_args *a)
         CLI_SHARED(cli_filter_heading, cli_filter),
         CLI_SHARED(cli_measure_heading, cli_measure),
         CLI_SHARED(NULL, cli_tok),
+        CLI_RECIPE_TABLE(NULL),
     };
     const cli_command cmd = {"plan", intro, NULL, tables, sizeof tables / sizeof tables[0]};
     es_plan_defaults(&a->plan);
@@ -81,6 +83,10 @@ static int parse_args(int argc, char **argv, plan_args *a)
     a->expand_sources = 0;
     a->list = (cli_list_opts){0};
     void *const targets[CLI_T_COUNT] = {a, &a->plan.model, &a->measure, &a->list, &cli_tokenizer};
+    if (cli_recipe_load(&cmd, targets, argc, argv))
+        return -1;
+    if (cli_recipe.r) /* the recipe's settings first: every flag overrides them */
+        es_recipe_plan_settings(cli_recipe.r, &a->plan);
     int rc = cli_options_parse(&cmd, targets, argc, argv);
     if (rc)
         return rc;
@@ -90,7 +96,7 @@ static int parse_args(int argc, char **argv, plan_args *a)
         return cli_usage_error(&cmd, "--world-size, -o OUTDIR and at least one input are "
                                      "required");
     a->plan.root = a->measure.root; /* reshard reads the shards the lists name */
-    return 0;
+    return cli_recipe_tokenizer("plan", (const char *const *)argv + optind, (size_t)(argc - optind));
 }
 
 static void print_summary(const es_plan *p, const es_plan_settings *s, const char *outdir)

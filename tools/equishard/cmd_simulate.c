@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "cli_model.h"
+#include "cli_recipe.h"
 
 static const char intro[] =
     "usage: equishard simulate --loader cosyvoice|wenet --world-size K [OPTIONS] COSTS | LIST...\n"
@@ -154,13 +155,30 @@ static int prescan(const cli_command *cmd, int argc, char **argv, sim_args *a)
     void *t[CLI_T_COUNT];
     targets_of(&pre, t);
     int asked = cli_options_prescan(cmd, t, argc, argv, first);
+    if (!asked && cli_recipe_load(cmd, t, argc, argv))
+        return -1;
+    if (cli_recipe.r) { /* the recipe names its loader */
+        if (pre.have_loader && pre.sim.loader != cli_recipe.info.loader) {
+            cli_error("--loader %s, but %s is a %s recipe", es_loader_name(pre.sim.loader),
+                      cli_recipe.info.path, es_loader_name(cli_recipe.info.loader));
+            return -1;
+        }
+        pre.sim.loader = cli_recipe.info.loader;
+        pre.have_loader = 1;
+    }
     es_simulate_defaults(&a->sim, pre.sim.loader);
     a->have_loader = pre.have_loader;
     a->plan = pre.plan;
     a->plan_mode = PLAN_NONE;
     if (asked)
         return asked;
-    return a->plan && a->have_loader && apply_plan(a) ? -1 : 0;
+    if (a->plan && a->have_loader && apply_plan(a))
+        return -1;
+    /* the training recipe over the plan's settings: the replay is of the
+     * training; the flags still override both */
+    if (cli_recipe.r)
+        es_recipe_simulate_settings(cli_recipe.r, &a->sim);
+    return 0;
 }
 
 static int parse_args(int argc, char **argv, sim_args *a)
@@ -171,6 +189,7 @@ static int parse_args(int argc, char **argv, sim_args *a)
         CLI_SHARED(cli_filter_heading, cli_filter),
         CLI_SHARED(cli_measure_heading, cli_measure),
         CLI_SHARED(NULL, cli_tok),
+        CLI_RECIPE_TABLE(NULL),
     };
     const cli_command cmd = {"simulate", intro, outro, tables, sizeof tables / sizeof tables[0]};
     memset(a, 0, sizeof *a);
@@ -190,9 +209,10 @@ static int parse_args(int argc, char **argv, sim_args *a)
     if (cli_tokenizer_check("simulate"))
         return -1;
     if (!a->have_loader || !a->sim.world_size || (optind >= argc && !a->plan))
-        return cli_usage_error(&cmd, "--loader, --world-size (or --plan) and at least one "
-                                     "input are required");
-    return 0;
+        return cli_usage_error(&cmd, "--loader (or --recipe), --world-size (or --plan) and at "
+                                     "least one input are required");
+    return cli_recipe_tokenizer("simulate", (const char *const *)argv + optind,
+                                (size_t)(argc - optind));
 }
 
 /* ---- the readable table ------------------------------------------------------- */

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "cli_model.h"
+#include "cli_recipe.h"
 
 static const char intro[] =
     "usage: equishard validate [OPTIONS] [LIST...]\n"
@@ -161,6 +162,30 @@ static void prescan(const cli_command *cmd, int argc, char **argv, validate_args
     a->data.model = sim.model;
 }
 
+/* --recipe: its loader's defaults, then its filter and loader (a --loader
+ * that names another loader is refused). Returns 0 or -1 (said why). */
+static int apply_recipe(const cli_command *cmd, int argc, char **argv, validate_args *a)
+{
+    void *t[CLI_T_COUNT];
+    targets_of(a, t);
+    if (cli_recipe_load(cmd, t, argc, argv))
+        return -1;
+    if (!cli_recipe.r)
+        return 0;
+    es_loader loader = cli_recipe.info.loader;
+    for (int i = 1; i < argc; i++) /* an explicit --loader must agree with the recipe */
+        if (!strncmp(argv[i], "--loader", 8) && a->data.loader != loader) {
+            fprintf(stderr, "equishard validate: --loader %s, but %s is a %s recipe\n",
+                    es_loader_name(a->data.loader), cli_recipe.info.path, es_loader_name(loader));
+            return -1;
+        }
+    es_simulate_settings sim;
+    es_simulate_defaults(&sim, loader);
+    a->data.model = sim.model;
+    es_recipe_validate_data_settings(cli_recipe.r, &a->data);
+    return 0;
+}
+
 static int parse_args(int argc, char **argv, validate_args *a)
 {
     const cli_table tables[] = {
@@ -172,6 +197,7 @@ static int parse_args(int argc, char **argv, validate_args *a)
         CLI_TABLE("Output:\n", output),
         CLI_SHARED(cli_cost_model_heading, cli_cost_model),
         CLI_SHARED(cli_filter_heading, cli_filter),
+        CLI_RECIPE_TABLE(NULL),
     };
     const cli_command cmd = {"validate", intro, outro, tables, sizeof tables / sizeof tables[0]};
     memset(a, 0, sizeof *a);
@@ -182,6 +208,8 @@ static int parse_args(int argc, char **argv, validate_args *a)
     for (int c = 0; c < ES_CHECK_COUNT; c++)
         a->fail_on[c] = c != ES_CHECK_DUPLICATE_AUDIO && c != ES_CHECK_FILTERED;
     prescan(&cmd, argc, argv, a);
+    if (apply_recipe(&cmd, argc, argv, a))
+        return -1;
     void *t[CLI_T_COUNT];
     targets_of(a, t);
     int rc = cli_options_parse(&cmd, t, argc, argv);
@@ -201,7 +229,8 @@ static int parse_args(int argc, char **argv, validate_args *a)
     if (a->data.world_size && !a->costs && optind >= argc)
         return cli_usage_error(&cmd,
                                "--world-size needs LIST or --costs (the utterances to split)");
-    return 0;
+    return cli_recipe_tokenizer("validate", (const char *const *)argv + optind,
+                                (size_t)(argc - optind));
 }
 
 /* LIST measured with hashes, skipping problems (they become findings, not

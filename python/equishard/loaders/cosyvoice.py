@@ -32,7 +32,7 @@ import os
 from . import DataList, PlanDir, PLAN_ENV, _IterableDataset, distributed_info, worker_info
 from .fetch import RowFetcher, fetch_batches
 from .regroup import regroup, tag
-from .stages import check_filter, stage_name, stage_settings
+from .stages import check_filter, replan_hint, stage_name, stage_settings
 
 # stages that must not see planned batches: the list opener (replaced by the
 # fetching source) and the reordering buffers (left out)
@@ -82,10 +82,12 @@ def check_pipeline(plan, pipeline):
                 if params["batch_size"] or got != want:
                     raise ValueError(f"{plan.outdir}: the recipe batches dynamically with "
                                      f"max_frames_in_batch={got}, the plan with "
-                                     f"max_frames_in_batch={want}, batch_size={params['batch_size']}")
+                                     f"max_frames_in_batch={want}, batch_size={params['batch_size']} "
+                                     f"({replan_hint(plan)})")
             elif settings.get("batch_size") != params["batch_size"]:
                 raise ValueError(f"{plan.outdir}: the recipe batches {settings.get('batch_size')} "
-                                 f"utterances (static), the plan {params['batch_size'] or 'dynamically'}")
+                                 f"utterances (static), the plan {params['batch_size'] or 'dynamically'} "
+                                 f"({replan_hint(plan)})")
 
 
 class PlannedUtterances(_IterableDataset):

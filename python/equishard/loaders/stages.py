@@ -36,6 +36,15 @@ def stage_settings(func):
     return {**keyword_defaults(func), **bound}
 
 
+def replan_hint(plan):
+    """How to make a plan that this recipe's loader accepts: `equishard plan
+    --recipe` with the running yaml (plan.json's parameters.recipe names the
+    one the plan was made from, when it was)."""
+    made = plan.info["parameters"].get("recipe") or {}
+    source = f"; the plan was made from {made['path']}" if made.get("path") else ""
+    return f"plan with --recipe and the recipe's yaml, as training runs it{source}"
+
+
 def check_filter(plan, settings, what):
     """Refuses filter `settings` (the recipe's `what`) other than those the plan
     was made with: the plan would then not be what the loader trains."""
@@ -43,5 +52,5 @@ def check_filter(plan, settings, what):
         got, want = settings.get(k), plan.info["parameters"]["filter"][k]
         if got is None or not math.isclose(float(got), float(want), rel_tol=1e-9):
             raise ValueError(f"{plan.outdir}: the recipe's {what} has {k}={got}, the plan was made "
-                             f"with {want} (plan with the recipe's settings: --min-length, "
+                             f"with {want} ({replan_hint(plan)}, or its settings: --min-length, "
                              "--max-length, --token-min-length, ...)")
