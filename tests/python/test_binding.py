@@ -109,6 +109,12 @@ class MeasureTest(Base):
         with self.assertRaises(equishard.Error) as e:
             equishard.plan(table, world_size=0)
         self.assertEqual(e.exception.status, "ES_ERR_USAGE")
+        with open(SHARDS) as f:  # the shards the list names
+            n = sum(1 for line in f if line.strip())
+        with self.assertRaises(equishard.Error) as e:  # an empty rank or worker
+            equishard.plan(table, world_size=n, workers=2)
+        self.assertEqual(e.exception.status, "ES_ERR_USAGE")
+        self.assertIn(f"{n} shards for {2 * n} rank×worker slots", e.exception.message)
         with self.assertRaises(TypeError):
             equishard.plan(table, world_size=2, no_such_setting=1)
 
