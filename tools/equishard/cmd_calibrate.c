@@ -206,6 +206,12 @@ int cmd_calibrate(int argc, char **argv)
         cli_options_usage(&cmd, stderr);
         rc = -1;
     }
+    if (rc == 0 && a.output &&
+        (cli_refuse_output_input("calibrate", a.output, (const char *const *)argv + optind,
+                                 (size_t)(argc - optind)) ||
+         cli_refuse_output_input("calibrate", a.output, (const char *const *)a.logs.v,
+                                 a.logs.n)))
+        rc = -1;
     es_calibrate_settings s = a.s;
     list logs = a.logs;
     const char *output = a.output;

@@ -141,6 +141,11 @@ int cmd_report(int argc, char **argv)
         fprintf(stderr, "equishard: %s: line %d: %s\n", path, err.line, err.text);
         return EXIT_BAD_INPUT;
     }
+    const char *const read[] = {path};
+    if (cli_refuse_output_input("report", svg, read, 1)) {
+        json_decref(plan);
+        return EXIT_BAD_INPUT;
+    }
     int rc = print_table(plan);
     if (rc)
         fprintf(stderr, "equishard: %s: not a plan (no \"metrics\"/\"ranks\")\n", path);
