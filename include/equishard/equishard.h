@@ -606,8 +606,9 @@ typedef struct es_plan_settings {
                                      M = max(1, round(kept / (K·W·1000))), i.e. about
                                      1000 utterances a shard (WeNet's and CosyVoice's
                                      default shard size) */
-    const char *root;             /* reshard: resolve the table's relative `shard` paths
-                                     against this folder; NULL = the current directory
+    const char *root;             /* resolve the table's relative `shard` paths against
+                                     this folder (reshard reads them; es_plan_write checks
+                                     them in every mode); NULL = the current directory
                                      (as measure's root; borrowed, must outlive the plan) */
     es_compress compress;         /* reshard: compression of the written shards;
                                      default ES_COMPRESS_AUTO */
@@ -735,7 +736,10 @@ ES_API int es_plan_reshard_info_get(const es_plan *p, es_plan_reshard_info *out)
  * (shard) or rank-00000.batches.jsonl (batch). `inputs` (may be NULL) are the
  * files the table came from; plan.json records their xxh3-64. OUTDIR is built
  * under a temporary name beside it and renamed into place when complete (an
- * existing OUTDIR is swapped out atomically and removed).
+ * existing OUTDIR is swapped out atomically and removed). Every mode first
+ * checks the shard files whose size and mtime the table recorded (resolved
+ * against settings.root): one that moved or changed since it was measured is
+ * ES_ERR_FORMAT, counting them and naming the first, before OUTDIR is touched.
  * Reshard: the source shards (the table's `shard` paths, resolved against
  * settings.root) must all be tar shards or all CosyVoice parquet files; they are
  * read once each (more often only when N exceeds the writers that may be open

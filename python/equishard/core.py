@@ -432,7 +432,9 @@ def plan(table, world_size, workers=1, mode="shard", **settings):
         if owns:
             table.close()
         raise
-    return Plan(out.value, table, owns, s.world_size, s.workers, mode, inputs)
+    p = Plan(out.value, table, owns, s.world_size, s.workers, mode, inputs)
+    p._settings = s  # the plan borrows s.root's bytes: they live as long as it
+    return p
 
 
 # ---- simulate -------------------------------------------------------------------

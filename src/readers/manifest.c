@@ -53,14 +53,6 @@ void es_manifest_free(es_manifest *m)
     free(m);
 }
 
-const char *es_resolve_path(const char *root, const char *path, char *buf, size_t len)
-{
-    if (!root || !*root || path[0] == '/')
-        return path;
-    snprintf(buf, len, "%s/%s", root, path);
-    return buf;
-}
-
 /* Python's int(t * rate) for t >= 0: the loaders' frame offset of a time. */
 static uint64_t seconds_to_samples(double t, uint32_t rate)
 {
