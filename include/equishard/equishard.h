@@ -273,6 +273,9 @@ ES_API void es_measure_defaults(es_measure_settings *s);
  * list (JSON lines with "key", "wav", "txt", optional "start"/"end" seconds).
  * Formats are detected from content, never from names. Rows come out in input
  * order, shards in list order, members in shard order, whatever the thread count.
+ * Refused as a whole, whatever on_error says: a shard list whose first entry
+ * (resolved against s->root) is not there, and a JSON-lines list whose first
+ * object has neither "key" nor "wav" (another toolkit's manifest).
  * On success *out owns the table; on failure *out is NULL and es_errmsg says
  * which file, member and problem. */
 ES_API int es_measure(es_context *ctx, const es_measure_settings *s,
@@ -335,7 +338,8 @@ typedef struct es_measure_job es_measure_job;
 
 /* Reads the inputs' lists (see es_measure) and splits them into units of work in
  * input order: one unit per shard, or up to 32 entries of a raw list or Kaldi
- * directory. Shards are not opened yet. `s` is copied; s->root and
+ * directory. Shards are not opened yet (a shard list's first entry must exist,
+ * as es_measure says). `s` is copied; s->root and
  * s->progress_user are borrowed and must outlive the job. On failure (an input
  * that cannot be read or recognised, as es_measure reports it) *out is NULL. */
 ES_API int es_measure_job_new(es_context *ctx, const es_measure_settings *s,

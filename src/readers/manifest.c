@@ -1,5 +1,6 @@
 #include "readers/manifest.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -108,8 +109,12 @@ int es_manifest_measure(es_context *ctx, const es_manifest *m, size_t i, const c
     es_file_stream f;
     int e = es_file_stream_open(&s, &f, path);
     if (e) {
-        es_fail(ctx, ES_ERR_IO, "%s: %s %llu (%s): cannot open audio %s: %s", m->file, m->pos_label,
-                (unsigned long long)(it->pos + m->pos_base), it->key, path, es_file_stream_strerror(e));
+        char hint[600] = "", where[560];
+        if (e == ENOENT && it->audio[0] != '/') /* say where it was looked for */
+            snprintf(hint, sizeof hint, " (%s)", es_root_hint(root, where, sizeof where));
+        es_fail(ctx, ES_ERR_IO, "%s: %s %llu (%s): cannot open audio %s: %s%s", m->file,
+                m->pos_label, (unsigned long long)(it->pos + m->pos_base), it->key, path,
+                es_file_stream_strerror(e), hint);
         return ES_NEXT_BAD;
     }
     const char *dot = strrchr(it->audio, '.');
