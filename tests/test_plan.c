@@ -245,7 +245,7 @@ static uint64_t no_speech_token_drops(const es_cost_table *t, int require)
     es_context *ctx = es_context_new();
     es_plan_settings s;
     es_plan_defaults(&s);
-    s.world_size = 2;
+    s.world_size = 1; /* one shard: a second rank would get none (refused) */
     if (require >= 0)
         s.model.require_speech_token = require;
     es_plan *p = NULL;
@@ -256,6 +256,60 @@ static uint64_t no_speech_token_drops(const es_cost_table *t, int require)
     es_context_free(ctx);
     return n;
 }
+
+/* A plan that leaves a rank or worker empty is refused (ES_ERR_USAGE), in
+ * shard mode by count (fewer shards than K·W) and by cost (one shard worth more
+ * than the rest together takes a rank alone, whose second worker gets none). */
+static int shard_plan_rc(const double *seconds, const int *shard, size_t n, uint32_t k,
+                         uint32_t w, char *msg, size_t len)
+{
+    es_cost_table *t = es_cost_table_new();
+    for (size_t i = 0; i < n; i++) {
+        char key[32], name[32];
+        snprintf(key, sizeof key, "u%zu", i);
+        snprintf(name, sizeof name, "s%d.tar", shard[i]);
+        es_cost_row r = {key, name, i, 16000, 1, (uint64_t)(seconds[i] * 16000), 100, 20, 0,
+                         "spk", ES_FLAG_AUDIO | ES_FLAG_TEXT, 0, 0};
+        ck_assert_int_eq(es_cost_table_append(t, &r), ES_OK);
+    }
+    es_context *ctx = es_context_new();
+    es_plan_settings s;
+    es_plan_defaults(&s);
+    s.world_size = k;
+    s.workers = w;
+    es_plan *p = NULL;
+    int rc = es_plan_build(ctx, &s, t, &p);
+    snprintf(msg, len, "%s", es_errmsg(ctx));
+    ck_assert(rc == ES_OK ? p != NULL : p == NULL);
+    es_plan_free(p);
+    es_context_free(ctx);
+    es_cost_table_free(t);
+    return rc;
+}
+
+START_TEST(empty_rank_or_worker_refused)
+{
+    char msg[512];
+    /* shard s0: 10 utterances of 10 s; s1..s3: one of 2 s each */
+    double sec[13];
+    int shard[13];
+    for (int i = 0; i < 13; i++) {
+        sec[i] = i < 10 ? 10 : 2;
+        shard[i] = i < 10 ? 0 : i - 9;
+    }
+    ck_assert_int_eq(shard_plan_rc(sec, shard, 13, 2, 1, msg, sizeof msg), ES_OK);
+    ck_assert_int_eq(shard_plan_rc(sec, shard, 13, 4, 1, msg, sizeof msg), ES_OK);
+    ck_assert_int_eq(shard_plan_rc(sec, shard, 13, 5, 1, msg, sizeof msg), ES_ERR_USAGE);
+    ck_assert_str_eq(msg, "plan: 4 shards for 5 rank×worker slots (5 ranks × 1 workers), so "
+                          "some would get none: use --mode batch (or reshard)");
+    /* 2 × 2 slots for 4 shards, but s0 outweighs the three others: rank 0 takes it
+     * alone (the least-loaded rank gets the largest first) */
+    ck_assert_int_eq(shard_plan_rc(sec, shard, 13, 2, 2, msg, sizeof msg), ES_ERR_USAGE);
+    ck_assert_str_eq(msg, "plan: rank 0 worker 1 would get no utterances (4 shards for 4 "
+                          "rank×worker slots, too unequal to fill them all): use --mode batch "
+                          "(or reshard)");
+}
+END_TEST
 
 START_TEST(speech_token_requirement)
 {
@@ -975,6 +1029,7 @@ int main(void)
     tcase_add_test(plan, pad_copies_merge_as_a_full_sort);
     tcase_add_test(plan, accessors_match_written_lists);
     tcase_add_test(plan, speech_token_requirement);
+    tcase_add_test(plan, empty_rank_or_worker_refused);
     tcase_add_test(plan, page_helpers_do_not_change_plans);
     tcase_add_test(plan, table_compressed_ahead_is_the_written_table);
     suite_add_tcase(s, plan);

@@ -322,6 +322,7 @@ START_TEST(misuse_is_refused)
     es_plan_defaults(&s);
     s.world_size = 2;
     s.mode = ES_PLAN_BATCH;
+    s.root = fixture_path("corpus_a"); /* where the table's shards are */
     es_plan *b = NULL;
     ck_assert_int_eq(es_plan_build(ctx, &s, t, &b), ES_OK);
     ck_assert_int_eq(es_plan_write_begin(ctx, b, out, NULL, &w), ES_OK);

@@ -273,6 +273,9 @@ ES_API void es_measure_defaults(es_measure_settings *s);
  * list (JSON lines with "key", "wav", "txt", optional "start"/"end" seconds).
  * Formats are detected from content, never from names. Rows come out in input
  * order, shards in list order, members in shard order, whatever the thread count.
+ * Refused as a whole, whatever on_error says: a shard list whose first entry
+ * (resolved against s->root) is not there, and a JSON-lines list whose first
+ * object has neither "key" nor "wav" (another toolkit's manifest).
  * On success *out owns the table; on failure *out is NULL and es_errmsg says
  * which file, member and problem. */
 ES_API int es_measure(es_context *ctx, const es_measure_settings *s,
@@ -335,7 +338,8 @@ typedef struct es_measure_job es_measure_job;
 
 /* Reads the inputs' lists (see es_measure) and splits them into units of work in
  * input order: one unit per shard, or up to 32 entries of a raw list or Kaldi
- * directory. Shards are not opened yet. `s` is copied; s->root and
+ * directory. Shards are not opened yet (a shard list's first entry must exist,
+ * as es_measure says). `s` is copied; s->root and
  * s->progress_user are borrowed and must outlive the job. On failure (an input
  * that cannot be read or recognised, as es_measure reports it) *out is NULL. */
 ES_API int es_measure_job_new(es_context *ctx, const es_measure_settings *s,
@@ -606,8 +610,9 @@ typedef struct es_plan_settings {
                                      M = max(1, round(kept / (K·W·1000))), i.e. about
                                      1000 utterances a shard (WeNet's and CosyVoice's
                                      default shard size) */
-    const char *root;             /* reshard: resolve the table's relative `shard` paths
-                                     against this folder; NULL = the current directory
+    const char *root;             /* resolve the table's relative `shard` paths against
+                                     this folder (reshard reads them; es_plan_write checks
+                                     them in every mode); NULL = the current directory
                                      (as measure's root; borrowed, must outlive the plan) */
     es_compress compress;         /* reshard: compression of the written shards;
                                      default ES_COMPRESS_AUTO */
@@ -739,7 +744,10 @@ ES_API int es_plan_reshard_info_get(const es_plan *p, es_plan_reshard_info *out)
  * (shard) or rank-00000.batches.jsonl (batch). `inputs` (may be NULL) are the
  * files the table came from; plan.json records their xxh3-64. OUTDIR is built
  * under a temporary name beside it and renamed into place when complete (an
- * existing OUTDIR is swapped out atomically and removed).
+ * existing OUTDIR is swapped out atomically and removed). Every mode first
+ * checks the shard files whose size and mtime the table recorded (resolved
+ * against settings.root): one that moved or changed since it was measured is
+ * ES_ERR_FORMAT, counting them and naming the first, before OUTDIR is touched.
  * Reshard: the source shards (the table's `shard` paths, resolved against
  * settings.root) must all be tar shards or all CosyVoice parquet files; they are
  * read once each (more often only when N exceeds the writers that may be open

@@ -485,6 +485,7 @@ def plan(table, world_size, workers=1, mode="shard", recipe=None, **settings):
         raise
     p = Plan(out.value, table, owns, s.world_size, s.workers, ENUMS.name("mode", s.mode), inputs)
     p._recipe = recipe  # es_plan_settings.recipe is borrowed: alive while the plan is
+    p._settings = s  # the plan borrows s.root's bytes: they live as long as it
     return p
 
 

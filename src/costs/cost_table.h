@@ -80,6 +80,23 @@ int es_cost_table_set_shard_stat(es_cost_table *t, const char *shard, const es_s
 /* The recorded stat of shard, or NULL (items, tables from before it was kept). */
 const es_shard_stat *es_cost_table_shard_stat(const es_cost_table *t, const char *shard);
 
+/* A shard file now against its recorded stat: ES_SHARD_SAME, or how it
+ * differs, with why (e.g. "120 bytes, 100 when measured", "not found") in
+ * why[len]. */
+typedef enum es_shard_change {
+    ES_SHARD_SAME,
+    ES_SHARD_GONE,    /* stat() failed: moved, deleted, unreadable */
+    ES_SHARD_RESIZED,
+    ES_SHARD_TOUCHED, /* same size, another modification time */
+} es_shard_change;
+es_shard_change es_shard_stat_compare(const es_shard_stat *was, const char *path, char *why,
+                                      size_t len);
+/* Every shard the table's rows name with a recorded stat, checked once against
+ * its file (relative names joined to root, which may be NULL): ES_OK, or
+ * ES_ERR_FORMAT counting the files that moved or changed and naming the first
+ * in table order. Tables without stats (items, older tables) pass. */
+int es_cost_table_check_shards(es_context *ctx, const es_cost_table *t, const char *root);
+
 /* Moves all rows and skips of src to the end of dst; src is left empty but valid. */
 int es_cost_table_move_into(es_cost_table *dst, es_cost_table *src);
 

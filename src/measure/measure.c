@@ -11,12 +11,14 @@
  * utterance is left out, a shard that cannot be read is left out whole (rows read
  * before the problem included: a plan must not name a shard known to be broken),
  * and each is listed as a skip. */
+#include <errno.h>
 #include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
+#include "core/path.h"
 #include "measure/measure_job.h"
 #include "text/tok_identity.h"
 #include "text/tokenizer.h"
@@ -111,6 +113,13 @@ static void measure_shard(es_measure_job *j, size_t u, const es_reader_opts *opt
         return;
     uint8_t head[ES_SNIFF_BYTES];
     long n = es_sniff_file(ctx, unit->path, head);
+    struct stat st;
+    if (n < 0 && unit->shard[0] != '/' && stat(unit->path, &st) != 0 && errno == ENOENT) {
+        /* a listed path not found: say where it was looked for */
+        char msg[1100], hint[1100];
+        snprintf(msg, sizeof msg, "%s", es_errmsg(ctx));
+        es_fail(ctx, ES_ERR_IO, "%s (%s)", msg, es_root_hint(j->s.root, hint, sizeof hint));
+    }
     const es_reader_ops *ops = n < 0 ? NULL : es_reader_for(head, (size_t)n);
     if (n >= 0 && !ops)
         es_fail(ctx, ES_ERR_UNSUPPORTED, "%s: %s", unit->path,

@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 
 #include "core/line_reader.h"
+#include "core/path.h"
 #include "core/utf8.h"
 #include "readers/reader.h"
 
@@ -61,6 +62,23 @@ static int add_manifest(es_context *ctx, es_work *w, es_manifest *m)
     return ES_OK;
 }
 
+/* A shard list's first entry must be there: when it is not, the paths resolve
+ * against another folder, or the file is no shard list at all (a CSV, a
+ * manifest of another toolkit), and measuring it would only list failures. */
+static int check_first_entry(es_context *ctx, const char *list, unsigned long lineno,
+                             const char *entry, size_t n, const char *root)
+{
+    char name[4096], buf[4096], hint[1100];
+    snprintf(name, sizeof name, "%.*s", (int)(n < sizeof name ? n : sizeof name - 1), entry);
+    struct stat st;
+    if (stat(es_resolve_path(root, name, buf, sizeof buf), &st) == 0 || errno != ENOENT)
+        return ES_OK;
+    return es_fail(ctx, ES_ERR_IO, "%s: line %lu: %s not found: read as a shard list (one path a "
+                   "line), whose %s; if it is not a shard list: %s", list, lineno, name,
+                   name[0] == '/' ? "paths are absolute here" : es_root_hint(root, hint, sizeof hint),
+                   ES_INPUT_FORMATS);
+}
+
 /* A shard list: one shard path per line (blank lines ignored). */
 static int expand_shard_list(es_context *ctx, es_work *w, const char *path, const char *root)
 {
@@ -76,7 +94,9 @@ static int expand_shard_list(es_context *ctx, es_work *w, const char *path, cons
             rc = es_fail(ctx, ES_ERR_FORMAT, "%s: line %lu: NUL byte; not a shard list", path,
                          lr.lineno);
         else if (n) {
-            rc = add_shard(ctx, w, p, n, root);
+            rc = any ? ES_OK : check_first_entry(ctx, path, lr.lineno, p, n, root);
+            if (rc == ES_OK)
+                rc = add_shard(ctx, w, p, n, root);
             any = 1;
         }
     }
@@ -114,8 +134,7 @@ static int expand_file(es_context *ctx, es_work *w, const char *path, const char
         return es_fail(ctx, ES_ERR_FORMAT, "%s: empty file: no shards, no utterances", path);
     if (!is_text(head, (size_t)n))
         return es_fail(ctx, ES_ERR_UNSUPPORTED,
-                       "%s: unrecognised format (not a tar or parquet shard, shard list, raw list or "
-                       "Kaldi directory)", path);
+                       "%s: unrecognised format: %s", path, ES_INPUT_FORMATS);
     const es_manifest_ops *manifest = es_manifest_for(0, head, (size_t)n);
     if (manifest)
         return expand_manifest(ctx, w, manifest, path);

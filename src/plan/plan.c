@@ -188,6 +188,39 @@ static int check_unique_rows(es_context *ctx, const es_cost_table *t)
                    (unsigned long long)r->pos, r->key, earlier + 1, first + 1, dups);
 }
 
+/* Every rank and every worker must get work: a rank with none waits at the
+ * first collective for ever (or trains on nothing), a worker with none feeds
+ * its rank nothing in its turn. Shard mode hands out whole list entries, so
+ * fewer entries than K·W slots (or a few that dwarf the rest) cannot fill
+ * them; batch mode can, with fewer workers or smaller batches. */
+static int check_every_worker(es_context *ctx, const es_plan *p)
+{
+    size_t slots = (size_t)p->K * p->W, items = 0;
+    for (size_t e = 0; e < p->n_elements; e++)
+        items += p->elements[e].is_item;
+    const char *what = items ? "list entries" : "shards";
+    const char *fix = p->s.mode == ES_PLAN_BATCH ? "use fewer workers, or smaller batches "
+                                                   "(--max-frames-in-batch, --batch-size)"
+                      : items                    ? "use --mode batch"
+                                                 : "use --mode batch (or reshard)";
+    if (p->s.mode == ES_PLAN_SHARD && p->n_elements < slots)
+        return es_fail(ctx, ES_ERR_USAGE, "plan: %zu %s for %zu rank×worker slots (%u ranks × "
+                       "%u workers), so some would get none: %s", p->n_elements, what, slots,
+                       p->K, p->W, fix);
+    if (p->s.mode == ES_PLAN_BATCH && p->metrics.steps < p->W)
+        return es_fail(ctx, ES_ERR_USAGE, "plan: %llu step(s) of batches for %u workers a rank, "
+                       "so some workers would get none: %s",
+                       (unsigned long long)p->metrics.steps, p->W, fix);
+    for (size_t u = 0; u < slots; u++)
+        if (p->loads[u].utterances == 0)
+            return es_fail(ctx, ES_ERR_USAGE, "plan: rank %zu worker %zu would get no "
+                           "utterances (%zu %s for %zu rank×worker slots, too unequal to fill "
+                           "them all): %s", u / p->W, u % p->W,
+                           p->s.mode == ES_PLAN_SHARD ? p->n_elements : p->n_kept,
+                           p->s.mode == ES_PLAN_SHARD ? what : "utterances", slots, fix);
+    return ES_OK;
+}
+
 ES_API int es_plan_build(es_context *ctx, const es_plan_settings *s, const es_cost_table *t,
                          es_plan **out)
 {
@@ -216,6 +249,8 @@ ES_API int es_plan_build(es_context *ctx, const es_plan_settings *s, const es_co
         rc = s->mode == ES_PLAN_BATCH     ? es_plan_build_batch(ctx, p)
              : s->mode == ES_PLAN_RESHARD ? es_plan_build_reshard(ctx, p)
                                           : es_plan_build_shard(ctx, p);
+    if (rc == ES_OK)
+        rc = check_every_worker(ctx, p);
     if (rc == ES_OK)
         rc = es_plan_index_build(ctx, p);
     if (rc != ES_OK) {

@@ -1,5 +1,6 @@
 #include "readers/manifest.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -51,14 +52,6 @@ void es_manifest_free(es_manifest *m)
     free(m->items);
     es_arena_release(&m->strings);
     free(m);
-}
-
-const char *es_resolve_path(const char *root, const char *path, char *buf, size_t len)
-{
-    if (!root || !*root || path[0] == '/')
-        return path;
-    snprintf(buf, len, "%s/%s", root, path);
-    return buf;
 }
 
 /* Python's int(t * rate) for t >= 0: the loaders' frame offset of a time. */
@@ -116,8 +109,12 @@ int es_manifest_measure(es_context *ctx, const es_manifest *m, size_t i, const c
     es_file_stream f;
     int e = es_file_stream_open(&s, &f, path);
     if (e) {
-        es_fail(ctx, ES_ERR_IO, "%s: %s %llu (%s): cannot open audio %s: %s", m->file, m->pos_label,
-                (unsigned long long)(it->pos + m->pos_base), it->key, path, es_file_stream_strerror(e));
+        char hint[600] = "", where[560];
+        if (e == ENOENT && it->audio[0] != '/') /* say where it was looked for */
+            snprintf(hint, sizeof hint, " (%s)", es_root_hint(root, where, sizeof where));
+        es_fail(ctx, ES_ERR_IO, "%s: %s %llu (%s): cannot open audio %s: %s%s", m->file,
+                m->pos_label, (unsigned long long)(it->pos + m->pos_base), it->key, path,
+                es_file_stream_strerror(e), hint);
         return ES_NEXT_BAD;
     }
     const char *dot = strrchr(it->audio, '.');

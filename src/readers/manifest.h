@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "core/context.h"
+#include "core/path.h"
 #include "core/strbuf.h"
 #include "readers/reader.h"
 
@@ -76,8 +77,5 @@ es_manifest_item *es_manifest_add(es_manifest *m);
 const char *es_manifest_strdup(es_manifest *m, const char *s, size_t n);
 void es_manifest_free(es_manifest *m);
 
-/* Joins root and a relative path into buf; absolute paths and root == NULL pass
- * through. Returns buf or path. */
-const char *es_resolve_path(const char *root, const char *path, char *buf, size_t len);
 
 #endif

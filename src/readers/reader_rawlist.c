@@ -75,8 +75,31 @@ static size_t utf8_error(const char *s, size_t n)
     return i;
 }
 
+/* The first object of a list with neither "key" nor "wav" is no WeNet raw
+ * list at all (a NeMo manifest has "audio_filepath"): the whole file is
+ * refused, naming what is read, rather than every line left out. */
+static int refuse_other_json(es_context *ctx, const es_manifest *m, const es_line_reader *lr,
+                             json_t *obj)
+{
+    if (json_object_get(obj, "key") || json_object_get(obj, "wav"))
+        return ES_OK;
+    const char *what = json_object_get(obj, "audio_filepath")
+                           ? " (\"audio_filepath\": a NeMo manifest)" : "";
+    return es_fail(ctx, ES_ERR_UNSUPPORTED, "%s: line %lu: a JSON object without \"key\" and "
+                   "\"wav\"%s is not a WeNet raw list; %s", m->file, lr->lineno, what,
+                   ES_INPUT_FORMATS);
+}
+
 static int parse_line(es_context *ctx, es_manifest *m, const es_line_reader *lr)
 {
+    if (m->n == 0) { /* the first object decides what the file is */
+        json_error_t jerr;
+        json_t *obj = lr->has_nul ? NULL : json_loadb(lr->line, lr->len, 0, &jerr);
+        int rc = json_is_object(obj) ? refuse_other_json(ctx, m, lr, obj) : ES_OK;
+        json_decref(obj);
+        if (rc != ES_OK)
+            return rc;
+    }
     es_manifest_item *it = es_manifest_add(m);
     if (!it)
         return es_fail(ctx, ES_ERR_NOMEM, "%s: out of memory", m->file);

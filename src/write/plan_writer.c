@@ -34,12 +34,18 @@ ES_API int es_plan_write_begin(es_context *ctx, const es_plan *p, const char *ou
                        "required");
     if (p->s.mode == ES_PLAN_RESHARD && strpbrk(outdir, "\r\n"))
         return es_refuse_line_break(ctx, outdir, "data.list");
+    /* the lists every mode writes name these files, and the costs balanced are
+     * theirs as measured: a file moved or changed since is refused before
+     * anything is made */
+    int rc = es_cost_table_check_shards(ctx, p->table, p->s.root);
+    if (rc != ES_OK)
+        return rc;
     es_plan_writer *w = calloc(1, sizeof *w);
     if (!w)
         return es_fail(ctx, ES_ERR_NOMEM, "out of memory");
     w->p = p;
     w->owner = join == NULL;
-    int rc = join ? es_outdir_join(ctx, &w->d, outdir, join) : es_outdir_begin(ctx, &w->d, outdir);
+    rc = join ? es_outdir_join(ctx, &w->d, outdir, join) : es_outdir_begin(ctx, &w->d, outdir);
     if (rc != ES_OK) {
         free(w);
         return rc;

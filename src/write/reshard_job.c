@@ -76,19 +76,15 @@ static int collect(es_context *ctx, reshard_job *job)
 static int check_stat(es_context *ctx, const es_cost_table *t, const copy_source *s)
 {
     const es_shard_stat *was = es_cost_table_shard_stat(t, s->shard);
-    struct stat st;
-    if (!was || stat(s->path, &st) != 0)
-        return ES_OK;
-    if ((uint64_t)st.st_size != was->size)
-        return es_fail(ctx, ES_ERR_FORMAT, "%s: %llu bytes, %llu when measured: the shard "
-                       "changed since it was measured (measure it again)", s->path,
-                       (unsigned long long)st.st_size, (unsigned long long)was->size);
-    if (st.st_mtim.tv_sec != was->mtime_s || (uint32_t)st.st_mtim.tv_nsec != was->mtime_ns)
-        return es_fail(ctx, ES_ERR_FORMAT, "%s: modified at %lld.%09ld, %lld.%09u when measured: "
-                       "the shard changed since it was measured (measure it again, or restore "
-                       "its time if only that moved)", s->path, (long long)st.st_mtim.tv_sec,
-                       (long)st.st_mtim.tv_nsec, (long long)was->mtime_s, was->mtime_ns);
-    return ES_OK;
+    char why[160];
+    es_shard_change c = was ? es_shard_stat_compare(was, s->path, why, sizeof why) : ES_SHARD_SAME;
+    if (c == ES_SHARD_RESIZED)
+        return es_fail(ctx, ES_ERR_FORMAT, "%s: %s: the shard changed since it was measured "
+                       "(measure it again)", s->path, why);
+    if (c == ES_SHARD_TOUCHED)
+        return es_fail(ctx, ES_ERR_FORMAT, "%s: %s: the shard changed since it was measured "
+                       "(measure it again, or restore its time if only that moved)", s->path, why);
+    return ES_OK; /* a source that is gone was named when it was opened */
 }
 
 /* Every source must still be there, unchanged, and all of one format, before

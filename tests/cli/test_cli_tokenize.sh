@@ -95,7 +95,7 @@ PY
 done
 (cd "$CORPUS" && "$BIN" measure -q -o "$WORK/plain.tsv" kaldi) || fail "measure kaldi"
 [[ $(sed -n 2p "$WORK/plain.tsv" | awk -F'\t' '{print NF}') == 12 ]] || fail "a table without --tokenizer has 12 columns"
-expect_exit 0 "$BIN" plan --world-size 2 --min-length 10 -o "$WORK/plan-tok" "$WORK/tok.tsv"
+expect_exit 0 "$BIN" plan --world-size 2 --min-length 10 --root "$CORPUS" -o "$WORK/plan-tok" "$WORK/tok.tsv"
 python3 -c "
 import json, sys
 t = json.load(open('$WORK/plan-tok/plan.json'))['text_tokens']

@@ -15,13 +15,21 @@
 
 #include "fuzz_table.h"
 
-/* corpus_a's shard list: $ES_FIXTURES (the replay test), else from the
- * repository root (tools/dev.sh, tools/fuzz.sh). */
-static const char *list_path(void)
+/* corpus_a, whose shard list names its shards relative to it: $ES_FIXTURES
+ * (the replay test), else from the repository root (tools/dev.sh,
+ * tools/fuzz.sh). */
+static const char *corpus(void)
 {
     static char path[4096];
     const char *fix = getenv("ES_FIXTURES");
-    snprintf(path, sizeof path, "%s/corpus_a/shards/shards.list", fix ? fix : "tests/fixtures");
+    snprintf(path, sizeof path, "%s/corpus_a", fix ? fix : "tests/fixtures");
+    return path;
+}
+
+static const char *list_path(void)
+{
+    static char path[4200];
+    snprintf(path, sizeof path, "%s/shards/shards.list", corpus());
     return path;
 }
 
@@ -40,6 +48,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     es_measure_settings s;
     es_measure_defaults(&s);
     s.threads = 1;
+    s.root = corpus(); /* a shard list's first entry must be there (job_new checks it) */
     const char *inputs[] = {list_path()};
     es_measure_job *job = NULL;
     check(es_measure_job_new(ctx, &s, inputs, 1, &job) == ES_OK);

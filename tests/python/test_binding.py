@@ -109,6 +109,12 @@ class MeasureTest(Base):
         with self.assertRaises(equishard.Error) as e:
             equishard.plan(table, world_size=0)
         self.assertEqual(e.exception.status, "ES_ERR_USAGE")
+        with open(SHARDS) as f:  # the shards the list names
+            n = sum(1 for line in f if line.strip())
+        with self.assertRaises(equishard.Error) as e:  # an empty rank or worker
+            equishard.plan(table, world_size=n, workers=2)
+        self.assertEqual(e.exception.status, "ES_ERR_USAGE")
+        self.assertIn(f"{n} shards for {2 * n} rank×worker slots", e.exception.message)
         with self.assertRaises(TypeError):
             equishard.plan(table, world_size=2, no_such_setting=1)
 
@@ -131,8 +137,10 @@ class PlanTest(Base):
     def test_shard_mode_lists_equal_cli_files(self):
         table, path = self.costs()
         outdir = os.path.join(self.tmp, "cli-plan")
-        cli("plan", "--world-size", "2", "--workers", "2", "--min-length", "10", "-o", outdir, path)
-        with equishard.plan(table, world_size=2, workers=2, min_length=10) as p:
+        # the table's shard paths are relative to CORPUS (measured with root=CORPUS)
+        cli("plan", "--world-size", "2", "--workers", "2", "--min-length", "10", "--root", CORPUS,
+            "-o", outdir, path)
+        with equishard.plan(table, world_size=2, workers=2, min_length=10, root=CORPUS) as p:
             for r in range(2):
                 self.assertEqual("".join(s + "\n" for s in p.shards(r)),
                                  self.read(outdir, f"rank-{r:05d}.list"))
@@ -157,9 +165,9 @@ class PlanTest(Base):
         table, path = self.costs()
         outdir = os.path.join(self.tmp, "cli-batch")
         cli("plan", "--world-size", "2", "--workers", "2", "--mode", "batch", "--min-length", "10",
-            "--remainder", "carry", "--seed", "3", "-o", outdir, path)
+            "--remainder", "carry", "--seed", "3", "--root", CORPUS, "-o", outdir, path)
         p = equishard.plan(path, world_size=2, workers=2, mode="batch", min_length=10,
-                           remainder="carry", seed=3)  # a path: loaded, owned by the plan
+                           remainder="carry", seed=3, root=CORPUS)  # a path: loaded, owned by the plan
         for r in range(2):
             want = [json.loads(line) for line in self.read(outdir, f"rank-{r:05d}.batches.jsonl").splitlines()]
             got = p.batches(r)
@@ -188,12 +196,13 @@ class PlanTest(Base):
         compression may still run is fine (es_cost_table_free waits for it)."""
         _, path = self.costs()
         outdir = os.path.join(self.tmp, "cli-batch")
-        cli("plan", "--world-size", "2", "--mode", "batch", "--min-length", "10", "-o", outdir, path)
+        cli("plan", "--world-size", "2", "--mode", "batch", "--min-length", "10", "--root", CORPUS,
+            "-o", outdir, path)
         with equishard.load([path]) as t:
             t.compress_ahead()
             t.compress_ahead()  # once is enough; again changes nothing
             mine = os.path.join(self.tmp, "py-batch")
-            with equishard.plan(t, world_size=2, mode="batch", min_length=10) as p:
+            with equishard.plan(t, world_size=2, mode="batch", min_length=10, root=CORPUS) as p:
                 p.write(mine, inputs=[path])
         self.assert_same_files(mine, outdir)
         equishard.load([path]).compress_ahead()  # dropped at once, thread or not

@@ -94,6 +94,13 @@ int cli_load_tokenizer(es_context *ctx, es_measure_settings *s);
  * and returns -1. */
 int cli_tokenizer_check(const char *command);
 
+/* 0 when output (a file or OUTDIR; "-", NULL and paths not there yet pass)
+ * is none of inputs[0 .. n) by device and inode (NULL entries are skipped);
+ * else prints why, naming command, and returns -1: the command exits 2 before
+ * it writes anything. */
+int cli_refuse_output_input(const char *command, const char *output, const char *const *inputs,
+                            size_t n);
+
 /* Strict parsers of option values; each returns 0, or -1 (out untouched).
  * cli_parse_int: 0..INT_MAX; cli_parse_u64: no sign; cli_parse_double: finite;
  * cli_parse_i64: any whole number strtoll reads entirely (--epoch, --epochs). */

@@ -6,6 +6,8 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 int cli_exit_code(int status)
@@ -237,4 +239,22 @@ int cli_parse_enum_int(es_enum e, const char *arg, int *out)
     _Static_assert(sizeof(es_plan_mode) == sizeof(int) && sizeof(es_loader) == sizeof(int),
                    "public enums are int-sized");
     return es_enum_value(e, arg, out) == ES_OK ? 0 : -1;
+}
+
+int cli_refuse_output_input(const char *command, const char *output, const char *const *inputs,
+                            size_t n)
+{
+    struct stat out, in;
+    /* "-", a path not there yet, a device or a FIFO: nothing an input could be */
+    if (!output || strcmp(output, "-") == 0 || stat(output, &out) != 0 ||
+        !(S_ISREG(out.st_mode) || S_ISDIR(out.st_mode)))
+        return 0;
+    for (size_t i = 0; i < n; i++)
+        if (inputs[i] && stat(inputs[i], &in) == 0 && in.st_dev == out.st_dev &&
+            in.st_ino == out.st_ino) {
+            fprintf(stderr, "equishard %s: output %s is the input %s: writing it would replace "
+                            "what is read; write to another path\n", command, output, inputs[i]);
+            return -1;
+        }
+    return 0;
 }

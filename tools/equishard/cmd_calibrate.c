@@ -202,6 +202,12 @@ int cmd_calibrate(int argc, char **argv)
         rc = es_is_cost_table(argv[i]) ? push(&costs, argv[i]) : add_log(&a.logs, argv[i]);
     if (rc == 0 && (!a.steps_given || !costs.n || !a.logs.n))
         rc = cli_usage_error(&cmd, "--steps LOG and a cost table (COSTS) are required");
+    if (rc == 0 && a.output &&
+        (cli_refuse_output_input("calibrate", a.output, (const char *const *)argv + optind,
+                                 (size_t)(argc - optind)) ||
+         cli_refuse_output_input("calibrate", a.output, (const char *const *)a.logs.v,
+                                 a.logs.n)))
+        rc = -1;
     es_calibrate_settings s = a.s;
     list logs = a.logs;
     const char *output = a.output;

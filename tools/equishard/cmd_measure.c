@@ -131,6 +131,12 @@ int cmd_measure(int argc, char **argv)
     int rc = parse_args(argc, argv, &a);
     if (rc)
         return rc > 0 ? EXIT_OK : EXIT_BAD_INPUT;
+    const char *const read[] = {a.emb.utt_emb, a.emb.spk_emb, a.emb.utt_keys, a.emb.spk_keys,
+                                a.list.speech_tokens, cli_tokenizer.path, cli_tokenizer.symbol_table,
+                                cli_tokenizer.non_lang_syms};
+    if (cli_refuse_output_input("measure", a.output, a.inputs, a.n_inputs) ||
+        cli_refuse_output_input("measure", a.output, read, sizeof read / sizeof read[0]))
+        return EXIT_BAD_INPUT;
     es_context *tctx = es_context_new();
     if (!tctx)
         return cli_fail("out of memory", ES_ERR_NOMEM);

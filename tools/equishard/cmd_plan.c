@@ -222,6 +222,11 @@ int cmd_plan(int argc, char **argv)
         raise_open_file_limit();
     const char *const *inputs = (const char *const *)argv + optind;
     size_t n_inputs = (size_t)(argc - optind);
+    const char *const read[] = {a.list.speech_tokens, cli_tokenizer.path,
+                                cli_tokenizer.symbol_table, cli_tokenizer.non_lang_syms};
+    if (cli_refuse_output_input("plan", a.outdir, inputs, n_inputs) ||
+        cli_refuse_output_input("plan", a.outdir, read, sizeof read / sizeof read[0]))
+        return EXIT_BAD_INPUT;
 #if HAVE_MPI
     if (cli_launched_by_mpi())
         return plan_mpi(&a, inputs, n_inputs);

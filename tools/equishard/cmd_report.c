@@ -169,6 +169,13 @@ int cmd_report(int argc, char **argv)
     json_t *plan = load_plan(argv[optind]);
     if (!plan)
         return EXIT_BAD_INPUT;
+    char path[4096];
+    snprintf(path, sizeof path, "%s/plan.json", argv[optind]);
+    const char *const read[] = {path};
+    if (cli_refuse_output_input("report", svg, read, 1)) {
+        json_decref(plan);
+        return EXIT_BAD_INPUT;
+    }
     int rc = print_table(plan);
     if (rc)
         cli_error("%s/plan.json: not a plan (no \"metrics\"/\"ranks\")", argv[optind]);

@@ -406,6 +406,15 @@ int cmd_simulate(int argc, char **argv)
     int rc = parse_args(argc, argv, &a);
     if (rc)
         return rc > 0 ? EXIT_OK : EXIT_BAD_INPUT;
+    char plan_json_path[4096];
+    snprintf(plan_json_path, sizeof plan_json_path, "%s/plan.json", a.plan ? a.plan : "");
+    const char *const read[] = {a.list.speech_tokens, cli_tokenizer.path,
+                                cli_tokenizer.symbol_table, cli_tokenizer.non_lang_syms,
+                                a.plan ? plan_json_path : NULL};
+    if (cli_refuse_output_input("simulate", a.output, (const char *const *)argv + optind,
+                                (size_t)(argc - optind)) ||
+        cli_refuse_output_input("simulate", a.output, read, sizeof read / sizeof read[0]))
+        return EXIT_BAD_INPUT;
     if (a.plan_mode == ES_PLAN_BATCH)
         return report_batch_plan(&a);
     const char **inputs = (const char **)argv + optind;

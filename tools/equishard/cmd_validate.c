@@ -372,6 +372,12 @@ int cmd_validate(int argc, char **argv)
     int rc = parse_args(argc, argv, &a);
     if (rc)
         return rc > 0 ? EXIT_OK : EXIT_BAD_INPUT;
+    const char *const read[] = {a.costs, a.speech_tokens, a.src.utt_emb, a.src.utt_keys,
+                                a.src.spk_emb, a.src.spk_keys, a.src.utt2spk};
+    if (cli_refuse_output_input("validate", a.json, (const char *const *)argv + optind,
+                                (size_t)(argc - optind)) ||
+        cli_refuse_output_input("validate", a.json, read, sizeof read / sizeof read[0]))
+        return EXIT_BAD_INPUT;
     es_context *ctx = es_context_new();
     if (!ctx)
         return cli_fail("out of memory", ES_ERR_NOMEM);
