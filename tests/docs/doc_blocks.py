@@ -5,8 +5,9 @@ string says who runs them, so that no documented command can drift from the
 program:
 
     ```sh            run by tests/docs/test_doc_commands.py, every block of a
-                     document in order in one shell (a user following along),
-                     from a scratch folder holding a copy of data-samples/
+                     document in order in one shell (a user following along:
+                     a cd carries over), from a scratch folder holding a copy
+                     of data-samples/
     ```sh cosyvoice  run by tests/e2e/test_cosyvoice_e2e.py in a scratch recipe
                      folder (conf/ = CosyVoice's upstream yaml, data/ = a corpus
                      the test makes), which then trains on what they wrote

@@ -1,8 +1,8 @@
 """Every documented command runs as written (doc_blocks.py says which blocks).
 
 For README.md and docs/QUICKSTART.md: the untagged ```sh blocks run in order in
-one bash (`set -euo pipefail`), from a scratch folder holding a copy of
-data-samples/, with the built `equishard` first on PATH and the package
+one bash (`set -euo pipefail`) as a user following along would (a `cd` carries
+over to the next block), from a scratch folder holding a copy of data-samples/, with the built `equishard` first on PATH and the package
 importable; each must exit 0 and every file its equishard lines say they write
 (-o, --html, --svg, validate's --json) must exist afterwards. `sh setup`
 blocks must name tools/dev.sh commands that exist; the `sh cosyvoice` and
@@ -63,7 +63,7 @@ def run_blocks(doc, todo):
     shutil.copytree(os.path.join(SRC, "data-samples"), os.path.join(scratch, "data-samples"))
     script = ["set -euo pipefail"]
     for line, _, text in todo:
-        script += [f"echo '@@ block {doc}:{line}' >&2", "cd \"$SCRATCH\"", text]
+        script += [f"echo '@@ block {doc}:{line}' >&2", text]
     env = dict(os.environ, SCRATCH=scratch,
                PATH=os.path.join(BUILD, "tools", "equishard") + os.pathsep + os.environ["PATH"],
                PYTHONPATH=os.path.join(SRC, "python"),
@@ -74,12 +74,12 @@ def run_blocks(doc, todo):
     if r.returncode != 0:
         fail(f"{where[-1] if where else doc}: exit {r.returncode}\n{r.stdout[-2000:]}\n{r.stderr[-3000:]}")
     else:
+        cds = [c for _, _, text in todo for c in re.findall(r"^cd (\S+)", text, re.M)]
+        bases = [os.path.normpath(os.path.join(scratch, c)) for c in cds] + [scratch]
         for line, _, text in todo:
             for cmd in doc_blocks.commands(text):
                 for out in doc_blocks.outputs(cmd):
-                    # a block may cd: look where the block's own cd put it, else in scratch
-                    cds = re.findall(r"^cd (\S+)", text, re.M)
-                    bases = [os.path.join(scratch, c) for c in cds] + [scratch]
+                    # the document's blocks may cd: look in every folder they cd to
                     if not any(os.path.exists(os.path.join(b, out)) for b in bases):
                         fail(f"{doc}:{line}: '{cmd}' says it writes {out}, which is not there")
         print(f"{doc}: {len(todo)} block(s) ran, exit 0")
