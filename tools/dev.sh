@@ -1,17 +1,27 @@
 #!/usr/bin/env bash
 # One entry point for a fresh Debian machine (README.md):
 #
-#   tools/dev.sh demo   install dependencies, build, install (the library with
-#                       meson, the Python package with pip into $PYTHON,
-#                       checked by importing it), then on data-samples/: measure, simulate
-#                       CosyVoice's split beside equishard's, write a plan,
-#                       and reshard the CosyVoice parquet files
+#   tools/dev.sh setup  install dependencies (apt-get), build, and build the
+#                       Python wheel build/dist/equishard-*.whl (libequishard.so
+#                       and the equishard command inside)
+#   tools/dev.sh install
+#                       pip-install that wheel into $PYTHON (e.g.
+#                       PYTHON=/usr/bin/python3, the interpreter with torch;
+#                       --user when that is not a venv and you are not root),
+#                       or, unset, into a venv in build/venv
+#   tools/dev.sh demo   install dependencies, build, build the Python wheel
+#                       (libequishard.so inside) and pip-install it into a venv,
+#                       build/venv (checked with pip show and an import), then
+#                       on data-samples/: measure, simulate CosyVoice's split
+#                       beside equishard's, write a plan, and reshard the
+#                       CosyVoice parquet files; every output in build/demo/
 #   tools/dev.sh test   install dependencies, build with -Dwerror=true (a new
 #                       warning fails CI), run every test against the build
 #                       tree (nothing is installed system-wide: the tests
 #                       load build/src/libequishard.so and python/equishard,
-#                       and the end-to-end test pip-installs the package into
-#                       a venv of its own): the unit, CLI and Python suites,
+#                       and the wheel test and the end-to-end tests pip-install
+#                       the wheel into venvs of their own): the unit, CLI and
+#                       Python suites,
 #                       CosyVoice's own training loop on 4 ranks under
 #                       torchrun, and WeNet's (tests/e2e), the same suites under ASan+UBSan
 #                       (with the Python binding's leak check), and each
@@ -21,8 +31,8 @@
 #                       (the CosyVoice end-to-end corpus's writer) come from
 #                       npm into build-npm/
 #
-# PYTHON=/usr/bin/python3 tools/dev.sh demo: install the Python package into that
-# interpreter (the one with torch) instead of the python3 on PATH.
+# PYTHON=/usr/bin/python3 tools/dev.sh demo: install the wheel into that
+# interpreter (the one with torch) instead of a venv of the python3 on PATH.
 #
 # Installing needs root (apt-get); as another user, set ES_NO_INSTALL=1 once the
 # packages in DEPS are there.
@@ -33,9 +43,9 @@ DEPS=(build-essential clang meson ninja-build pkg-config python3
       libarchive-dev libzstd-dev zstd libsnappy-dev zlib1g-dev libxxhash-dev libjansson-dev libsndfile1-dev libutf8proc-dev libyaml-dev
       check libomp-dev sox libopenmpi-dev openmpi-bin
       xxhash # xxhsum: the tests' independent check of plan.json's input digests
-      # the Python package's install (pip, its build backend) and the end-to-end
+      # the Python package's install (pip, the wheel's build backend) and the end-to-end
       # tests: CosyVoice's and WeNet's own training loops under real torch (tests/e2e)
-      python3-pip python3-venv python3-setuptools
+      python3-pip python3-venv python3-setuptools python3-mesonpy
       python3-torch python3-torchaudio libopenblas0-openmp)
 export PATH="/usr/local/cuda/bin:$PATH"
 
@@ -81,35 +91,29 @@ build() { # dir [meson options...]
     ninja -C "$dir"
 }
 
-# The interpreter the Python package is installed into: the one that trains
-# (has torch), e.g. PYTHON=/usr/bin/python3. Default: python3 on PATH.
-PYTHON=${PYTHON:-python3}
+# The interpreter the Python package is installed into: unset, a venv of the
+# python3 on PATH in build/venv; set, that interpreter, e.g. PYTHON=/usr/bin/python3
+# (the one that trains, with torch).
+PYTHON=${PYTHON:-}
 
-install_build() { # the library system-wide, the Python package into $PYTHON: `import equishard`
-    [[ -n "${ES_NO_INSTALL:-}" || $(id -u) != 0 ]] && return
-    meson install -C build --quiet >/dev/null
-    ldconfig
-    local pip_flags=(--quiet --no-build-isolation --no-deps --no-index)
-    # Debian's own python3 refuses pip installs outside a venv (PEP 668) unless told
-    if "$PYTHON" -c 'import os, sys, sysconfig; sys.exit(not os.path.exists(os.path.join(sysconfig.get_path("stdlib"), "EXTERNALLY-MANAGED")))'; then
+install_python() { # the wheel (tools/wheel.sh) with pip: `import equishard`, `equishard` on PATH
+    local whl py=$PYTHON
+    whl=$(tools/wheel.sh build/dist build/python-wheel)
+    # --force-reinstall: a rebuilt wheel of the same version replaces the installed one
+    local pip_flags=(--quiet --no-index --no-deps --force-reinstall)
+    if [[ -z $py ]]; then
+        [[ -x build/venv/bin/python ]] || python3 -m venv build/venv
+        py=$PWD/build/venv/bin/python
+    elif "$py" -c 'import os, sys, sysconfig; sys.exit(sys.prefix != sys.base_prefix or not os.path.exists(os.path.join(sysconfig.get_path("stdlib"), "EXTERNALLY-MANAGED")))'; then
+        # Debian's own python3 refuses pip installs outside a venv (PEP 668) unless told
         pip_flags+=(--break-system-packages)
     fi
-    if "$PYTHON" -c 'import setuptools, wheel' 2>/dev/null; then
-        local src; src=$(mktemp -d) # pip builds in the source folder: build a copy
-        cp -r python/. "$src"
-        "$PYTHON" -m pip install "${pip_flags[@]}" "$src" >/dev/null
-        rm -rf "$src"
-    else
-        # no build backend in this interpreter (a pyenv Python without wheel, and no
-        # index to fetch one from): the package is pure Python, so copy it into the
-        # interpreter's site-packages as pip would lay it out
-        local site; site=$("$PYTHON" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
-        echo "dev.sh: $PYTHON has no setuptools/wheel to run pip's build: copying the package into $site"
-        rm -rf "$site/equishard"
-        cp -r python/equishard "$site/"
-        find "$site/equishard" -name __pycache__ -prune -exec rm -rf {} +
+    if [[ -n $py && $(id -u) != 0 ]] && "$py" -c 'import sys; sys.exit(sys.prefix != sys.base_prefix)'; then
+        pip_flags+=(--user) # not root and not a venv: the user's own site-packages
     fi
-    (cd / && "$PYTHON" -c 'import equishard; print("import equishard:", equishard.__file__, "library", equishard.version())')
+    "$py" -m pip install "${pip_flags[@]}" "$whl"
+    "$py" -m pip show equishard | grep -E '^(Name|Version|Location):'
+    (cd / && "$py" -c 'import equishard, equishard._ffi as f; print("import equishard:", equishard.__file__, "library", equishard.version(), "from", f.lib()._name)')
 }
 
 fuzz() {
@@ -149,26 +153,37 @@ fuzz() {
 }
 
 case "${1:-}" in
+setup)
+    install_deps
+    build build
+    echo "built build/tools/equishard/equishard; the wheel: $(tools/wheel.sh build/dist build/python-wheel)"
+    ;;
+install)
+    install_python
+    ;;
 demo)
     install_deps
     build build
-    install_build
+    install_python
+    # the outputs stay in the checkout's build folder; the CLI reads the
+    # sample's lists from data-samples/, where their paths are relative to
+    mkdir -p build/demo
     cd data-samples
-    es=../build/tools/equishard/equishard
-    $es measure -o ../costs.tsv shards/data.list
-    echo "wrote costs.tsv ($(($(wc -l <../costs.tsv) - 2)) utterances); the first rows:"
-    tail -n +2 ../costs.tsv | head -6 | column -t -s $'\t'
+    es=../build/tools/equishard/equishard out=../build/demo
+    $es measure -o $out/costs.tsv shards/data.list
+    echo "wrote build/demo/costs.tsv ($(($(wc -l <$out/costs.tsv) - 2)) utterances); the first rows:"
+    tail -n +2 $out/costs.tsv | head -6 | column -t -s $'\t'
     echo
     # the sample's utterances are short: keep those under CosyVoice 2's 1 s minimum
-    $es simulate --loader cosyvoice --world-size 2 --workers 2 --min-length 10 ../costs.tsv
+    $es simulate --loader cosyvoice --world-size 2 --workers 2 --min-length 10 $out/costs.tsv
     echo
-    $es plan --world-size 2 --workers 2 --min-length 10 -o ../plan ../costs.tsv
-    echo
-    # the job on that plan, as equishard.loaders will feed it: batches per rank
-    $es simulate --loader cosyvoice --plan ../plan
+    # 3 shards cannot fill 2 ranks x 2 workers whole: batch mode, with batches
+    # small enough (400 frames) that the 34 s sample gives every worker some
+    $es plan --mode batch --world-size 2 --workers 2 --min-length 10 --max-frames-in-batch 400 \
+        -o $out/plan $out/costs.tsv
     echo
     echo "CosyVoice parquet (make_parquet_list.py's layout) rewritten into 2x2 equal-cost files:"
-    $es plan --world-size 2 --workers 2 --min-length 10 --mode reshard -o ../plan-parquet parquet/data.list
+    $es plan --world-size 2 --workers 2 --min-length 10 --mode reshard -o $out/plan-parquet parquet/data.list
     ;;
 test)
     install_deps
@@ -182,7 +197,7 @@ test)
     echo "all tests passed"
     ;;
 *)
-    sed -n '2,27p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'
     exit 2
     ;;
 esac

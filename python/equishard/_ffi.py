@@ -380,13 +380,22 @@ ALL_WORKERS = 0xFFFFFFFF  # ES_PLAN_ALL_WORKERS
 NO_ROW = ctypes.c_size_t(-1).value  # ES_NO_ROW
 
 _here = os.path.dirname(os.path.abspath(__file__))
+# the wheel (pyproject.toml) installs the library beside this file
+BUNDLED_LIB = os.path.join(_here, "libequishard.so")
 # python/equishard/ in a checkout: the library meson builds in build/src/
 BUILD_TREE_LIB = os.path.join(_here, "..", "..", "build", "src", "libequishard.so")
 
 
 def candidates():
-    """Where lib() looks, in order: $EQUISHARD_LIB (or $EQUISHARD_LIBRARY), the build tree beside a
-    checkout's python/ folder, then the installed library (ld.so.cache)."""
+    """Where lib() looks, in order: the library the wheel installed beside this
+    file; else $EQUISHARD_LIB (or $EQUISHARD_LIBRARY); else the build tree beside a
+    checkout's python/ folder, then the installed library (ld.so.cache).
+
+    The bundled library comes first because it was built from the same sources
+    as the structures above: another build's could lay them out differently. The
+    variables are for running from a checkout (the tests point them at a build)."""
+    if os.path.exists(BUNDLED_LIB):
+        return [BUNDLED_LIB]
     env = os.environ.get("EQUISHARD_LIB") or os.environ.get("EQUISHARD_LIBRARY")
     if env:
         return [env]  # explicit: no silent fallback to another build

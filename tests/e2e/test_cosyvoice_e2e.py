@@ -3,8 +3,9 @@
 The user's experience, end to end, on a corpus this test makes (uneven
 utterances in uneven parquet files, written by hyparquet-writer):
 
-1. `pip install --no-build-isolation ./python` into a venv of the interpreter
-   that has torch (Debian's python3-torch), `import equishard` from there;
+1. the wheel (tools/wheel.sh: pyproject.toml, libequishard.so inside) pip-installed
+   into a venv of the interpreter that has torch (Debian's python3-torch),
+   `import equishard` from there, loading the venv's library;
 2. `equishard plan` (batch, shard, reshard) and `equishard simulate` with the CLI;
 3. 4 ranks launched as torchrun launches them (python -m torch.distributed.run),
    2 DataLoader workers each, gloo, CosyVoice's recipe loop with its join
@@ -37,7 +38,6 @@ import tempfile
 SRC = os.environ.get("ES_SOURCE_ROOT", os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 BUILD = os.environ.get("ES_BUILD_ROOT", os.path.join(SRC, "build"))
 CLI = os.environ.get("EQUISHARD_CLI", os.path.join(BUILD, "tools", "equishard", "equishard"))
-LIB = os.environ.get("EQUISHARD_LIB", os.path.join(BUILD, "src", "libequishard.so"))
 RECIPE = os.path.normpath(os.path.join(SRC, "..", "shared", "third_party", "cosyvoice"))
 TORCH_PYTHON = os.environ.get("ES_TORCH_PYTHON", "/usr/bin/python3")
 NODE_MODULES = os.environ.get("ES_NODE_MODULES", os.path.join(SRC, "build-npm", "node_modules"))
@@ -70,16 +70,22 @@ def free_port():
 
 
 def install(work):
-    """pip install into a venv of the torch interpreter: the user's route."""
+    """The wheel pip-installed into a venv of the torch interpreter: the user's route
+    (tests/python/install_wheel.py checks that route on its own)."""
+    wheel = subprocess.run([os.path.join(SRC, "tools", "wheel.sh"), os.path.join(work, "dist"),
+                            os.path.join(BUILD, "python-wheel")], capture_output=True, text=True)
+    if wheel.returncode == 2 and "meson-python" in wheel.stderr:
+        skip(wheel.stderr.strip())
+    if wheel.returncode != 0:
+        sys.exit(f"FAILED: tools/wheel.sh\n{wheel.stdout}\n{wheel.stderr}")
     venv = os.path.join(work, "venv")
     run([TORCH_PYTHON, "-m", "venv", "--system-site-packages", venv])
     py = os.path.join(venv, "bin", "python")
-    pkg = os.path.join(work, "python-src")  # a copy: pip's build leaves files behind
-    shutil.copytree(os.path.join(SRC, "python"), pkg, ignore=shutil.ignore_patterns("build", "*.egg-info", "__pycache__"))
-    run([py, "-m", "pip", "install", "-q", "--no-build-isolation", "--no-deps", "--no-index", pkg])
-    where = run([py, "-c", "import equishard; print(equishard.__file__); print(equishard.version())"],
-                cwd="/", env=dict(os.environ, EQUISHARD_LIBRARY=LIB, PYTHONPATH="")).split()
-    assert where[0].startswith(venv), f"import equishard found {where[0]}, not the venv's"
+    run([py, "-m", "pip", "install", "-q", "--no-deps", "--no-index", wheel.stdout.strip()])
+    where = run([py, "-c", "import equishard, equishard._ffi as f; print(equishard.__file__); "
+                 "print(f.lib()._name); print(equishard.version())"],
+                cwd="/", env=dict(os.environ, PYTHONPATH="")).split()
+    assert all(w.startswith(venv) for w in where[:2]), f"import equishard found {where[:2]}, not the venv's"
     return py
 
 
@@ -87,8 +93,7 @@ def launch(py, work, name, trainer, args, plan=None, timeout=400, world=WORLD):
     """Runs `trainer` on `world` ranks as torchrun launches them (with the pip-installed
     equishard, EQUISHARD_PLAN=plan when given) and returns each rank's results."""
     out = os.path.join(work, "runs", name)
-    env = dict(os.environ, EQUISHARD_LIBRARY=LIB, PYTHONPATH="", OMP_NUM_THREADS="1")
-    env.pop("EQUISHARD_LIB", None)
+    env = dict(os.environ, PYTHONPATH="", OMP_NUM_THREADS="1")  # the venv's equishard, its library
     if plan:
         env["EQUISHARD_PLAN"] = plan
     # --redirects/--tee 2: torch 1.13's torchrun parses its default "0" to None on

@@ -3,7 +3,7 @@
 The user's experience, end to end, on a corpus this test makes (uneven
 utterances in uneven WeNet tar shards, written with Python's tarfile and wave):
 
-1. `pip install --no-build-isolation ./python` into a venv of the interpreter
+1. the wheel (tools/wheel.sh) pip-installed into a venv of the interpreter
    that has torch (Debian's python3-torch), `import equishard` from there;
 2. `equishard plan` (batch and shard) with the CLI, with WeNet's settings:
    `--frame-rate 100` (fbank at a 10 ms shift) and the recipe's filter_conf and
