@@ -68,7 +68,7 @@ def check_wheel(whl, version):
     assert os.path.basename(whl) == want, f"wheel named {os.path.basename(whl)}, not {want}"
     pkg = os.path.join(SRC, "python")
     sources = {os.path.relpath(os.path.join(d, f), pkg) for d, _, files in os.walk(pkg)
-               for f in files if f.endswith(".py")}
+               for f in files if f.endswith(".py") or f == "py.typed"}
     data = f"equishard-{version}.data/"
     with zipfile.ZipFile(whl) as z:
         names = set(z.namelist())
