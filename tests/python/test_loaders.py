@@ -232,6 +232,52 @@ class LoadersTest(unittest.TestCase):
         got = [x.get("utt", x.get("key")) for x in cosyvoice.PlannedUtterances(plan)]
         self.assertEqual(sorted(got), sorted(keys))  # each row matched its planned key
 
+    def test_edited_batches_jsonl_is_refused_naming_file_and_line(self):
+        """A hand-edited or truncated rank-R.batches.jsonl is refused with
+        file:line and the problem, before any batch: keys and items of different
+        lengths would be zipped short, a worker out of range skipped (the ranks'
+        step counts would differ)."""
+        path = os.path.join(self.batch, "rank-00000.batches.jsonl")
+        lines = read_lines(path)
+        self.assertGreaterEqual(len(lines), 2)
+        first = json.loads(lines[0])
+
+        def edit(line_no, change):
+            d = os.path.join(self.tmp, "edited")
+            shutil.rmtree(d, ignore_errors=True)
+            shutil.copytree(self.batch, d)
+            new = list(lines)
+            new[line_no - 1] = change(json.loads(lines[line_no - 1]))
+            with open(os.path.join(d, "rank-00000.batches.jsonl"), "w", encoding="utf-8") as f:
+                f.write("".join(l + "\n" for l in new if l is not None))
+            return loaders.PlanDir(d), os.path.join(d, "rank-00000.batches.jsonl")
+
+        def changed(**kw):
+            return lambda b: json.dumps({**b, **kw})
+        cases = [
+            (1, changed(items=first["items"][:-1]),
+             f":1: {len(first['keys'])} keys but {len(first['items']) - 1} items"),
+            (1, changed(keys=first["keys"] + ["extra"]), f":1: {len(first['keys']) + 1} keys but"),
+            (1, changed(worker=2), ':1: "worker" is 2, not one of the plan\'s 2 worker'),
+            (1, changed(worker=-1), ':1: "worker" is -1'),
+            (1, changed(worker="0"), ":1: \"worker\" is '0'"),
+            (2, changed(step=0), ':2: "step" is 0, expected 1'),
+            (1, changed(items=[[s, -1] for s, _ in first["items"]]), ":1: items[0]'s pos is -1"),
+            (1, changed(items=[[s, 1.5] for s, _ in first["items"]]), ":1: items[0]'s pos is 1.5"),
+            (1, changed(items=[[p] for p, _ in first["items"]]), ":1: items[0] is"),
+            (1, changed(keys=[1] * len(first["keys"])), ':1: "keys" is not a non-empty list of strings'),
+            (2, lambda b: json.dumps(b)[:20], ":2: not JSON"),
+            (2, lambda b: "[]", ":2: not a JSON object"),
+            (len(lines), lambda b: None, f": {len(lines) - 1} batches, plan.json says rank 0 has {len(lines)}"),
+        ]
+        for line_no, change, want in cases:
+            plan, edited = edit(line_no, change)
+            with self.subTest(want=want):
+                with self.assertRaises(ValueError) as cm:
+                    plan.batches(0, 0)
+                self.assertIn(edited + want, str(cm.exception))
+        self.assertEqual(len(loaders.PlanDir(self.batch).batches(0)), len(lines))  # the original reads
+
     def test_wenet_shard_list_yields_file_name_and_line(self):
         for plan in (self.shard, self.raw):
             for rank in range(2):
