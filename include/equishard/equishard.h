@@ -240,6 +240,14 @@ ES_API int es_cost_table_read(es_context *ctx, const char *path, es_cost_table *
 ES_API size_t es_cost_table_skip_count(const es_cost_table *t);
 ES_API const char *es_cost_table_skip(const es_cost_table *t, size_t i);
 
+/* The shard file `shard` (as the table's `shard` column names it) as measure
+ * found it before reading it: its size in bytes and modification time
+ * (the shard_size and shard_mtime columns), for a reader to tell whether the
+ * file changed since. Returns 1 and fills *size, *mtime_s and *mtime_ns, or 0
+ * when the table does not record it (raw-list and Kaldi rows, older tables). */
+ES_API int es_cost_table_shard_file(const es_cost_table *t, const char *shard, uint64_t *size,
+                                    int64_t *mtime_s, uint32_t *mtime_ns);
+
 /* ---- measure ------------------------------------------------------------------ */
 
 typedef enum es_on_error {

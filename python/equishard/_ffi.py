@@ -267,6 +267,8 @@ _SIGNATURES = {
     "es_cost_table_read": (c_int, [P, c_char_p, POINTER(P)]),
     "es_cost_table_skip_count": (c_size_t, [P]),
     "es_cost_table_skip": (c_char_p, [P, c_size_t]),
+    "es_cost_table_shard_file": (c_int, [P, c_char_p, POINTER(c_uint64), POINTER(c_int64),
+                                         POINTER(c_uint32)]),
     "es_measure_defaults": (None, [POINTER(MeasureSettings)]),
     "es_measure": (c_int, [P, POINTER(MeasureSettings), STRS, c_size_t, POINTER(P)]),
     "es_load_inputs": (c_int, [P, POINTER(MeasureSettings), STRS, c_size_t, POINTER(P)]),

@@ -194,6 +194,33 @@ class PlanDir:
         state.pop("_table", None)
         return state
 
+    def has_table(self):
+        return os.path.exists(os.path.join(self.outdir, "costs.tsv.zst"))
+
+    def check_shard(self, shard, path):
+        """Refuses shard file `path` (the plan's `shard`) when its size or
+        modification time moved since measure recorded them in costs.tsv.zst
+        (shard_size, shard_mtime): a shard rebuilt with the same keys would
+        otherwise be trained without a word on a plan balanced for other audio.
+        Once per shard and process; nothing to check without the table (a plan
+        before 0.2) or where the table records no file (raw lists, Kaldi)."""
+        checked = self.__dict__.setdefault("_checked", set())
+        if shard in checked or not self.has_table():
+            return
+        was = self.table().shard_file(shard)
+        checked.add(shard)
+        if was is None:
+            return
+        st = os.stat(path)
+        size, mtime = was
+        if st.st_size != size:
+            raise ValueError(f"{path}: {st.st_size} bytes, {size} when measured: the shard changed "
+                             "since the plan was made (measure it again and re-plan)")
+        if st.st_mtime_ns != mtime:
+            raise ValueError(f"{path}: modified at {_ns_time(st.st_mtime_ns)}, {_ns_time(mtime)} "
+                             "when measured: the shard changed since the plan was made (measure "
+                             "it again and re-plan, or restore its time if only that moved)")
+
     def table_path(self):
         path = os.path.join(self.outdir, "costs.tsv.zst")
         if not os.path.exists(path):
@@ -214,6 +241,11 @@ class PlanDir:
         for k in ("max_frames_in_batch", "batch_size", "sort_size", "remainder", "seed"):
             out[k] = p[k]
         return out
+
+
+def _ns_time(ns):
+    """A file time in nanoseconds as SECONDS.NNNNNNNNN (the table's shard_mtime)."""
+    return f"{ns // 1_000_000_000}.{ns % 1_000_000_000:09d}"
 
 
 def _plan_dir(plan, lists):

@@ -18,6 +18,9 @@ same pipeline from the recipe's yaml, same batches handed to `padding`:
   The recipe's filter and batch settings must be the plan's: a difference is an
   error before the first batch, and a planned batch that the pipeline empties
   is an error at that batch (the ranks' step counts would no longer agree).
+  A shard whose size or modification time moved since it was measured
+  (costs.tsv.zst's shard_size, shard_mtime) is an error when a worker first
+  opens it, and so is a rank file that is not as plan wrote it.
 - a **shard** plan: CosyVoice's own pipeline over equishard.loaders.DataList
   (this rank's and worker's planned shards, reshuffled per epoch).
 - partition=False (CosyVoice's cross-validation set): CosyVoice's own split of
@@ -96,6 +99,8 @@ class PlannedUtterances(_IterableDataset):
 
     def __init__(self, plan, root=None, lookahead=8):
         self.plan, self.root, self.lookahead = plan, root, lookahead
+        if plan.has_table():  # read here, once, before the DataLoader forks its workers:
+            plan.table()      # they check each shard they open against it (check_shard)
         self.epoch = -1
 
     def set_epoch(self, epoch):
@@ -109,7 +114,7 @@ class PlannedUtterances(_IterableDataset):
         self.plan.check(rank, world, worker, workers)
         info = dict(rank=rank, world_size=world, worker_id=worker, num_workers=workers)
         batches = self.plan.epoch_batches(rank, worker, self.epoch)
-        fetcher = RowFetcher(self.root)
+        fetcher = RowFetcher(self.root, check=self.plan.check_shard)
         try:
             for index, (b, rows) in enumerate(fetch_batches(fetcher, batches, self.lookahead)):
                 for (shard, pos), key, row in zip(b["items"], b["keys"], rows):

@@ -31,6 +31,9 @@ per-utterance processors from the recipe's wenet.dataset.processor:
   frame rate the plan's --frame-rate: a difference is an error before the first
   batch; a planned batch that the pipeline empties is an error at that batch
   (the ranks' step counts would no longer agree).
+  A shard whose size or modification time moved since it was measured
+  (costs.tsv.zst's shard_size, shard_mtime) is an error when a worker first
+  opens it, and so is a rank file that is not as plan wrote it.
 - a **shard** plan: WeNet's own pipeline (upstream's Dataset, unchanged) over
   a source that reads this rank's and worker's planned shards
   (equishard.loaders.ShardList, then the list shuffle, repeat, parse_url,
@@ -130,6 +133,8 @@ class PlannedUtterances(_IterableDataset):
     def __init__(self, plan, data_list_file, root=None, cycle=1, lookahead=8, data_type="shard",
                  parse_json=None):
         self.plan, self.file_name, self.root = plan, data_list_file, root
+        if plan.has_table():  # read here, once, before the DataLoader forks its workers:
+            plan.table()      # they check each shard they open against it (check_shard)
         self.data_type, self.parse_json = data_type, parse_json
         self.cycle, self.lookahead = max(1, int(cycle)), lookahead
         self.epoch = None  # set_epoch's; None: the plan's own epoch
@@ -152,7 +157,7 @@ class PlannedUtterances(_IterableDataset):
         if self.data_type == "raw":
             yield from self._raw(batches)
             return
-        fetcher = RowFetcher(self.root)
+        fetcher = RowFetcher(self.root, check=self.plan.check_shard)
         try:
             for index, (b, rows) in enumerate(fetch_batches(fetcher, batches, self.lookahead)):
                 for (shard, pos), key, row in zip(b["items"], b["keys"], rows):
