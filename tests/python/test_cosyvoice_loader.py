@@ -122,6 +122,33 @@ class CosyVoiceDatasetTest(unittest.TestCase):
         with self.assertRaisesRegex(RuntimeError, "planned batch 1 of this worker lost all"):
             list(cosyvoice.planned_batch(samples([2, 1, 2], drop={(1, 0)})))
 
+    def test_a_batch_lost_in_the_pipeline_names_the_stage(self):
+        """The error names the stage that dropped every utterance of a planned
+        batch and its likely cause; the last batch lost is an error too."""
+        def dropping(name, drop):
+            def stage(data, max_length=10240, min_length=10, token_max_length=200, token_min_length=1,
+                      min_output_input_ratio=0.0005, max_output_input_ratio=1, mode="train"):
+                for sample in data:
+                    if sample["utt"] not in drop:
+                        yield sample
+            stage.__name__ = name
+            return stage
+        lines = self.lines[0]
+        self.assertGreaterEqual(len(lines), 3)
+        for name, index, cause in (("filter", 1, "measure with --tokenizer"),
+                                   ("tokenize", 1, "it passed none of them on"),
+                                   ("filter", len(lines) - 1, "measure with --tokenizer")):
+            pipe = pipeline()
+            at = 2 if name == "filter" else 1
+            pipe[at] = functools.partial(dropping(name, set(lines[index]["keys"])),
+                                         **pipe[at].keywords)
+            d = self.dataset(0, pipe)
+            with self.subTest(name=name, index=index), \
+                    mock.patch.dict(os.environ, RANK="0", WORLD_SIZE="2"), \
+                    self.assertRaisesRegex(RuntimeError, f"planned batch {index} of this worker lost all its "
+                                           f"utterances in the pipeline's {name} stage \\(.*{cause}"):
+                list(d)
+
     def test_a_row_that_is_not_the_planned_key_is_an_error(self):
         """The data changed after planning: the fetched row names another key."""
         tmp = os.path.join(self.tmp, "moved")

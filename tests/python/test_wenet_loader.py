@@ -287,6 +287,33 @@ class WeNetDatasetTest(unittest.TestCase):
         with self.assertRaisesRegex(RuntimeError, "planned batch 1 of this worker lost all"):
             list(wenet.planned_batches(samples([2, 1, 2], drop={(1, 0)}), keys))
 
+    def test_a_batch_lost_in_the_pipeline_names_the_stage(self):
+        """WeNet's filter (a filter stage) or decode_wav (map_ignore_error)
+        dropping every utterance of a planned batch: the error names it."""
+        drop = set(self.lines[0][1]["keys"])
+
+        def dropping_filter(sample, max_length=10240, min_length=10, token_max_length=200,
+                            token_min_length=1, min_output_input_ratio=0.0005,
+                            max_output_input_ratio=1):
+            return sample["key"] not in drop
+        dropping_filter.__name__ = "filter"
+
+        def failing_decode_wav(sample):
+            if sample["key"] in drop:
+                raise ValueError(f"cannot decode {sample['key']}")
+            return decode_wav(sample)
+        failing_decode_wav.__name__ = "decode_wav"
+        for stage, fn, cause in (("filter", dropping_filter, "measure with --tokenizer"),
+                                 ("decode_wav", failing_decode_wav, "see the warnings logged above")):
+            processor = types.SimpleNamespace(**{**vars(PROCESSOR), stage: fn})
+            with mock.patch.dict(os.environ, RANK="0", WORLD_SIZE="2"):
+                d = wenet.Dataset("shard", SHARDS, None, CONF, plan=self.plan, root=CORPUS,
+                                  processor=processor)
+            with self.subTest(stage=stage), mock.patch("logging.warning"), \
+                    self.assertRaisesRegex(RuntimeError, "planned batch 1 of this worker lost all its "
+                                           f"utterances in the pipeline's {stage} stage \\(.*{cause}"):
+                self.batches(d, 0)
+
     def test_every_iteration_is_a_new_epoch_and_set_epoch_resets(self):
         """WeNet's DataLoader workers are persistent: set_epoch never reaches
         their copy, so each new iteration trains the next epoch's plan."""

@@ -34,7 +34,7 @@ import os
 
 from . import DataList, PlanDir, PLAN_ENV, _IterableDataset, distributed_info, worker_info
 from .fetch import RowFetcher, fetch_batches
-from .regroup import regroup, tag
+from .regroup import Trail, regroup, tag, watch
 from .stages import check_filter, stage_name, stage_settings
 
 # stages that must not see planned batches: the list opener (replaced by the
@@ -115,6 +115,7 @@ class PlannedUtterances(_IterableDataset):
         info = dict(rank=rank, world_size=world, worker_id=worker, num_workers=workers)
         batches = self.plan.epoch_batches(rank, worker, self.epoch)
         fetcher = RowFetcher(self.root, check=self.plan.check_shard)
+        trail = Trail()  # which stage a batch lost in the pipeline did not come out of
         try:
             for index, (b, rows) in enumerate(fetch_batches(fetcher, batches, self.lookahead)):
                 for (shard, pos), key, row in zip(b["items"], b["keys"], rows):
@@ -124,7 +125,7 @@ class PlannedUtterances(_IterableDataset):
                                          "there (the data changed after planning: re-plan)")
                     sample = dict(src=shard, **info)
                     sample.update(row)
-                    yield tag(sample, index, len(b["items"]))
+                    yield tag(sample, index, len(b["items"]), trail)
         finally:
             fetcher.close()
 
@@ -136,14 +137,25 @@ def planned_batch(data, mode="train", **_settings):
     return regroup(data)
 
 
+def _watched(f, position, name):
+    """Stage f, its output watched (regroup.watch): a planned batch it empties
+    is named as lost there."""
+    def stage(data, *args, **kw):
+        return watch(f(data, *args, **kw), position, name)
+    stage.__name__ = name  # stage_name() still names the recipe's function
+    return stage
+
+
 def _batch_mode_pipeline(plan, pipeline):
     check_pipeline(plan, pipeline)
-    out = []
+    out, batched = [], False
     for f in pipeline:
         name = stage_name(f)
         if name in _OPENERS or name in _REORDERING:
             continue
-        out.append(planned_batch if name == "batch" else f)
+        batched |= name == "batch"
+        out.append(planned_batch if name == "batch" else f if batched else
+                   _watched(f, len(out), name))
     return out
 
 

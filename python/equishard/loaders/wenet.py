@@ -55,7 +55,7 @@ import os
 
 from . import PLAN_ENV, PlanDir, ShardList, _IterableDataset, _IterDataPipe, distributed_info, worker_info
 from .fetch import RowFetcher, fetch_batches
-from .regroup import regroup, tag
+from .regroup import Trail, regroup, tag, watch
 from .stages import check_filter, keyword_defaults, stage_name
 
 AUDIO_FORMAT_SETS = {"flac", "mp3", "m4a", "ogg", "opus", "wav", "wma"}  # processor.AUDIO_FORMAT_SETS
@@ -158,6 +158,7 @@ class PlannedUtterances(_IterableDataset):
             yield from self._raw(batches)
             return
         fetcher = RowFetcher(self.root, check=self.plan.check_shard)
+        trail = Trail()  # which stage a batch lost in the pipeline did not come out of
         try:
             for index, (b, rows) in enumerate(fetch_batches(fetcher, batches, self.lookahead)):
                 for (shard, pos), key, row in zip(b["items"], b["keys"], rows):
@@ -166,14 +167,14 @@ class PlannedUtterances(_IterableDataset):
                                          f"{key!r} there (the data changed after planning: re-plan)")
                     sample = tar_example(row, self.file_name, shard)
                     if sample is not None:
-                        yield tag(sample, index, len(b["items"]))
+                        yield tag(sample, index, len(b["items"]), trail)
         finally:
             fetcher.close()
 
 
     def _raw(self, batches):
         """Raw lists: each planned line through the recipe's parse_json."""
-        lists = {}
+        lists, trail = {}, Trail()
         for index, b in enumerate(batches):
             for (path, pos), key in zip(b["items"], b["keys"]):
                 if path not in lists:
@@ -185,7 +186,7 @@ class PlannedUtterances(_IterableDataset):
                 if sample is None or sample.get("key") != key:
                     raise ValueError(f"{path}: line {pos + 1} is not utterance {key!r} (the list "
                                      "changed after planning: re-plan)")
-                yield tag(sample, index, len(b["items"]))
+                yield tag(sample, index, len(b["items"]), trail)
 
 
 def list_lines(path):
@@ -245,8 +246,10 @@ class Pipeline(_IterableDataset):
 
     def __iter__(self):
         data = iter(self.source)
-        for kind, fn in self.stages:
+        for position, (kind, fn) in enumerate(self.stages):
             data = _KINDS[kind](data, fn)
+            if kind != "planned_batches":  # a batch emptied here is named as lost here
+                data = watch(data, position, stage_name(fn))
         return data
 
 
