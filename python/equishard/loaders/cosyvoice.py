@@ -20,7 +20,9 @@ same pipeline from the recipe's yaml, same batches handed to `padding`:
   is an error at that batch (the ranks' step counts would no longer agree).
   A shard whose size or modification time moved since it was measured
   (costs.tsv.zst's shard_size, shard_mtime) is an error when a worker first
-  opens it, and so is a rank file that is not as plan wrote it.
+  opens it, and so is a rank file that is not as plan wrote it. A plan
+  without text-token counts is refused when the recipe's filter drops on
+  tokens (plan with --tokenizer).
 - a **shard** plan: CosyVoice's own pipeline over equishard.loaders.DataList
   (this rank's and worker's planned shards, reshuffled per epoch).
 - partition=False (CosyVoice's cross-validation set): CosyVoice's own split of
@@ -35,7 +37,7 @@ import os
 from . import DataList, PlanDir, PLAN_ENV, _IterableDataset, distributed_info, worker_info
 from .fetch import RowFetcher, fetch_batches
 from .regroup import Trail, regroup, tag, watch
-from .stages import check_filter, stage_name, stage_settings
+from .stages import check_filter, check_token_counts, stage_name, stage_settings
 
 # stages that must not see planned batches: the list opener (replaced by the
 # fetching source) and the reordering buffers (left out)
@@ -77,6 +79,7 @@ def check_pipeline(plan, pipeline):
     for f in pipeline:
         if stage_name(f) == "filter":
             check_filter(plan, stage_settings(f), "filter")
+            check_token_counts(plan, stage_settings(f), "filter", "--tokenizer")
         if stage_name(f) == "batch":
             settings = stage_settings(f)
             kind = settings.get("batch_type") or "static"

@@ -33,7 +33,9 @@ per-utterance processors from the recipe's wenet.dataset.processor:
   (the ranks' step counts would no longer agree).
   A shard whose size or modification time moved since it was measured
   (costs.tsv.zst's shard_size, shard_mtime) is an error when a worker first
-  opens it, and so is a rank file that is not as plan wrote it.
+  opens it, and so is a rank file that is not as plan wrote it. A plan
+  without text-token counts is refused when the recipe's filter drops on
+  tokens (plan with --symbol-table).
 - a **shard** plan: WeNet's own pipeline (upstream's Dataset, unchanged) over
   a source that reads this rank's and worker's planned shards
   (equishard.loaders.ShardList, then the list shuffle, repeat, parse_url,
@@ -56,7 +58,7 @@ import os
 from . import PLAN_ENV, PlanDir, ShardList, _IterableDataset, _IterDataPipe, distributed_info, worker_info
 from .fetch import RowFetcher, fetch_batches
 from .regroup import Trail, regroup, tag, watch
-from .stages import check_filter, keyword_defaults, stage_name
+from .stages import check_filter, check_token_counts, keyword_defaults, stage_name
 
 AUDIO_FORMAT_SETS = {"flac", "mp3", "m4a", "ogg", "opus", "wav", "wma"}  # processor.AUDIO_FORMAT_SETS
 def _wenet_processor():
@@ -69,8 +71,9 @@ def check_conf(plan, conf, processor):
     the plan's: the plan would then not be what this loader trains."""
     params = plan.info["parameters"]
     where = plan.outdir
-    check_filter(plan, {**keyword_defaults(processor.filter), **conf.get("filter_conf", {})},
-                 "filter_conf")
+    filter_settings = {**keyword_defaults(processor.filter), **conf.get("filter_conf", {})}
+    check_filter(plan, filter_settings, "filter_conf")
+    check_token_counts(plan, filter_settings, "filter_conf", "--symbol-table")
     feats = conf.get("feats_type", "fbank")
     if feats in ("fbank", "mfcc"):
         shift = {**keyword_defaults(getattr(processor, "compute_" + feats)),
