@@ -27,8 +27,8 @@ the arguments, else the RANK / WORLD_SIZE environment variables (torchrun sets
 them); the worker from torch.utils.data.get_worker_info() inside a DataLoader
 worker, else the arguments. torch is optional: without it the classes are plain iterables and take
 rank/worker from the environment and arguments. libequishard is loaded only
-where it must be, on first use: fetching planned rows and rebuilding a batch
-plan for another epoch.
+where it must be, on first use: reading a batch plan's costs.tsv.zst (the
+shards' recorded sizes and times, and per-epoch plans), fetching planned rows.
 """
 import json
 import math

@@ -28,8 +28,9 @@ same pipeline from the recipe's yaml, same batches handed to `padding`:
 - partition=False (CosyVoice's cross-validation set): CosyVoice's own split of
   data_list_file, unchanged. partition=True without a plan is an error.
 
-torch is needed (CosyVoice's pipeline runs on it); the library is loaded in the
-DataLoader workers on their first batch.
+torch is needed (CosyVoice's pipeline runs on it); the library is loaded when a
+batch plan's Dataset is made (it reads costs.tsv.zst once, before the workers
+fork) and in the DataLoader workers on their first batch.
 """
 import functools
 import os

@@ -47,8 +47,9 @@ per-utterance processors from the recipe's wenet.dataset.processor:
   partition=True without a plan is an error.
 
 torch and WeNet are needed to iterate (WeNet's processors run on torch); `processor=` stands in for
-wenet.dataset.processor (tests). The library is loaded in the DataLoader
-workers on their first batch.
+wenet.dataset.processor (tests). The library is loaded when a batch plan's
+Dataset is made (it reads costs.tsv.zst once, before the workers fork) and in
+the DataLoader workers on their first batch.
 """
 import functools
 import logging
