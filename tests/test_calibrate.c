@@ -231,6 +231,18 @@ START_TEST(calibrate_refuses)
     ck_assert_int_eq(calibrate_text("{\"rank\": 0, \"keys\": [\"u001\"], \"seconds\": 1}\n",
                                     "bad.jsonl:1: missing \"step\""), ES_ERR_FORMAT);
     ck_assert_int_eq(calibrate_text("[1, 2]\n", "bad.jsonl:1: not a JSON object"), ES_ERR_FORMAT);
+    /* \udcXX stands for a byte only as an escape: an escaped backslash before
+     * "udce9" is the six characters; a \u0000 in a key is no table key's end;
+     * a lone surrogate below \udc80 is no surrogateescape byte */
+    ck_assert_int_eq(calibrate_text("{\"rank\": 0, \"step\": 0, \"keys\": [\"a\\\\udce9\"], "
+                                    "\"seconds\": 1}\n", "bad.jsonl:1: key 'a\\udce9' is not in"),
+                     ES_ERR_FORMAT);
+    ck_assert_int_eq(calibrate_text("{\"rank\": 0, \"step\": 0, \"keys\": [\"u001\\u0000\"], "
+                                    "\"seconds\": 1}\n", "bad.jsonl:1: key 'u001' is not in"),
+                     ES_ERR_FORMAT);
+    ck_assert_int_eq(calibrate_text("{\"rank\": 0, \"step\": 0, \"keys\": [\"u\\udc30\"], "
+                                    "\"seconds\": 1}\n", "bad.jsonl:1: not a JSON object: invalid "
+                                    "Unicode"), ES_ERR_FORMAT);
     ck_assert_int_eq(calibrate_text("{\"rank\": 0, \"step\": 0, \"keys\": [\"u001\"], \"seconds\": 1}\n",
                                     "too few steps"), ES_ERR_FORMAT);
     /* enough steps, every one 1 s */
@@ -259,6 +271,21 @@ START_TEST(model_read_refuses)
     ck_assert_double_eq(m.w_frames, 1); /* unchanged */
     ck_assert_ptr_null(m.source);
     ck_assert_int_eq(es_cost_model_read(ctx, test_path("absent.json"), &m), ES_ERR_IO);
+    /* a model that is none: every weight 0; a weight whose costs overflow */
+    static const char *const bad[][2] = {
+        {"0, \"w_frames_sq\": 0", "every weight is 0"},
+        {"1e308, \"w_frames_sq\": 0", "weights.w_frames is 1e+308, above 1e+30"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        f = fopen(p, "w");
+        fprintf(f, "{\"format\": \"equishard-cost-model v1\", \"frame_rate\": 50, \"weights\": "
+                   "{\"w_frames\": %s, \"w_text\": 0, \"w_speech_tokens\": 0, \"w_missing_emb\": "
+                   "0, \"w_overhead\": 0, \"w_batch\": 0}}\n", bad[i][0]);
+        fclose(f);
+        ck_assert_int_eq(es_cost_model_read(ctx, p, &m), ES_ERR_FORMAT);
+        ck_assert_msg(strstr(es_errmsg(ctx), bad[i][1]), "%s", es_errmsg(ctx));
+        ck_assert_double_eq(m.w_frames, 1); /* unchanged */
+    }
     es_context_free(ctx);
 }
 END_TEST

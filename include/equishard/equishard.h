@@ -240,6 +240,14 @@ ES_API int es_cost_table_read(es_context *ctx, const char *path, es_cost_table *
 ES_API size_t es_cost_table_skip_count(const es_cost_table *t);
 ES_API const char *es_cost_table_skip(const es_cost_table *t, size_t i);
 
+/* The shard file `shard` (as the table's `shard` column names it) as measure
+ * found it before reading it: its size in bytes and modification time
+ * (the shard_size and shard_mtime columns), for a reader to tell whether the
+ * file changed since. Returns 1 and fills *size, *mtime_s and *mtime_ns, or 0
+ * when the table does not record it (raw-list and Kaldi rows, older tables). */
+ES_API int es_cost_table_shard_file(const es_cost_table *t, const char *shard, uint64_t *size,
+                                    int64_t *mtime_s, uint32_t *mtime_ns);
+
 /* ---- measure ------------------------------------------------------------------ */
 
 typedef enum es_on_error {
@@ -512,7 +520,10 @@ typedef struct es_calibrate_settings {
                                 of zeros; missing_emb when no row or every row has
                                 its embeddings) are left out and get weight 0 */
     const char *time_field;  /* the log's key for the step time; default "seconds" */
-    uint64_t reserved[8];    /* see "ABI" at the top */
+    int allow_negative_r2;   /* nonzero: a fit whose held-out R² is below 0 (it predicts
+                                the held-out steps worse than their mean time does)
+                                is returned; default 0: ES_ERR_FORMAT naming the R² */
+    uint64_t reserved[7];    /* see "ABI" at the top */
 } es_calibrate_settings;
 
 ES_API void es_calibrate_defaults(es_calibrate_settings *s);
@@ -524,9 +535,15 @@ typedef struct es_calibration es_calibration;
  * rows, and fits the weights by es_nnls over per-step term sums (es_cost_batch_terms),
  * residuals relative to the step time (each row divided by its time: the fit
  * minimises relative error, as reported). ES_ERR_FORMAT naming file and line for
- * a line without rank/step/keys/time, a key the table lacks, a time <= 0;
- * ES_ERR_FORMAT for too few usable steps or a degenerate log (all times equal,
- * no term with signal). On failure *out is NULL. */
+ * a line without rank/step/keys/time, a key the table lacks or names twice
+ * (two rows), a time <= 0; ES_ERR_FORMAT for too few usable steps, a
+ * degenerate log (all times equal, no term with signal), and a fit that is no
+ * model: every weight 0, a weight or figure not finite or above
+ * ES_COST_WEIGHT_MAX, a held-out R² below 0 (unless allow_negative_r2).
+ * A key in a log may carry `\udcXX` escapes (XX 80-ff) for bytes that are not
+ * UTF-8, as Python's json.dumps writes a surrogateescape string (the loaders'
+ * step log, batches.jsonl): they stand for the byte XX of the table's key.
+ * On failure *out is NULL. */
 ES_API int es_calibrate(es_context *ctx, const es_calibrate_settings *s, const es_cost_table *t,
                         const char *const *logs, size_t n_logs, es_calibration **out);
 ES_API void es_calibration_free(es_calibration *c);
@@ -562,10 +579,17 @@ ES_API int es_calibration_term_info(const es_calibration *c, int term, es_calibr
 ES_API int es_calibration_write_json(es_context *ctx, const es_calibration *c, const char *path,
                                      const char *const *inputs, size_t n_inputs);
 
+/* The largest weight a model may have (seconds per unit): a batch's terms reach
+ * about 1e19 (n x the longest's frames squared) and a rank's sums about 1e31,
+ * so costs stay finite with room to spare; a real step is far below 1 s a unit. */
+#define ES_COST_WEIGHT_MAX 1e30
+
 /* Reads a model.json written by es_calibration_write_json into *m: frame_rate and
  * every w_* (the filter fields are left as they are); m->source = path (borrowed),
  * m->source_digest = the file's xxh3-64. ES_ERR_IO / ES_ERR_FORMAT naming the
- * file and the problem; *m is unchanged on failure. */
+ * file and the problem, also for a model that is none: every weight 0 (every
+ * batch free: one rank would get all), a weight above ES_COST_WEIGHT_MAX;
+ * *m is unchanged on failure. */
 ES_API int es_cost_model_read(es_context *ctx, const char *path, es_cost_model *m);
 
 /* ---- plan: equal work and equal batch counts per rank (docs/PLAN.md) ---------- */

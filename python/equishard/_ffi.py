@@ -57,7 +57,7 @@ class SimulateStepTime(Structure):
 class CalibrateSettings(Structure):
     _fields_ = [("model", CostModel), ("warmup", c_uint32), ("holdout_every", c_uint32),
                 ("outlier_mads", c_double), ("terms", c_uint32), ("time_field", c_char_p),
-                ("reserved", c_uint64 * 8)]
+                ("allow_negative_r2", c_int), ("reserved", c_uint64 * 7)]
 
 
 class CalibrationInfo(Structure):
@@ -278,6 +278,8 @@ _SIGNATURES = {
     "es_cost_table_read": (c_int, [P, c_char_p, POINTER(P)]),
     "es_cost_table_skip_count": (c_size_t, [P]),
     "es_cost_table_skip": (c_char_p, [P, c_size_t]),
+    "es_cost_table_shard_file": (c_int, [P, c_char_p, POINTER(c_uint64), POINTER(c_int64),
+                                         POINTER(c_uint32)]),
     "es_measure_defaults": (None, [POINTER(MeasureSettings)]),
     "es_measure": (c_int, [P, POINTER(MeasureSettings), STRS, c_size_t, POINTER(P)]),
     "es_load_inputs": (c_int, [P, POINTER(MeasureSettings), STRS, c_size_t, POINTER(P)]),

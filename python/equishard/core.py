@@ -255,6 +255,16 @@ class CostTable(_Handle):
         with self._use() as p:
             return [_str(L.es_cost_table_skip(p, i)) for i in range(L.es_cost_table_skip_count(p))]
 
+    def shard_file(self, shard):
+        """(size, mtime_ns) of the shard file as measure found it (the table's
+        shard_size and shard_mtime), or None when the table does not record it
+        (raw-list and Kaldi rows, older tables)."""
+        size, sec, ns = ctypes.c_uint64(), ctypes.c_int64(), ctypes.c_uint32()
+        if not lib().es_cost_table_shard_file(self._p, _bytes(shard), byref(size), byref(sec),
+                                             byref(ns)):
+            return None
+        return size.value, sec.value * 1_000_000_000 + ns.value
+
     def close(self):
         with self._lock:
             self._closing = True

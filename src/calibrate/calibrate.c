@@ -15,7 +15,9 @@
  *    figures are honest.
  * 6. Figures: R² (fit and held-out), held-out median and 95th-percentile
  *    relative error, each term's share of the predicted time and the held-out
- *    median error of a fit without it ("which terms matter"). */
+ *    median error of a fit without it ("which terms matter").
+ * 7. A fit that is no model (every weight 0, values not finite, a held-out R²
+ *    below 0 unless allowed) is an error, not a model.json. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -234,7 +236,56 @@ static int check_usable(es_context *ctx, const es_calibration *c, uint32_t mask)
     return ES_OK;
 }
 
-/* Steps 4–6. */
+/* The shortest and longest step times outside the warm-up, for messages. */
+static void time_range(const es_calibration *c, double *lo, double *hi)
+{
+    *lo = INFINITY, *hi = 0;
+    for (size_t i = 0; i < c->n_steps; i++)
+        if (c->steps[i].role != CAL_WARMUP)
+            *lo = fmin(*lo, c->steps[i].seconds), *hi = fmax(*hi, c->steps[i].seconds);
+}
+
+/* Step 7: a fit that is no model is refused, not written: a weight that is
+ * not finite or above ES_COST_WEIGHT_MAX, or a figure that is not finite (step
+ * times far out of range: plan's sums, and jansson, cannot hold them), every
+ * weight 0 (every batch free: plan would give one rank all), a held-out R²
+ * below 0 (worse than predicting the mean time) unless allowed. */
+static int check_fit(es_context *ctx, const es_calibration *c, const double *w)
+{
+    const es_calibration_info *in = &c->info;
+    double lo, hi;
+    time_range(c, &lo, &hi);
+    int any = 0;
+    for (int j = 0; j < ES_TERM_COUNT; j++) {
+        if (!isfinite(w[j]) || w[j] > ES_COST_WEIGHT_MAX)
+            return es_fail(ctx, ES_ERR_FORMAT, "calibrate: the fitted %s is %g, above %g s a "
+                           "unit: the step times are out of range (%g to %g s)",
+                           es_cost_term_name(j), w[j], ES_COST_WEIGHT_MAX, lo, hi);
+        any |= w[j] > 0;
+    }
+    const struct {
+        const char *name;
+        double v;
+    } figures[] = {{"R^2", in->r2_fit}, {"held-out R^2", in->r2_held_out},
+                   {"held-out median error", in->median_error},
+                   {"held-out p95 error", in->p95_error},
+                   {"median error of the fitted steps", in->median_error_fit}};
+    for (size_t k = 0; k < sizeof figures / sizeof figures[0]; k++)
+        if (!isfinite(figures[k].v))
+            return es_fail(ctx, ES_ERR_FORMAT, "calibrate: the fit's %s is %g: the step times "
+                           "are out of range (%g to %g s)", figures[k].name, figures[k].v, lo, hi);
+    if (!any)
+        return es_fail(ctx, ES_ERR_FORMAT, "calibrate: degenerate fit: every weight is 0 (the "
+                       "step times, %g to %g s, follow no term)", lo, hi);
+    if (in->r2_held_out < 0 && !c->s.allow_negative_r2)
+        return es_fail(ctx, ES_ERR_FORMAT, "calibrate: held-out R^2 is %.4f: the fit predicts "
+                       "the held-out steps worse than their mean time does (step times %g to "
+                       "%g s: one far off?); --allow-negative-r2 accepts it", in->r2_held_out,
+                       lo, hi);
+    return ES_OK;
+}
+
+/* Steps 4–7. */
 static int fit_and_report(es_context *ctx, es_calibration *c, double *buf)
 {
     uint32_t mask = terms_with_signal(c);
@@ -261,6 +312,8 @@ static int fit_and_report(es_context *ctx, es_calibration *c, double *buf)
     in->p95_error = quantile(buf, n, 0.95);
     in->fit_steps = rel_errors(c, w, CAL_FIT, buf);
     in->median_error_fit = quantile(buf, in->fit_steps, 0.5);
+    if ((rc = check_fit(ctx, c, w)) != ES_OK)
+        return rc;
     double total = 0, part[ES_TERM_COUNT] = {0};
     for (size_t i = 0; i < c->n_steps; i++)
         for (int j = 0; j < ES_TERM_COUNT && c->steps[i].role == CAL_FIT; j++)

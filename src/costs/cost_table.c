@@ -197,6 +197,21 @@ const es_shard_stat *es_cost_table_shard_stat(const es_cost_table *t, const char
     return slot ? slot->value : NULL;
 }
 
+ES_API int es_cost_table_shard_file(const es_cost_table *t, const char *shard, uint64_t *size,
+                                    int64_t *mtime_s, uint32_t *mtime_ns)
+{
+    const es_shard_stat *st = t && shard ? es_cost_table_shard_stat(t, shard) : NULL;
+    if (!st)
+        return 0;
+    if (size)
+        *size = st->size;
+    if (mtime_s)
+        *mtime_s = st->mtime_s;
+    if (mtime_ns)
+        *mtime_ns = st->mtime_ns;
+    return 1;
+}
+
 int es_cost_table_move_into(es_cost_table *dst, es_cost_table *src)
 {
     if (dst == src)

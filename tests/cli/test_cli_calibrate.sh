@@ -124,4 +124,39 @@ one_line "empty folder" "no \*.jsonl step logs"
 expect_exit 2 "$BIN" calibrate --steps "$WORK/attn" --time-field cpu_seconds "$WORK/costs.tsv"
 one_line "time field" 'missing "cpu_seconds"'
 
+# 4. models that are none: refused with the value named, exit 2 (not written,
+#    not planned with; before, "imbalance 0.0000%" or "out of memory", exit 3)
+python3 - "$WORK" <<'PY'
+import json, os, sys
+work = sys.argv[1]
+m = json.load(open(os.path.join(work, "attn.json")))
+for name, weights in (("zero", {k: 0.0 for k in m["weights"]}), ("huge", {**m["weights"], "w_frames": 1e308})):
+    json.dump({**m, "weights": weights}, open(os.path.join(work, name + ".json"), "w"))
+lines = [json.loads(l) for l in open(os.path.join(work, "attn", "steps-rank-00000.jsonl"))]
+with open(os.path.join(work, "tiny.jsonl"), "w") as f:  # one step of 1e-20 s
+    for i, d in enumerate(lines):
+        f.write(json.dumps({**d, "seconds": 1e-20 if i == 10 else d["seconds"]}) + "\n")
+with open(os.path.join(work, "e300.jsonl"), "w") as f:  # every time x 1e300
+    for d in lines:
+        f.write(json.dumps({**d, "seconds": d["seconds"] * 1e300}) + "\n")
+PY
+expect_exit 2 "$BIN" plan -q --world-size 2 --mode batch --cost-model "$WORK/zero.json" -o "$WORK/pz" "$WORK/costs.tsv"
+one_line "all-zero model" "zero.json: every weight is 0"
+[[ ! -e $WORK/pz ]] || fail "all-zero model: a plan was written"
+expect_exit 2 "$BIN" plan -q --world-size 2 --mode batch --cost-model "$WORK/huge.json" -o "$WORK/ph" "$WORK/costs.tsv"
+one_line "weight 1e308" "huge.json: weights.w_frames is 1e+308, above 1e+30"
+expect_exit 2 "$BIN" simulate --loader cosyvoice --world-size 2 --min-length 0 --cost-model "$WORK/zero.json" \
+    --json --quiet "$WORK/costs.tsv"
+one_line "all-zero model (simulate)" "zero.json: every weight is 0"
+expect_exit 2 "$BIN" calibrate -q --steps "$WORK/tiny.jsonl" "$WORK/costs.tsv" -o "$WORK/tiny.json"
+one_line "a 1e-20 s step" "held-out R^2 is -[0-9.]*: .*step times 1e-20 to .*--allow-negative-r2"
+[[ ! -e $WORK/tiny.json ]] || fail "negative R^2: model.json written"
+r2=$(sed 's/.*held-out R^2 is \(-[0-9.]*\):.*/\1/' "$WORK/err")
+expect_exit 0 "$BIN" calibrate -q --allow-negative-r2 --steps "$WORK/tiny.jsonl" "$WORK/costs.tsv" -o "$WORK/tiny.json"
+python3 -c "import json, sys; r = json.load(open(sys.argv[1]))['fit']['r2_held_out']; sys.exit(not (r < 0 and '%.4f' % r == sys.argv[2]))" \
+    "$WORK/tiny.json" "$r2" || fail "--allow-negative-r2: r2_held_out is not the refused $r2"
+expect_exit 2 "$BIN" calibrate -q --steps "$WORK/e300.jsonl" "$WORK/costs.tsv" -o "$WORK/e300.json"
+one_line "times x 1e300" "calibrate: the fit's .* is -*nan: the step times are out of range (.*e+2[89][0-9] to .*e+300 s)"
+[[ ! -e $WORK/e300.json ]] || fail "times x 1e300: model.json written"
+
 [[ $failures == 0 ]] && echo "calibrate: all passed" || { echo "$failures failure(s)"; exit 1; }

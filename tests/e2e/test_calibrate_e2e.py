@@ -28,12 +28,12 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from test_cosyvoice_e2e import (BUILD, CLI, HERE, NODE_MODULES, RECIPE, install,  # noqa: E402
-                                launch, require, run)
+from test_cosyvoice_e2e import (BUILD, CHAR_UNITS, CLI, HERE, NODE_MODULES, RECIPE,  # noqa: E402
+                                install, launch, require, run)
 
 WORLD, WORKERS, EPOCHS, WARMUP = 2, 1, 2, 3
 PLAN_ARGS = ["--world-size", str(WORLD), "--workers", str(WORKERS), "--max-length", "6000",
-             "--mode", "batch"]
+             "--mode", "batch", "--symbol-table", CHAR_UNITS]
 
 
 def read_steps(folder):

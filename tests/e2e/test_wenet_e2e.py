@@ -90,11 +90,12 @@ def main():
         json.dump(CONF, f)
     data_list = os.path.join(corpus, "data.list")
     plans = {}
+    units = ["--symbol-table", os.path.join(corpus, "units.txt")]  # the labels the filter counts
     for mode in ("batch", "shard"):
         plans[mode] = os.path.join(work, mode)
-        run([CLI, "plan", "-q", *PLAN_ARGS, "--mode", mode, "-o", plans[mode], data_list])
+        run([CLI, "plan", "-q", *PLAN_ARGS, *units, "--mode", mode, "-o", plans[mode], data_list])
         plans["raw " + mode] = os.path.join(work, "raw-" + mode)
-        run([CLI, "plan", "-q", *PLAN_ARGS, "--mode", mode, "-o", plans["raw " + mode],
+        run([CLI, "plan", "-q", *PLAN_ARGS, *units, "--mode", mode, "-o", plans["raw " + mode],
              os.path.join(corpus, "raw.list")])
     with open(os.path.join(plans["batch"], "plan.json")) as f:
         batch_plan = json.load(f)

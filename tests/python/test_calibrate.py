@@ -6,6 +6,7 @@ give the formula back. The step log is read back as plain JSON lines."""
 import json
 import os
 import random
+import re
 import time
 import unittest
 from unittest import mock
@@ -72,6 +73,72 @@ class CalibrateTest(Base):
             f.write('{"rank": 0, "step": 0, "keys": ["no-such-key"], "seconds": 1}\n')
         with self.assertRaisesRegex(equishard.Error, r"bad.jsonl:1: key 'no-such-key' is not in the cost table"):
             equishard.calibrate(self.table, bad)
+
+    def test_a_fit_worse_than_the_mean_is_refused_unless_allowed(self):
+        """One step of 1e-20 s drags the relative fit to ~0: the held-out R² is
+        negative, an error naming it, unless allow_negative_r2."""
+        tiny = os.path.join(self.tmp, "tiny.jsonl")
+        with open(self.log) as f, open(tiny, "w") as out:
+            for i, line in enumerate(f):
+                d = json.loads(line)
+                out.write(json.dumps({**d, "seconds": 1e-20 if i == 10 else d["seconds"]}) + "\n")
+        with self.assertRaisesRegex(equishard.Error, r"held-out R\^2 is -[0-9.]+: .*1e-20 to"):
+            equishard.calibrate(self.table, tiny)
+        with equishard.calibrate(self.table, tiny, allow_negative_r2=True) as cal:
+            self.assertLess(cal.info.r2_held_out, 0)
+
+    def test_keys_as_the_step_log_writes_them_and_ambiguous_keys(self):
+        """Keys that are not UTF-8 reach the step log as json.dumps writes a
+        surrogateescape string (\\udcXX; an astral character as a surrogate
+        pair whose low half is \\udc80): calibrate joins them to the table's
+        bytes. A key the table names twice is refused where a step uses it,
+        naming both rows."""
+        import io
+        import subprocess
+        import tarfile
+        from equishard.loaders.step_log import _Writer
+        from test_binding import CLI
+        keys = ["caf\udce9", "ok-\u00e9", "\udced\udca0\udc80", "plain", "x\U0001f080y", "twice"]
+        rows = [truth()[f"A01_{i:04d}"] for i in range(1, len(keys) + 1)]
+        shards = [os.path.join(self.tmp, "a.tar"), os.path.join(self.tmp, "b.tar")]
+        for path, members in ((shards[0], list(zip(keys, rows))), (shards[1], [("twice", rows[0])])):
+            with tarfile.open(path, "w", format=tarfile.USTAR_FORMAT, encoding="utf-8",
+                              errors="surrogateescape") as t:
+                for key, row in members:
+                    with open(os.path.join(CORPUS, row["path"]), "rb") as f:
+                        wav = f.read()
+                    for name, data in ((key + ".txt", b"some words"), (key + ".wav", wav)):
+                        info = tarfile.TarInfo(name)
+                        info.size = len(data)
+                        t.addfile(info, io.BytesIO(data))
+        listing = os.path.join(self.tmp, "data.list")
+        with open(listing, "w") as f:
+            f.write("".join(s + "\n" for s in shards))
+        costs = os.path.join(self.tmp, "costs.tsv")
+        subprocess.run([CLI, "measure", "-q", "-o", costs, listing], check=True)
+        frames = {k: int(r["num_samples"]) * 50 // int(r["sample_rate"]) for k, r in zip(keys, rows)}
+        logdir = os.path.join(self.tmp, "log")
+        log = _Writer(logdir, 0)  # the loaders' own step log writes the lines
+        rng = random.Random(5)
+        for _ in range(200):
+            batch = rng.sample(keys[:5], rng.randint(1, 5))
+            t = (A * len(batch) * max(frames[k] for k in batch) + C) * (1 + rng.gauss(0, 0.005))
+            log.write({"keys": batch}, t, t)
+        log.file.close()
+        with open(log.path) as f:
+            text = f.read()
+        self.assertIn('"caf\\udce9"', text)
+        self.assertIn('"x\\ud83c\\udc80y"', text)
+        with equishard.calibrate(costs, [log.path], terms=["frames", "batch"]) as cal:
+            self.assertEqual(cal.info.steps_read, 200)
+            self.assertAlmostEqual(cal.weights["w_frames"] / A, 1, delta=0.05)
+        twice = os.path.join(self.tmp, "twice.jsonl")
+        with open(twice, "w") as f:
+            f.write(json.dumps({"rank": 0, "step": 0, "keys": ["plain", "twice"], "seconds": 1}) + "\n")
+        with self.assertRaisesRegex(equishard.Error, re.escape(
+                f"twice.jsonl:1: key 'twice' names two rows of the cost table ({shards[0]} pos 5 and "
+                f"{shards[1]} pos 0)")):
+            equishard.calibrate(costs, [twice])
 
     def test_cost_model_for_plan_and_simulate(self):
         out = os.path.join(self.tmp, "model.json")

@@ -13,6 +13,10 @@ from unittest import mock
 from equishard.loaders import cosyvoice, regroup
 from test_binding import CLI, CORPUS
 
+# a symbol table of <blank> and <unk> only: --symbol-table then counts one text
+# token per code point, as the tokenize stand-in below makes them
+UNITS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "data", "char_units.txt")
+
 
 # stand-ins with the names of CosyVoice's processors (the drop-in goes by name)
 def parquet_opener(data, mode="train"):
@@ -60,7 +64,7 @@ class CosyVoiceDatasetTest(unittest.TestCase):
         cls.tmp = tempfile.mkdtemp(prefix="es-cv-")
         cls.plan = os.path.join(cls.tmp, "batch")
         subprocess.run([CLI, "plan", "-q", "--mode", "batch", "--world-size", "2", "--min-length", "10",
-                        "-o", cls.plan, "parquet/data.list"], cwd=CORPUS, check=True, stdout=subprocess.DEVNULL)
+                        "--symbol-table", UNITS, "-o", cls.plan, "parquet/data.list"], cwd=CORPUS, check=True, stdout=subprocess.DEVNULL)
         cls.lines = {r: [json.loads(l) for l in open(os.path.join(cls.plan, f"rank-{r:05d}.batches.jsonl"))]
                      for r in range(2)}
 
@@ -121,6 +125,51 @@ class CosyVoiceDatasetTest(unittest.TestCase):
         self.assertIn("1 of its 3 utterances", logs.output[0])
         with self.assertRaisesRegex(RuntimeError, "planned batch 1 of this worker lost all"):
             list(cosyvoice.planned_batch(samples([2, 1, 2], drop={(1, 0)})))
+
+    def test_a_plan_without_text_token_counts_is_refused(self):
+        """The recipe's filter drops on text tokens; a plan made without
+        counting them kept every utterance unfiltered: refused before the
+        first batch, naming how many lack a count and the option that counts."""
+        plan = os.path.join(self.tmp, "uncounted")
+        subprocess.run([CLI, "plan", "-q", "--mode", "batch", "--world-size", "2", "--min-length", "10",
+                        "-o", plan, "parquet/data.list"], cwd=CORPUS, check=True, stdout=subprocess.DEVNULL)
+        with open(os.path.join(CORPUS, "truth.tsv"), encoding="utf-8") as f:
+            head = f.readline().rstrip("\n").split("\t")
+            with_text = sum(1 for line in f if line.split("\t")[head.index("text_chars")] != "0")
+        with mock.patch.dict(os.environ, RANK="0", WORLD_SIZE="2"), self.assertRaisesRegex(
+                ValueError, f"{plan}: {with_text} utterance\\(s\\) have no text-token count in the plan, "
+                "and the recipe's filter drops utterances on their tokens \\(token_min_length=1, "
+                "token_max_length=200, min_output_input_ratio=0.0005, max_output_input_ratio=1\\).*"
+                "measure again with --tokenizer"):
+            cosyvoice.Dataset(os.path.join(CORPUS, "parquet", "data.list"), pipeline(), plan=plan,
+                              root=CORPUS)
+
+    def test_a_batch_lost_in_the_pipeline_names_the_stage(self):
+        """The error names the stage that dropped every utterance of a planned
+        batch and its likely cause; the last batch lost is an error too."""
+        def dropping(name, drop):
+            def stage(data, max_length=10240, min_length=10, token_max_length=200, token_min_length=1,
+                      min_output_input_ratio=0.0005, max_output_input_ratio=1, mode="train"):
+                for sample in data:
+                    if sample["utt"] not in drop:
+                        yield sample
+            stage.__name__ = name
+            return stage
+        lines = self.lines[0]
+        self.assertGreaterEqual(len(lines), 3)
+        for name, index, cause in (("filter", 1, "measure with --tokenizer"),
+                                   ("tokenize", 1, "it passed none of them on"),
+                                   ("filter", len(lines) - 1, "measure with --tokenizer")):
+            pipe = pipeline()
+            at = 2 if name == "filter" else 1
+            pipe[at] = functools.partial(dropping(name, set(lines[index]["keys"])),
+                                         **pipe[at].keywords)
+            d = self.dataset(0, pipe)
+            with self.subTest(name=name, index=index), \
+                    mock.patch.dict(os.environ, RANK="0", WORLD_SIZE="2"), \
+                    self.assertRaisesRegex(RuntimeError, f"planned batch {index} of this worker lost all its "
+                                           f"utterances in the pipeline's {name} stage \\(.*{cause}"):
+                list(d)
 
     def test_a_row_that_is_not_the_planned_key_is_an_error(self):
         """The data changed after planning: the fetched row names another key."""

@@ -1,8 +1,10 @@
 """equishard.loaders without torch (and with a stand-in torch module in a child
 process): each rank and worker gets exactly its plan's entries, in plan order,
 as the CLI's OUTDIR lists them."""
+import io
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -231,6 +233,103 @@ class LoadersTest(unittest.TestCase):
         from equishard.loaders import cosyvoice
         got = [x.get("utt", x.get("key")) for x in cosyvoice.PlannedUtterances(plan)]
         self.assertEqual(sorted(got), sorted(keys))  # each row matched its planned key
+
+    def test_edited_batches_jsonl_is_refused_naming_file_and_line(self):
+        """A hand-edited or truncated rank-R.batches.jsonl is refused with
+        file:line and the problem, before any batch: keys and items of different
+        lengths would be zipped short, a worker out of range skipped (the ranks'
+        step counts would differ)."""
+        path = os.path.join(self.batch, "rank-00000.batches.jsonl")
+        lines = read_lines(path)
+        self.assertGreaterEqual(len(lines), 2)
+        first = json.loads(lines[0])
+
+        def edit(line_no, change):
+            d = os.path.join(self.tmp, "edited")
+            shutil.rmtree(d, ignore_errors=True)
+            shutil.copytree(self.batch, d)
+            new = list(lines)
+            new[line_no - 1] = change(json.loads(lines[line_no - 1]))
+            with open(os.path.join(d, "rank-00000.batches.jsonl"), "w", encoding="utf-8") as f:
+                f.write("".join(l + "\n" for l in new if l is not None))
+            return loaders.PlanDir(d), os.path.join(d, "rank-00000.batches.jsonl")
+
+        def changed(**kw):
+            return lambda b: json.dumps({**b, **kw})
+        cases = [
+            (1, changed(items=first["items"][:-1]),
+             f":1: {len(first['keys'])} keys but {len(first['items']) - 1} items"),
+            (1, changed(keys=first["keys"] + ["extra"]), f":1: {len(first['keys']) + 1} keys but"),
+            (1, changed(worker=2), ':1: "worker" is 2, not one of the plan\'s 2 worker'),
+            (1, changed(worker=-1), ':1: "worker" is -1'),
+            (1, changed(worker="0"), ":1: \"worker\" is '0'"),
+            (2, changed(step=0), ':2: "step" is 0, expected 1'),
+            (1, changed(items=[[s, -1] for s, _ in first["items"]]), ":1: items[0]'s pos is -1"),
+            (1, changed(items=[[s, 1.5] for s, _ in first["items"]]), ":1: items[0]'s pos is 1.5"),
+            (1, changed(items=[[p] for p, _ in first["items"]]), ":1: items[0] is"),
+            (1, changed(keys=[1] * len(first["keys"])), ':1: "keys" is not a non-empty list of strings'),
+            (2, lambda b: json.dumps(b)[:20], ":2: not JSON"),
+            (2, lambda b: "[]", ":2: not a JSON object"),
+            (len(lines), lambda b: None, f": {len(lines) - 1} batches, plan.json says rank 0 has {len(lines)}"),
+        ]
+        for line_no, change, want in cases:
+            plan, edited = edit(line_no, change)
+            with self.subTest(want=want):
+                with self.assertRaises(ValueError) as cm:
+                    plan.batches(0, 0)
+                self.assertIn(edited + want, str(cm.exception))
+        self.assertEqual(len(loaders.PlanDir(self.batch).batches(0)), len(lines))  # the original reads
+
+    def test_a_shard_changed_after_planning_is_refused(self):
+        """A shard rebuilt after planning with the same keys (longer audio) is
+        refused when a worker opens it, naming the file, its size now and when
+        measured (costs.tsv.zst's shard_size); one only touched, naming both
+        times (shard_mtime); the unchanged plan trains every key."""
+        import tarfile
+        from equishard.loaders import cosyvoice, wenet
+        d = os.path.join(self.tmp, "changed")
+        shutil.rmtree(d, ignore_errors=True)
+        shutil.copytree(os.path.join(CORPUS, "shards"), os.path.join(d, "shards"))
+        subprocess.run([CLI, "plan", "-q", "--mode", "batch", "--world-size", "1", "--workers", "1",
+                        "--min-length", "0", "-o", "plan", "shards/shards.list"],
+                       cwd=d, check=True, stdout=subprocess.DEVNULL)
+        plan = loaders.PlanDir(os.path.join(d, "plan"))
+        keys = sorted(k for b in plan.batches(0) for k in b["keys"])
+        got = sorted(x["key"] for x in wenet.PlannedUtterances(plan, "data.list", root=d))
+        self.assertEqual(got, keys)
+        shard = os.path.join(d, "shards", "shards_000000001.tar")
+        before = os.stat(shard)
+        with open(shard, "rb") as f:
+            original = f.read()
+        with tarfile.open(shard) as t:  # the same members, each .wav ten times longer
+            members = [(m, t.extractfile(m).read()) for m in t.getmembers()]
+        with tarfile.open(shard, "w", format=tarfile.USTAR_FORMAT) as t:
+            for m, data in members:
+                data = data * 10 if m.name.endswith(".wav") else data
+                m.size = len(data)
+                t.addfile(m, io.BytesIO(data))
+        rebuilt = os.path.getsize(shard)
+        self.assertNotEqual(rebuilt, before.st_size)
+        for make in (lambda: cosyvoice.PlannedUtterances(loaders.PlanDir(plan.outdir), root=d),
+                     lambda: wenet.PlannedUtterances(loaders.PlanDir(plan.outdir), "data.list", root=d)):
+            with self.assertRaises(ValueError) as cm:
+                list(make())
+            self.assertEqual(str(cm.exception).split(" (")[0],
+                             f"{shard}: {rebuilt} bytes, {before.st_size} when measured: the shard "
+                             "changed since the plan was made")
+        with open(shard, "wb") as f:  # the old bytes, a new time
+            f.write(original)
+        now = os.stat(shard).st_mtime_ns
+        self.assertNotEqual(now, before.st_mtime_ns)
+
+        def t(ns):
+            return f"{ns // 10**9}.{ns % 10**9:09d}"
+        with self.assertRaisesRegex(ValueError, re.escape(
+                f"{shard}: modified at {t(now)}, {t(before.st_mtime_ns)} when measured")):
+            list(cosyvoice.PlannedUtterances(loaders.PlanDir(plan.outdir), root=d))
+        os.utime(shard, ns=(before.st_atime_ns, before.st_mtime_ns))  # restored: trains again
+        got = sorted(x["key"] for x in cosyvoice.PlannedUtterances(loaders.PlanDir(plan.outdir), root=d))
+        self.assertEqual(got, keys)
 
     def test_wenet_shard_list_yields_file_name_and_line(self):
         for plan in (self.shard, self.raw):

@@ -112,9 +112,11 @@ PROCESSOR = types.SimpleNamespace(**{f.__name__: f for f in (
     decode_wav, singal_channel, tokenize, filter, resample, speed_perturb, compute_fbank,
     compute_mfcc, compute_log_mel_spectrogram, spec_aug, spec_sub, spec_trim, detect_language,
     detect_task, padding, parse_json)})
-# WeNet's processor.filter defaults, fbank at 10 ms (100 frames a second), dynamic batches
+# WeNet's processor.filter defaults, fbank at 10 ms (100 frames a second), dynamic batches;
+# labels counted as CharTokenizer does with a table of <blank> and <unk> only (one a code point)
+UNITS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "data", "char_units.txt")
 PLAN_ARGS = ["--frame-rate", "100", "--min-length", "10", "--max-length", "10240",
-             "--max-frames-in-batch", "3000"]
+             "--max-frames-in-batch", "3000", "--symbol-table", UNITS]
 CONF = {"filter_conf": {}, "fbank_conf": {"num_mel_bins": 80}, "shuffle": True,
         "shuffle_conf": {"shuffle_size": 1500}, "sort": True, "sort_conf": {"sort_size": 500},
         "batch_conf": {"batch_type": "dynamic", "max_frames_in_batch": 3000}}
@@ -286,6 +288,46 @@ class WeNetDatasetTest(unittest.TestCase):
         self.assertIn("1 of its 3 utterances", logs.output[0])
         with self.assertRaisesRegex(RuntimeError, "planned batch 1 of this worker lost all"):
             list(wenet.planned_batches(samples([2, 1, 2], drop={(1, 0)}), keys))
+
+    def test_a_plan_without_label_counts_is_refused(self):
+        """WeNet's filter drops on the label's length; a plan whose rows lack
+        text-token counts (no --symbol-table) is refused before the first batch."""
+        plan = os.path.join(self.tmp, "uncounted")
+        subprocess.run([CLI, "plan", "-q", "--mode", "batch", "--world-size", "2", *PLAN_ARGS[:-2],
+                        "-o", plan, "shards/shards.list"], cwd=CORPUS, check=True, stdout=subprocess.DEVNULL)
+        with open(os.path.join(CORPUS, "truth.tsv"), encoding="utf-8") as f:
+            head = f.readline().rstrip("\n").split("\t")
+            with_text = sum(1 for line in f if line.split("\t")[head.index("text_chars")] != "0")
+        with self.assertRaisesRegex(ValueError, f"{plan}: {with_text} utterance\\(s\\) have no text-token count.*"
+                                    "filter_conf drops .*token_max_length=200.*--symbol-table"):
+            self.dataset(0, plan=plan)
+
+    def test_a_batch_lost_in_the_pipeline_names_the_stage(self):
+        """WeNet's filter (a filter stage) or decode_wav (map_ignore_error)
+        dropping every utterance of a planned batch: the error names it."""
+        drop = set(self.lines[0][1]["keys"])
+
+        def dropping_filter(sample, max_length=10240, min_length=10, token_max_length=200,
+                            token_min_length=1, min_output_input_ratio=0.0005,
+                            max_output_input_ratio=1):
+            return sample["key"] not in drop
+        dropping_filter.__name__ = "filter"
+
+        def failing_decode_wav(sample):
+            if sample["key"] in drop:
+                raise ValueError(f"cannot decode {sample['key']}")
+            return decode_wav(sample)
+        failing_decode_wav.__name__ = "decode_wav"
+        for stage, fn, cause in (("filter", dropping_filter, "measure with --tokenizer"),
+                                 ("decode_wav", failing_decode_wav, "see the warnings logged above")):
+            processor = types.SimpleNamespace(**{**vars(PROCESSOR), stage: fn})
+            with mock.patch.dict(os.environ, RANK="0", WORLD_SIZE="2"):
+                d = wenet.Dataset("shard", SHARDS, None, CONF, plan=self.plan, root=CORPUS,
+                                  processor=processor)
+            with self.subTest(stage=stage), mock.patch("logging.warning"), \
+                    self.assertRaisesRegex(RuntimeError, "planned batch 1 of this worker lost all its "
+                                           f"utterances in the pipeline's {stage} stage \\(.*{cause}"):
+                self.batches(d, 0)
 
     def test_every_iteration_is_a_new_epoch_and_set_epoch_resets(self):
         """WeNet's DataLoader workers are persistent: set_epoch never reaches

@@ -26,8 +26,10 @@ static const char intro[] =
     "\n";
 
 static const char outro[] =
-    "Exit 2 with one line on a log line that cannot be read, a key the table lacks,\n"
-    "too few steps, or a degenerate log (every step the same time).\n";
+    "Exit 2 with one line on a log line that cannot be read, a key the table lacks\n"
+    "or names twice, too few steps, a degenerate log (every step the same time), or\n"
+    "a fit that is no model (every weight 0, values not finite, a held-out R^2\n"
+    "below 0 without --allow-negative-r2).\n";
 
 typedef struct list {
     char **v;
@@ -156,6 +158,10 @@ static const cli_option own[] = {
              "batch (default all)"},
     {.name = "time-field", .kind = CLI_STR, CLI_AT(calib_args, s.time_field), .metavar = "NAME",
      .help = "the logs' key of the step time (default seconds)"},
+    {.name = "allow-negative-r2", .kind = CLI_FLAG, .ival = 1,
+     CLI_AT(calib_args, s.allow_negative_r2),
+     .help = "write the model even when its held-out R^2 is below 0\n"
+             "(it predicts held-out steps worse than their mean)"},
     {.name = "quiet", .short_name = 'q', .kind = CLI_FLAG, .ival = 1, CLI_AT(calib_args, quiet),
      .help = "no report"},
 };

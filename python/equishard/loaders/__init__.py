@@ -27,8 +27,8 @@ the arguments, else the RANK / WORLD_SIZE environment variables (torchrun sets
 them); the worker from torch.utils.data.get_worker_info() inside a DataLoader
 worker, else the arguments. torch is optional: without it the classes are plain iterables and take
 rank/worker from the environment and arguments. libequishard is loaded only
-where it must be, on first use: fetching planned rows and rebuilding a batch
-plan for another epoch.
+where it must be, on first use: reading a batch plan's costs.tsv.zst (the
+shards' recorded sizes and times, and per-epoch plans), fetching planned rows.
 """
 import json
 import math
@@ -108,8 +108,56 @@ class PlanDir:
         those that worker yields, step mod W)."""
         path = os.path.join(self.outdir, f"rank-{rank:05d}.batches.jsonl")
         with open(path, encoding="utf-8") as f:
-            out = [json.loads(line) for line in f]
+            out = [self._batch_line(path, n, line) for n, line in enumerate(f, 1)]
+        planned = self._planned_batches(rank)
+        if planned is not None and len(out) != planned:
+            raise ValueError(f"{path}: {len(out)} batches, plan.json says rank {rank} has {planned} "
+                             "(a truncated or edited file: write the plan again)")
         return out if worker is None else [b for b in out if b["worker"] == worker]
+
+    def _planned_batches(self, rank):
+        """plan.json's batch count of `rank`, or None when it records none."""
+        for r in self.info.get("ranks") or ():
+            if isinstance(r, dict) and r.get("rank") == rank and isinstance(r.get("batches"), int):
+                return r["batches"]
+        return None
+
+    def _batch_line(self, path, n, line):
+        """Line n of a batches.jsonl, checked: a hand-edited or damaged line would
+        otherwise be trained short (keys and items zipped to the shorter) or not
+        at all (a worker out of range), and the ranks' step counts would differ."""
+        def bad(what):
+            return ValueError(f"{path}:{n}: {what} (a hand-edited or damaged plan: write it again)")
+
+        def whole(v):
+            return isinstance(v, int) and not isinstance(v, bool)
+        try:
+            b = json.loads(line)
+        except ValueError as e:
+            raise bad(f"not JSON: {e}") from None
+        if not isinstance(b, dict):
+            raise bad("not a JSON object")
+        if not whole(b.get("step")) or b["step"] != n - 1:
+            raise bad(f"\"step\" is {b.get('step')!r}, expected {n - 1} (one batch a line, in step order)")
+        if not whole(b.get("worker")) or not 0 <= b["worker"] < self.workers:
+            raise bad(f"\"worker\" is {b.get('worker')!r}, not one of the plan's {self.workers} "
+                      "worker(s)")
+        keys, items = b.get("keys"), b.get("items")
+        if not isinstance(keys, list) or not keys or not all(isinstance(k, str) for k in keys):
+            raise bad("\"keys\" is not a non-empty list of strings")
+        if not isinstance(items, list):
+            raise bad("\"items\" is not a list")
+        if len(items) != len(keys):
+            raise bad(f"{len(keys)} keys but {len(items)} items")
+        for i, item in enumerate(items):
+            if (not isinstance(item, list) or len(item) != 2 or not isinstance(item[0], str)
+                    or not item[0]):
+                raise bad(f"items[{i}] is {item!r}, not [shard, pos]")
+            if not whole(item[1]) or item[1] < 0:
+                raise bad(f"items[{i}]'s pos is {item[1]!r}, not a whole number >= 0")
+        if "repeat" in b and not isinstance(b["repeat"], bool):
+            raise bad(f"\"repeat\" is {b['repeat']!r}, not true or false")
+        return b
 
     @property
     def epoch(self):
@@ -146,6 +194,33 @@ class PlanDir:
         state.pop("_table", None)
         return state
 
+    def has_table(self):
+        return os.path.exists(os.path.join(self.outdir, "costs.tsv.zst"))
+
+    def check_shard(self, shard, path):
+        """Refuses shard file `path` (the plan's `shard`) when its size or
+        modification time moved since measure recorded them in costs.tsv.zst
+        (shard_size, shard_mtime): a shard rebuilt with the same keys would
+        otherwise be trained without a word on a plan balanced for other audio.
+        Once per shard and process; nothing to check without the table (a plan
+        before 0.2) or where the table records no file (raw lists, Kaldi)."""
+        checked = self.__dict__.setdefault("_checked", set())
+        if shard in checked or not self.has_table():
+            return
+        was = self.table().shard_file(shard)
+        checked.add(shard)
+        if was is None:
+            return
+        st = os.stat(path)
+        size, mtime = was
+        if st.st_size != size:
+            raise ValueError(f"{path}: {st.st_size} bytes, {size} when measured: the shard changed "
+                             "since the plan was made (measure it again and re-plan)")
+        if st.st_mtime_ns != mtime:
+            raise ValueError(f"{path}: modified at {_ns_time(st.st_mtime_ns)}, {_ns_time(mtime)} "
+                             "when measured: the shard changed since the plan was made (measure "
+                             "it again and re-plan, or restore its time if only that moved)")
+
     def table_path(self):
         path = os.path.join(self.outdir, "costs.tsv.zst")
         if not os.path.exists(path):
@@ -166,6 +241,11 @@ class PlanDir:
         for k in ("max_frames_in_batch", "batch_size", "sort_size", "remainder", "seed"):
             out[k] = p[k]
         return out
+
+
+def _ns_time(ns):
+    """A file time in nanoseconds as SECONDS.NNNNNNNNN (the table's shard_mtime)."""
+    return f"{ns // 1_000_000_000}.{ns % 1_000_000_000:09d}"
 
 
 def _plan_dir(plan, lists):

@@ -18,21 +18,27 @@ same pipeline from the recipe's yaml, same batches handed to `padding`:
   The recipe's filter and batch settings must be the plan's: a difference is an
   error before the first batch, and a planned batch that the pipeline empties
   is an error at that batch (the ranks' step counts would no longer agree).
+  A shard whose size or modification time moved since it was measured
+  (costs.tsv.zst's shard_size, shard_mtime) is an error when a worker first
+  opens it, and so is a rank file that is not as plan wrote it. A plan
+  without text-token counts is refused when the recipe's filter drops on
+  tokens (plan with --tokenizer).
 - a **shard** plan: CosyVoice's own pipeline over equishard.loaders.DataList
   (this rank's and worker's planned shards, reshuffled per epoch).
 - partition=False (CosyVoice's cross-validation set): CosyVoice's own split of
   data_list_file, unchanged. partition=True without a plan is an error.
 
-torch is needed (CosyVoice's pipeline runs on it); the library is loaded in the
-DataLoader workers on their first batch.
+torch is needed (CosyVoice's pipeline runs on it); the library is loaded when a
+batch plan's Dataset is made (it reads costs.tsv.zst once, before the workers
+fork) and in the DataLoader workers on their first batch.
 """
 import functools
 import os
 
 from . import DataList, PlanDir, PLAN_ENV, _IterableDataset, distributed_info, worker_info
 from .fetch import RowFetcher, fetch_batches
-from .regroup import regroup, tag
-from .stages import check_filter, replan_hint, stage_name, stage_settings
+from .regroup import Trail, regroup, tag, watch
+from .stages import check_filter, check_token_counts, replan_hint, stage_name, stage_settings
 
 # stages that must not see planned batches: the list opener (replaced by the
 # fetching source) and the reordering buffers (left out)
@@ -74,6 +80,7 @@ def check_pipeline(plan, pipeline):
     for f in pipeline:
         if stage_name(f) == "filter":
             check_filter(plan, stage_settings(f), "filter")
+            check_token_counts(plan, stage_settings(f), "filter", "--tokenizer")
         if stage_name(f) == "batch":
             settings = stage_settings(f)
             kind = settings.get("batch_type") or "static"
@@ -98,6 +105,8 @@ class PlannedUtterances(_IterableDataset):
 
     def __init__(self, plan, root=None, lookahead=8):
         self.plan, self.root, self.lookahead = plan, root, lookahead
+        if plan.has_table():  # read here, once, before the DataLoader forks its workers:
+            plan.table()      # they check each shard they open against it (check_shard)
         self.epoch = -1
 
     def set_epoch(self, epoch):
@@ -111,7 +120,8 @@ class PlannedUtterances(_IterableDataset):
         self.plan.check(rank, world, worker, workers)
         info = dict(rank=rank, world_size=world, worker_id=worker, num_workers=workers)
         batches = self.plan.epoch_batches(rank, worker, self.epoch)
-        fetcher = RowFetcher(self.root)
+        fetcher = RowFetcher(self.root, check=self.plan.check_shard)
+        trail = Trail()  # which stage a batch lost in the pipeline did not come out of
         try:
             for index, (b, rows) in enumerate(fetch_batches(fetcher, batches, self.lookahead)):
                 for (shard, pos), key, row in zip(b["items"], b["keys"], rows):
@@ -121,7 +131,7 @@ class PlannedUtterances(_IterableDataset):
                                          "there (the data changed after planning: re-plan)")
                     sample = dict(src=shard, **info)
                     sample.update(row)
-                    yield tag(sample, index, len(b["items"]))
+                    yield tag(sample, index, len(b["items"]), trail)
         finally:
             fetcher.close()
 
@@ -133,14 +143,25 @@ def planned_batch(data, mode="train", **_settings):
     return regroup(data)
 
 
+def _watched(f, position, name):
+    """Stage f, its output watched (regroup.watch): a planned batch it empties
+    is named as lost there."""
+    def stage(data, *args, **kw):
+        return watch(f(data, *args, **kw), position, name)
+    stage.__name__ = name  # stage_name() still names the recipe's function
+    return stage
+
+
 def _batch_mode_pipeline(plan, pipeline):
     check_pipeline(plan, pipeline)
-    out = []
+    out, batched = [], False
     for f in pipeline:
         name = stage_name(f)
         if name in _OPENERS or name in _REORDERING:
             continue
-        out.append(planned_batch if name == "batch" else f)
+        batched |= name == "batch"
+        out.append(planned_batch if name == "batch" else f if batched else
+                   _watched(f, len(out), name))
     return out
 
 

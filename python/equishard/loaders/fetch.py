@@ -16,9 +16,10 @@ class RowFetcher:
     tar: {"key", member suffix -> bytes}). Relative shard paths resolve against
     `root` (default: the current directory, as the recipes' loaders do)."""
 
-    def __init__(self, root=None, max_open=8):
+    def __init__(self, root=None, max_open=8, check=None):
         self.root = root
         self.max_open = max_open
+        self.check = check  # check(shard, path) before a shard is opened (PlanDir.check_shard)
         self._open = collections.OrderedDict()
 
     def _path(self, shard):
@@ -30,6 +31,8 @@ class RowFetcher:
         r = self._open.pop(shard, None)
         if r is None:
             from .. import RowReader  # the library is loaded in the worker, on first use
+            if self.check is not None:
+                self.check(shard, self._path(shard))
             r = RowReader(self._path(shard))
             while len(self._open) >= self.max_open:
                 self._open.popitem(last=False)[1].close()

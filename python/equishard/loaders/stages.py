@@ -54,3 +54,29 @@ def check_filter(plan, settings, what):
             raise ValueError(f"{plan.outdir}: the recipe's {what} has {k}={got}, the plan was made "
                              f"with {want} ({replan_hint(plan)}, or its settings: --min-length, "
                              "--max-length, --token-min-length, ...)")
+
+
+# a token bound that drops nothing: 0 tokens at least, UINT32_MAX at most, ratios 0 .. inf
+_NO_BOUND = {"token_min_length": lambda v: v <= 0, "token_max_length": lambda v: v >= 4294967295,
+             "min_output_input_ratio": lambda v: v <= 0, "max_output_input_ratio": math.isinf}
+
+
+def check_token_counts(plan, settings, what, measure_with):
+    """Refuses a plan whose rows have no text-token counts (plan.json's
+    text_tokens: count "text_tokens", rows_without > 0) when the recipe's
+    `what`, run with `settings`, drops utterances on their tokens: the plan
+    could not apply those bounds and kept every such utterance, so the recipe's
+    filter would empty planned batches mid-epoch and the ranks' steps differ.
+    measure_with: the option that counts them (--tokenizer, --symbol-table)."""
+    counts = plan.info.get("text_tokens") or {}
+    missing = counts.get("rows_without") or 0
+    if counts.get("count") != "text_tokens" or not missing:
+        return
+    active = [f"{k}={settings[k]}" for k, unbounded in _NO_BOUND.items()
+              if settings.get(k) is not None and not unbounded(float(settings[k]))]
+    if active:
+        raise ValueError(f"{plan.outdir}: {missing} utterance(s) have no text-token count in the "
+                         f"plan, and the recipe's {what} drops utterances on their tokens "
+                         f"({', '.join(active)}): the plan kept them unfiltered (re-measure with "
+                         f"--recipe (the training yaml) or {measure_with}, the recipe's "
+                         f"tokenizer, and re-plan)")

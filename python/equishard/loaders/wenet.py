@@ -31,6 +31,11 @@ per-utterance processors from the recipe's wenet.dataset.processor:
   frame rate the plan's --frame-rate: a difference is an error before the first
   batch; a planned batch that the pipeline empties is an error at that batch
   (the ranks' step counts would no longer agree).
+  A shard whose size or modification time moved since it was measured
+  (costs.tsv.zst's shard_size, shard_mtime) is an error when a worker first
+  opens it, and so is a rank file that is not as plan wrote it. A plan
+  without text-token counts is refused when the recipe's filter drops on
+  tokens (plan with --symbol-table).
 - a **shard** plan: WeNet's own pipeline (upstream's Dataset, unchanged) over
   a source that reads this rank's and worker's planned shards
   (equishard.loaders.ShardList, then the list shuffle, repeat, parse_url,
@@ -42,8 +47,9 @@ per-utterance processors from the recipe's wenet.dataset.processor:
   partition=True without a plan is an error.
 
 torch and WeNet are needed to iterate (WeNet's processors run on torch); `processor=` stands in for
-wenet.dataset.processor (tests). The library is loaded in the DataLoader
-workers on their first batch.
+wenet.dataset.processor (tests). The library is loaded when a batch plan's
+Dataset is made (it reads costs.tsv.zst once, before the workers fork) and in
+the DataLoader workers on their first batch.
 """
 import functools
 import logging
@@ -52,8 +58,8 @@ import os
 
 from . import PLAN_ENV, PlanDir, ShardList, _IterableDataset, _IterDataPipe, distributed_info, worker_info
 from .fetch import RowFetcher, fetch_batches
-from .regroup import regroup, tag
-from .stages import check_filter, keyword_defaults, stage_name
+from .regroup import Trail, regroup, tag, watch
+from .stages import check_filter, check_token_counts, keyword_defaults, stage_name
 
 AUDIO_FORMAT_SETS = {"flac", "mp3", "m4a", "ogg", "opus", "wav", "wma"}  # processor.AUDIO_FORMAT_SETS
 def _wenet_processor():
@@ -66,8 +72,9 @@ def check_conf(plan, conf, processor):
     the plan's: the plan would then not be what this loader trains."""
     params = plan.info["parameters"]
     where = plan.outdir
-    check_filter(plan, {**keyword_defaults(processor.filter), **conf.get("filter_conf", {})},
-                 "filter_conf")
+    filter_settings = {**keyword_defaults(processor.filter), **conf.get("filter_conf", {})}
+    check_filter(plan, filter_settings, "filter_conf")
+    check_token_counts(plan, filter_settings, "filter_conf", "--symbol-table")
     feats = conf.get("feats_type", "fbank")
     if feats in ("fbank", "mfcc"):
         shift = {**keyword_defaults(getattr(processor, "compute_" + feats)),
@@ -130,6 +137,8 @@ class PlannedUtterances(_IterableDataset):
     def __init__(self, plan, data_list_file, root=None, cycle=1, lookahead=8, data_type="shard",
                  parse_json=None):
         self.plan, self.file_name, self.root = plan, data_list_file, root
+        if plan.has_table():  # read here, once, before the DataLoader forks its workers:
+            plan.table()      # they check each shard they open against it (check_shard)
         self.data_type, self.parse_json = data_type, parse_json
         self.cycle, self.lookahead = max(1, int(cycle)), lookahead
         self.epoch = None  # set_epoch's; None: the plan's own epoch
@@ -152,7 +161,8 @@ class PlannedUtterances(_IterableDataset):
         if self.data_type == "raw":
             yield from self._raw(batches)
             return
-        fetcher = RowFetcher(self.root)
+        fetcher = RowFetcher(self.root, check=self.plan.check_shard)
+        trail = Trail()  # which stage a batch lost in the pipeline did not come out of
         try:
             for index, (b, rows) in enumerate(fetch_batches(fetcher, batches, self.lookahead)):
                 for (shard, pos), key, row in zip(b["items"], b["keys"], rows):
@@ -161,14 +171,14 @@ class PlannedUtterances(_IterableDataset):
                                          f"{key!r} there (the data changed after planning: re-plan)")
                     sample = tar_example(row, self.file_name, shard)
                     if sample is not None:
-                        yield tag(sample, index, len(b["items"]))
+                        yield tag(sample, index, len(b["items"]), trail)
         finally:
             fetcher.close()
 
 
     def _raw(self, batches):
         """Raw lists: each planned line through the recipe's parse_json."""
-        lists = {}
+        lists, trail = {}, Trail()
         for index, b in enumerate(batches):
             for (path, pos), key in zip(b["items"], b["keys"]):
                 if path not in lists:
@@ -180,7 +190,7 @@ class PlannedUtterances(_IterableDataset):
                 if sample is None or sample.get("key") != key:
                     raise ValueError(f"{path}: line {pos + 1} is not utterance {key!r} (the list "
                                      "changed after planning: re-plan)")
-                yield tag(sample, index, len(b["items"]))
+                yield tag(sample, index, len(b["items"]), trail)
 
 
 def list_lines(path):
@@ -240,8 +250,10 @@ class Pipeline(_IterableDataset):
 
     def __iter__(self):
         data = iter(self.source)
-        for kind, fn in self.stages:
+        for position, (kind, fn) in enumerate(self.stages):
             data = _KINDS[kind](data, fn)
+            if kind != "planned_batches":  # a batch emptied here is named as lost here
+                data = watch(data, position, stage_name(fn))
         return data
 
 
