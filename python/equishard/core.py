@@ -260,9 +260,10 @@ class CostTable(_Handle):
         shard_size and shard_mtime), or None when the table does not record it
         (raw-list and Kaldi rows, older tables)."""
         size, sec, ns = ctypes.c_uint64(), ctypes.c_int64(), ctypes.c_uint32()
-        if not lib().es_cost_table_shard_file(self._p, _bytes(shard), byref(size), byref(sec),
-                                             byref(ns)):
-            return None
+        name = _args.path("CostTable.shard_file: shard", shard)
+        with self._use() as p:
+            if not lib().es_cost_table_shard_file(p, name, byref(size), byref(sec), byref(ns)):
+                return None
         return size.value, sec.value * 1_000_000_000 + ns.value
 
     def close(self):

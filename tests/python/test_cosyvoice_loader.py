@@ -140,7 +140,7 @@ class CosyVoiceDatasetTest(unittest.TestCase):
                 ValueError, f"{plan}: {with_text} utterance\\(s\\) have no text-token count in the plan, "
                 "and the recipe's filter drops utterances on their tokens \\(token_min_length=1, "
                 "token_max_length=200, min_output_input_ratio=0.0005, max_output_input_ratio=1\\).*"
-                "measure again with --tokenizer"):
+                "re-measure with --recipe \\(the training yaml\\) or --tokenizer"):
             cosyvoice.Dataset(os.path.join(CORPUS, "parquet", "data.list"), pipeline(), plan=plan,
                               root=CORPUS)
 

@@ -290,7 +290,7 @@ class RecipeCliTest(unittest.TestCase):
     def plan(self, *args, name="plan"):
         out = os.path.join(self.tmp, name)
         p = run("plan", "--world-size", "2", "--workers", "2", "--mode", "batch", "-o", out,
-                *args, self.costs)
+                "--root", CORPUS, *args, self.costs)
         self.assertEqual(p.returncode, 0, p.stderr)
         return out
 
@@ -405,8 +405,12 @@ class RecipePlanLoaderTest(unittest.TestCase):
         tmp = tempfile.mkdtemp(prefix="es-recipe-loader-")
         self.addCleanup(shutil.rmtree, tmp)
         costs = os.path.join(tmp, "costs.tsv")
-        subprocess.run([CLI, "measure", "-q", "-o", costs, "parquet/data.list"], cwd=CORPUS, check=True)
-        base = ["plan", "--mode", "batch", "--world-size", "2", "--workers", "2"]
+        # counted with the recipe's tokenizer: the loader refuses a plan without the
+        # text-token counts its filter bounds
+        subprocess.run([CLI, "measure", "-q", "--recipe", CV_YAMLS["cosyvoice2"], "--set",
+                        f"qwen_pretrain_path={QWEN}", "-o", costs, "parquet/data.list"],
+                       cwd=CORPUS, check=True)
+        base = ["plan", "--mode", "batch", "--world-size", "2", "--workers", "2", "--root", CORPUS]
         with_recipe = os.path.join(tmp, "with")
         p = run(*base, "--recipe", CV_YAMLS["cosyvoice2"], "-o", with_recipe, costs)
         self.assertEqual(p.returncode, 0, p.stderr)
@@ -420,9 +424,11 @@ class RecipePlanLoaderTest(unittest.TestCase):
     def test_python_plan_takes_the_recipe_too(self):
         tmp = tempfile.mkdtemp(prefix="es-recipe-py-")
         self.addCleanup(shutil.rmtree, tmp)
-        table = equishard.measure(os.path.join(CORPUS, "parquet", "data.list"), root=CORPUS)
-        with equishard.plan(table, world_size=2, workers=2, mode="batch",
-                            recipe=CV_YAMLS["cosyvoice2"]) as p:
+        recipe = equishard.Recipe(CV_YAMLS["cosyvoice2"], sets={"qwen_pretrain_path": QWEN})
+        table = equishard.measure(os.path.join(CORPUS, "parquet", "data.list"), root=CORPUS,
+                                  recipe=recipe)
+        with equishard.plan(table, world_size=2, workers=2, mode="batch", recipe=recipe,
+                            root=CORPUS) as p:
             p.write(tmp)
         cosyvoice.check_pipeline(PlanDir(tmp), self.pipeline())
 
