@@ -68,6 +68,11 @@ def run_blocks(doc, todo):
                PATH=os.path.join(BUILD, "tools", "equishard") + os.pathsep + os.environ["PATH"],
                PYTHONPATH=os.path.join(SRC, "python"),
                EQUISHARD_LIB=os.path.join(BUILD, "src", "libequishard.so"))
+    lib = env["EQUISHARD_LIB"]
+    asan = [w for w in subprocess.run(["ldd", lib], capture_output=True, text=True).stdout.split()
+            if "/libasan" in w]
+    if asan:  # an ASan build: python3 (not instrumented) needs its runtime first
+        env.update(LD_PRELOAD=asan[0], ASAN_OPTIONS="detect_leaks=0")
     r = subprocess.run(["bash", "-c", "\n".join(script)], cwd=scratch, env=env,
                        capture_output=True, text=True, timeout=600)
     where = re.findall(r"@@ block (\S+)", r.stderr)
