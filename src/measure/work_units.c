@@ -81,7 +81,7 @@ static int expand_shard_list(es_context *ctx, es_work *w, const char *path, cons
         }
     }
     if (rc == ES_OK && got < 0)
-        rc = es_fail(ctx, ES_ERR_IO, "%s: read error: %s", path, strerror(errno));
+        rc = es_line_reader_fail(ctx, &lr, path);
     if (rc == ES_OK && !any)
         rc = es_fail(ctx, ES_ERR_FORMAT, "%s: empty list: no shards, no utterances", path);
     es_line_reader_close(&lr);

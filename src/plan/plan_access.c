@@ -69,6 +69,8 @@ static int load_lines(es_context *ctx, struct plan_raw_lines *r, const char *pat
         if (rc == ES_OK && !(lines[n++] = strdup(lr.line)))
             rc = es_fail(ctx, ES_ERR_NOMEM, "out of memory");
     }
+    if (rc == ES_OK && got < 0)
+        rc = es_line_reader_fail(ctx, &lr, path);
     es_line_reader_close(&lr);
     r->sets[r->n_sets] = lines;
     r->counts[r->n_sets] = n;

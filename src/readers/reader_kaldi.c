@@ -90,7 +90,7 @@ static int read_file(kaldi *k, const char *name, int required, line_fn fn)
             rc = fn(k, key, klen, rest, rlen, lr.lineno);
     }
     if (rc == ES_OK && got < 0)
-        rc = es_fail(k->ctx, ES_ERR_IO, "%s: read error: %s", path, strerror(errno));
+        rc = es_line_reader_fail(k->ctx, &lr, path);
     es_line_reader_close(&lr);
     return rc;
 }

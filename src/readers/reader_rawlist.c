@@ -132,7 +132,7 @@ int es_rawlist_parse(es_context *ctx, const char *path, es_manifest **out)
         rc = parse_line(ctx, m, &lr);
     }
     if (rc == ES_OK && got < 0)
-        rc = es_fail(ctx, ES_ERR_IO, "%s: read error: %s", path, strerror(errno));
+        rc = es_line_reader_fail(ctx, &lr, path);
     es_line_reader_close(&lr);
     if (rc != ES_OK) {
         es_manifest_free(m);

@@ -202,7 +202,7 @@ static int read_unit(es_context *ctx, const char *outdir, uint32_t r, uint32_t w
             p->items[(*n)++] = (uint32_t)((uintptr_t)slot->value - 1);
     }
     if (rc == ES_OK && got < 0)
-        rc = es_fail(ctx, ES_ERR_IO, "%s: %s", path, strerror(errno));
+        rc = es_line_reader_fail(ctx, &lr, path);
     es_line_reader_close(&lr);
     return rc;
 }

@@ -41,7 +41,7 @@ static int each_line(es_context *ctx, const char *path, line_fn fn, void *user)
             rc = fn(ctx, path, lr.lineno, lr.line, lr.len, user);
     }
     if (rc == ES_OK && got < 0)
-        rc = es_fail(ctx, ES_ERR_IO, "%s: read error: %s", path, strerror(errno));
+        rc = es_line_reader_fail(ctx, &lr, path);
     es_line_reader_close(&lr);
     return rc;
 }

@@ -124,7 +124,7 @@ static int load_list(es_context *ctx, pq_load *l, const char *path, const char *
         free(name);
     }
     if (rc == ES_OK && got < 0)
-        rc = es_fail(ctx, ES_ERR_IO, "%s: read error: %s", path, strerror(errno));
+        rc = es_line_reader_fail(ctx, &lr, path);
     if (rc == ES_OK && files == 0)
         rc = es_fail(ctx, ES_ERR_FORMAT, "%s: empty list: no embedding source", path);
     es_line_reader_close(&lr);

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# CLI tests for inputs that must never be lost without a word nor hang the run:
+# over-long lines and running out of memory in lists, FIFOs among the inputs,
+# non-UTF-8 bytes in JSON outputs, failures to start threads or to write. Every
+# input is made here; each section names the promise it guards (docs/RELIABILITY.md).
+set -u
+BIN=$1
+FIX=$ES_FIXTURES
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+cd "$FIX/corpus_a" || exit 1
+# a plain build can run under an address-space limit (an ASan build reserves
+# terabytes of shadow memory: none there)
+asan=$(ldd "$BIN" | grep -c libasan)
+
+# ---- a line longer than 1 MiB in a list is refused with its file and line ------
+#      (getline's ENOMEM was read as the end of the file: a shorter list, exit 0)
+mkdir -p "$WORK/long/kaldi"
+long=$(python3 -c 'print("k" * ((1 << 20) + 1))')
+sed "s#^\([^ ]*\) #\1 $PWD/#" kaldi/wav.scp >"$WORK/long/kaldi/wav.scp"
+cp kaldi/utt2spk "$WORK/long/kaldi/"
+{ head -1 kaldi/text; echo "A01_0002 $long"; tail -n +3 kaldi/text; } >"$WORK/long/kaldi/text"
+expect_exit 2 "$BIN" measure -q "$WORK/long/kaldi"
+[[ $(cat "$WORK/err") == "equishard: $WORK/long/kaldi/text: line 2: longer than 1048576 bytes, the most a line may be" ]] ||
+    fail "Kaldi text line of 1 MiB + 1: $(head -c 300 "$WORK/err")"
+{ head -2 raw.list; printf '{"key": "x", "wav": "wav/A01/A01_0001.wav", "txt": "%s"}\n' "$long"; } >"$WORK/long/raw.list"
+expect_exit 2 "$BIN" measure -q "$WORK/long/raw.list"
+grep -q "raw.list: line 3: longer than 1048576 bytes" "$WORK/err" || fail "raw list: $(head -c 300 "$WORK/err")"
+# a 2 GiB wav.scp of NULs (sparse) under a 1 GiB address-space limit: the first
+# line is refused at 1 MiB, never read until memory runs out (that was exit 0 and
+# an empty table)
+mkdir -p "$WORK/long/zero"
+truncate -s 2G "$WORK/long/zero/wav.scp"
+if [[ $asan == 0 ]]; then
+    expect_exit 2 bash -c 'ulimit -v 1048576; exec "$@"' _ "$BIN" measure -q "$WORK/long/zero"
+    grep -q "zero/wav.scp: line 1: longer than 1048576 bytes" "$WORK/err" || fail "2 GiB wav.scp: $(head -c 300 "$WORK/err")"
+fi
+
+exit $((failures > 0))
