@@ -14,6 +14,7 @@
 
 #include "calibrate/calibrate_internal.h"
 #include "core/context.h"
+#include "core/file_stream.h"
 
 #define MODEL_FORMAT "equishard-cost-model v1"
 
@@ -33,9 +34,11 @@ static json_t *digest_string(uint64_t d)
 /* xxh3-64 of a file's bytes. */
 static int file_digest(es_context *ctx, const char *path, uint64_t *out)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return es_fail(ctx, ES_ERR_IO, "%s: cannot read for its digest: %s", path, strerror(errno));
+    FILE *f;
+    int e = es_fopen_regular(path, &f); /* a FIFO would block, /dev/zero never end */
+    if (e)
+        return es_fail(ctx, ES_ERR_IO, "%s: cannot read for its digest: %s", path,
+                       es_file_stream_strerror(e));
     XXH3_state_t *st = XXH3_createState();
     char buf[65536];
     size_t n;

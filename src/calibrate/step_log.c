@@ -13,6 +13,7 @@
 
 #include "calibrate/calibrate_internal.h"
 #include "core/context.h"
+#include "core/file_stream.h"
 #include "core/grow.h"
 #include "core/line_reader.h"
 #include "core/strmap.h"
@@ -105,7 +106,7 @@ static int read_log(es_context *ctx, reader *r, uint32_t log)
     es_line_reader lr;
     int e = es_line_reader_open(&lr, l->path);
     if (e)
-        return es_fail(ctx, ES_ERR_IO, "%s: cannot open: %s", l->path, strerror(e));
+        return es_fail(ctx, ES_ERR_IO, "%s: cannot open: %s", l->path, es_file_stream_strerror(e));
     /* A step's line lists its batch's keys: thousands of short utterances of long
      * keys can pass a list line's 1 MiB. */
     lr.max_len = ES_STEP_LINE_MAX;

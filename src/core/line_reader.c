@@ -1,7 +1,8 @@
 #include "core/line_reader.h"
 
+#include "core/file_stream.h"
+
 #include <errno.h>
-#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -15,9 +16,8 @@ int es_line_reader_open(es_line_reader *lr, const char *path)
     lr->max_len = ES_LINE_MAX;
     if (!(lr->buf = malloc(READ_BYTES)))
         return ENOMEM;
-    lr->fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (lr->fd < 0) {
-        int e = errno;
+    int e = es_open_regular(path, &lr->fd);
+    if (e) {
         free(lr->buf);
         lr->buf = NULL;
         return e;

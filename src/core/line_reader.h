@@ -32,7 +32,10 @@ typedef struct es_line_reader {
     int err;              /* after next() returned -1: an errno, ENOMEM or ES_ELINE_TOO_LONG */
 } es_line_reader;
 
-/* Returns 0 or an errno. */
+/* Opens a regular file: returns 0, an errno, or ES_ENOTREG for a FIFO, a device
+ * or any other non-regular file (refused without blocking or reading: a FIFO
+ * would wait for a writer, /dev/zero never ends); es_file_stream_strerror words
+ * it. */
 int es_line_reader_open(es_line_reader *lr, const char *path);
 /* Returns 1 with a line, 0 at end of file, -1 on an error (lr->err says which;
  * es_line_reader_fail words it). */

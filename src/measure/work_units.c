@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "core/file_stream.h"
 #include "core/line_reader.h"
 #include "core/utf8.h"
 #include "readers/reader.h"
@@ -67,7 +68,7 @@ static int expand_shard_list(es_context *ctx, es_work *w, const char *path, cons
     es_line_reader lr;
     int e = es_line_reader_open(&lr, path);
     if (e)
-        return es_fail(ctx, ES_ERR_IO, "%s: cannot open: %s", path, strerror(e));
+        return es_fail(ctx, ES_ERR_IO, "%s: cannot open: %s", path, es_file_stream_strerror(e));
     int rc = ES_OK, got, any = 0;
     while (rc == ES_OK && (got = es_line_reader_next(&lr)) > 0) {
         const char *p = lr.line;

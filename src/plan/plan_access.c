@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "core/file_stream.h"
 #include "core/grow.h"
 #include "core/line_reader.h"
 #include "core/strmap.h"
@@ -45,7 +46,7 @@ static int load_lines(es_context *ctx, struct plan_raw_lines *r, const char *pat
     int e = es_line_reader_open(&lr, path);
     if (e)
         return es_fail(ctx, ES_ERR_IO, "%s: cannot reopen the raw list to write its lines: %s",
-                       path, strerror(e));
+                       path, es_file_stream_strerror(e));
     void *sets = r->sets, *counts = r->counts;
     int bad = es_grow(&sets, &r->cap_sets, r->n_sets + 1, sizeof *r->sets, 4);
     r->sets = sets;

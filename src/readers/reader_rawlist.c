@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/file_stream.h"
 #include "core/line_reader.h"
 #include "core/utf8.h"
 #include "readers/manifest.h"
@@ -117,7 +118,7 @@ int es_rawlist_parse(es_context *ctx, const char *path, es_manifest **out)
     es_line_reader lr;
     int e = es_line_reader_open(&lr, path);
     if (e)
-        return es_fail(ctx, ES_ERR_IO, "%s: cannot open: %s", path, strerror(e));
+        return es_fail(ctx, ES_ERR_IO, "%s: cannot open: %s", path, es_file_stream_strerror(e));
     es_manifest *m = es_manifest_new(path);
     if (m) {
         m->pos_label = "line";

@@ -35,4 +35,28 @@ if [[ $asan == 0 ]]; then
     grep -q "zero/wav.scp: line 1: longer than 1048576 bytes" "$WORK/err" || fail "2 GiB wav.scp: $(head -c 300 "$WORK/err")"
 fi
 
+# ---- a FIFO among the inputs is refused without blocking: every file of a Kaldi
+#      dir, a list given to plan (the sniff for a cost table opened it), a step
+#      log, a cost model, --utt2spk (each hung, waiting for a writer)
+mkdir -p "$WORK/fifo/kaldi"
+sed "s#^\([^ ]*\) #\1 $PWD/#" kaldi/wav.scp >"$WORK/fifo/kaldi/wav.scp"
+cp kaldi/text kaldi/utt2spk "$WORK/fifo/kaldi/"
+expect_exit 0 "$BIN" measure -q -o "$WORK/fifo/costs.tsv" "$WORK/fifo/kaldi"
+for f in wav.scp text utt2spk segments; do
+    rm -rf "$WORK/fifo/k"; cp -r "$WORK/fifo/kaldi" "$WORK/fifo/k"
+    rm -f "$WORK/fifo/k/$f"; mkfifo "$WORK/fifo/k/$f"
+    expect_exit 2 timeout 20 "$BIN" measure -q "$WORK/fifo/k"
+    [[ $(cat "$WORK/err") == "equishard: $WORK/fifo/k/$f: cannot open: not a regular file" ]] ||
+        fail "Kaldi $f as a FIFO: $(head -c 300 "$WORK/err")"
+done
+mkfifo "$WORK/fifo/p"
+for args in "plan -q -k 2 -o $WORK/fifo/out $WORK/fifo/p" "simulate -q -l wenet -k 2 $WORK/fifo/p" \
+            "calibrate --steps $WORK/fifo/p $WORK/fifo/costs.tsv" \
+            "plan -q -k 2 --cost-model $WORK/fifo/p -o $WORK/fifo/out $WORK/fifo/costs.tsv" \
+            "validate -q --utt-emb kaldi/utt2embedding.pt --utt2spk $WORK/fifo/p $WORK/fifo/kaldi"; do
+    # shellcheck disable=SC2086
+    expect_exit 2 timeout 20 "$BIN" $args
+    grep -q "$WORK/fifo/p: .*not a regular file" "$WORK/err" || fail "$args: $(head -c 300 "$WORK/err")"
+done
+
 exit $((failures > 0))
