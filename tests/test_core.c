@@ -6,6 +6,7 @@
 #include "core/direct_write.h"
 #include "core/file_digest.h"
 #include "core/grow.h"
+#include "core/json_text.h"
 #include "core/line_reader.h"
 #include "core/prefault.h"
 #include "core/prefault_ahead.h"
@@ -256,6 +257,47 @@ START_TEST(test_line_reader_out_of_memory)
     ck_assert_str_eq(es_errmsg(ctx), "L: line 1: out of memory");
     es_line_reader_close(&lr);
     es_context_free(ctx);
+}
+END_TEST
+
+/* ---- JSON text ------------------------------------------------------------------- */
+
+/* es_json_dump lays a document out byte for byte as jansson's json_dumps does
+ * (jansson is the oracle), for the flags the outputs use; a string that is not
+ * UTF-8, as a value or a key, is written \udcXX, as Python writes
+ * json.dumps(b.decode("utf-8", "surrogateescape")). */
+START_TEST(test_json_dump)
+{
+    json_t *doc = json_pack("{s:s, s:i, s:I, s:b, s:n, s:[], s:{}, s:[f, f, f, f, f, f, f, f, f], "
+                            "s:{s:[i, {s:s}], s:s}, s:s}",
+                            "name", "caf\xc3\xa9 \xf0\x9f\x98\x80 \"q\" \\ /x", "int", -7,
+                            "big", (json_int_t)9007199254740993LL, "yes", 1, "none", "empty",
+                            "obj", "reals", 0.1, 1e20, 1e-7, 123456789.123, 1.0, 100.0, 1e300,
+                            -2.5e-5, 5e-324, "nested", "a", 1, "k", "v", "s", "t", "last", "");
+    ck_assert_ptr_nonnull(doc);
+    const size_t flags[] = {JSON_INDENT(1) | JSON_REAL_PRECISION(10),
+                            JSON_INDENT(2) | JSON_REAL_PRECISION(12),
+                            JSON_INDENT(1) | JSON_REAL_PRECISION(15),
+                            JSON_INDENT(2) | JSON_REAL_PRECISION(17), JSON_INDENT(2), JSON_COMPACT, 0};
+    for (size_t i = 0; i < sizeof flags / sizeof flags[0]; i++) {
+        char *want = json_dumps(doc, flags[i]);
+        es_strbuf got = {0};
+        ck_assert_int_eq(es_json_dump(&got, doc, flags[i]), 0);
+        ck_assert_str_eq(got.buf, want);
+        free(want);
+        es_strbuf_release(&got);
+    }
+    json_decref(doc);
+    /* python3 -c 'import json; print(json.dumps({b"k\xff".decode("utf-8", "surrogateescape"):
+     *     b"a\xe9\xc3\"b".decode("utf-8", "surrogateescape")}, separators=(",", ":")))' */
+    doc = json_object();
+    ck_assert_int_eq(json_object_set_new_nocheck(doc, "k\xff", es_json_bytes("a\xe9\xc3\"b")), 0);
+    es_strbuf got = {0};
+    ck_assert_int_eq(es_json_dump(&got, doc, JSON_COMPACT), 0);
+    ck_assert_str_eq(got.buf, "{\"k\\udcff\":\"a\\udce9\\udcc3\\\"b\"}");
+    es_strbuf_release(&got);
+    json_decref(doc);
+    ck_assert_ptr_null(es_json_bytes(NULL));
 }
 END_TEST
 
@@ -824,6 +866,7 @@ static Suite *core_suite(void)
     tcase_add_test(files, test_line_reader_long_and_missing);
     tcase_add_test(files, test_line_reader_too_long);
     tcase_add_test(files, test_line_reader_out_of_memory);
+    tcase_add_test(files, test_json_dump);
     tcase_add_test(files, test_atomic_commit_and_abort);
     tcase_add_test(files, test_atomic_missing_dir);
     tcase_add_test(files, test_file_digest_identity);

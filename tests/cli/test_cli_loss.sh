@@ -6,7 +6,8 @@
 set -u
 BIN=$1
 FIX=$ES_FIXTURES
-source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+source "$HERE/lib.sh"
 cd "$FIX/corpus_a" || exit 1
 # a plain build can run under an address-space limit (an ASan build reserves
 # terabytes of shadow memory: none there)
@@ -58,5 +59,38 @@ for args in "plan -q -k 2 -o $WORK/fifo/out $WORK/fifo/p" "simulate -q -l wenet 
     expect_exit 2 timeout 20 "$BIN" $args
     grep -q "$WORK/fifo/p: .*not a regular file" "$WORK/err" || fail "$args: $(head -c 300 "$WORK/err")"
 done
+
+# ---- JSON outputs say keys and paths that are not UTF-8 as \udcXX (Python's
+#      surrogateescape), never "out of memory" (validate --json, exit 3), null
+#      (calibrate's model.json) or a dropped value (simulate --json's plan)
+J=$WORK/json
+mkdir -p "$J/kl" "$J/plan-$(printf '\xe9')"
+printf 'caf\xe9 %s/wav/A01/A01_0001.wav\n' "$PWD" >"$J/kl/wav.scp"
+printf 'caf\xe9 A01\n' >"$J/kl/utt2spk"
+expect_exit 1 "$BIN" validate -q --utt-emb kaldi/utt2embedding.pt --json "$J/v.json" "$J/kl"
+python3 - "$J/v.json" <<'PY' || fail "validate --json with a latin-1 key: $(head -c 300 "$WORK/err")"
+import json, sys
+d = json.load(open(sys.argv[1], encoding="utf-8"))
+keys = {f["key"].encode("utf-8", "surrogateescape") for f in d["findings"] if f["check"] == "missing_utt_emb"}
+assert keys == {b"caf\xe9"}, keys
+PY
+P=$J/plan-$(printf '\xe9')
+expect_exit 0 "$BIN" plan -q -k 2 -o "$P" shards/shards.list
+expect_exit 0 "$BIN" simulate -q -l wenet --plan "$P" -o "$J/sim.json"
+python3 - "$J/sim.json" "$P" <<'PY' || fail "simulate --json with a latin-1 plan path: $(head -c 300 "$WORK/err")"
+import json, os, sys
+d = json.load(open(sys.argv[1], encoding="utf-8"))
+assert d["parameters"]["plan"].encode("utf-8", "surrogateescape") == os.fsencode(sys.argv[2]), d["parameters"].get("plan")
+PY
+expect_exit 0 "$BIN" measure -q -o "$J/costs.tsv" shards/shards.list
+S=$J/steps-$(printf '\xe9')
+python3 "$HERE/gen_steps.py" "$J/costs.tsv" "$S" 5e-5 5e-7 0.02 --seed 1 >/dev/null
+expect_exit 0 "$BIN" calibrate -q --steps "$S" "$J/costs.tsv" -o "$J/model.json"
+python3 - "$J/model.json" "$S" <<'PY' || fail "calibrate's model.json with a latin-1 log path: $(head -c 300 "$WORK/err")"
+import json, os, sys
+d = json.load(open(sys.argv[1], encoding="utf-8"))
+paths = [os.path.dirname(l["path"].encode("utf-8", "surrogateescape")) for l in d["provenance"]["logs"]]
+assert paths and all(p == os.fsencode(sys.argv[2]) for p in paths), paths
+PY
 
 exit $((failures > 0))
