@@ -93,4 +93,18 @@ paths = [os.path.dirname(l["path"].encode("utf-8", "surrogateescape")) for l in 
 assert paths and all(p == os.fsencode(sys.argv[2]) for p in paths), paths
 PY
 
+# ---- threads that cannot be created (libgomp ends the process with exit 1, the
+#      code for "validate found problems"): exit 3 with a line, no FILE.tmp.* left.
+#      16 threads of 64 MiB stacks cannot fit under a 150 MB address-space limit.
+if [[ $asan == 0 ]]; then
+    T=$WORK/threads
+    mkdir -p "$T"
+    run_limited() { OMP_NUM_THREADS=16 OMP_STACKSIZE=64M bash -c 'ulimit -v 150000; exec "$@"' _ "$@"; }
+    expect_exit 3 run_limited "$BIN" measure -q -o "$T/m.tsv" shards/shards.list
+    grep -q "^equishard: ended by a library it uses" "$WORK/err" || fail "threads, measure -o: $(head -c 300 "$WORK/err")"
+    expect_exit 3 run_limited "$BIN" validate -q --utt-emb kaldi/utt2embedding.pt --json "$T/v.json" kaldi
+    grep -q "^equishard: ended by a library it uses" "$WORK/err" || fail "threads, validate: $(head -c 300 "$WORK/err")"
+    [[ -z $(ls -A "$T") ]] || fail "left behind: $(ls -A "$T")"
+fi
+
 exit $((failures > 0))
