@@ -107,4 +107,29 @@ if [[ $asan == 0 ]]; then
     [[ -z $(ls -A "$T") ]] || fail "left behind: $(ls -A "$T")"
 fi
 
+# ---- a full disk names the output and the cause: "OUTDIR/NAME: ... No space
+#      left on device" (tar and parquet reshard said "write failed: Write error" or
+#      "write failed" with the shard's bare name). validate --json onto /dev/full
+#      anywhere; reshard onto a 1 MiB tmpfs where this process may mount one (root
+#      in CI), else skipped with a note.
+expect_exit 2 "$BIN" validate -q --utt-emb kaldi/utt2embedding.pt --json /dev/full kaldi
+[[ $(tail -1 "$WORK/err") == "equishard: /dev/full: write failed: No space left on device" ]] ||
+    fail "validate --json /dev/full: $(head -c 300 "$WORK/err")"
+SMALL=$WORK/small
+mkdir -p "$SMALL"
+if mount -t tmpfs -o size=1M tmpfs "$SMALL" 2>/dev/null; then
+    trap 'umount "$SMALL"; rm -rf "$WORK"' EXIT
+    for args in "-o $SMALL/tar shards/shards.list" "--compress gzip -o $SMALL/gz shards/shards.list" \
+                "-o $SMALL/pq parquet/parquet_000000000.tar parquet/parquet_000000001.tar"; do
+        # shellcheck disable=SC2086
+        expect_exit 2 "$BIN" plan -q -k 2 --mode reshard $args
+        out=${args#*-o }; out=${out%% *}
+        grep -q "^equishard: $out/[a-z_0-9.]*tar[.gz]*: .*No space left on device$" "$WORK/err" ||
+            fail "reshard $args on a full disk: $(head -c 300 "$WORK/err")"
+        [[ -z $(ls -A "$SMALL") ]] || fail "reshard $args left: $(ls -A "$SMALL")"
+    done
+else
+    echo "note: cannot mount a tmpfs here (not root?): reshard on a full disk not tested"
+fi
+
 exit $((failures > 0))
