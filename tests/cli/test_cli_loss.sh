@@ -132,4 +132,27 @@ else
     echo "note: cannot mount a tmpfs here (not root?): reshard on a full disk not tested"
 fi
 
+# ---- two plans into one OUTDIR that does not exist yet: the first to rename its
+#      folder wins, whole; the other says another run got there first (it said
+#      "Directory not empty"). EQUISHARD_TEST_COMMIT_PAUSE_MS (test-only) holds
+#      run A between finding OUTDIR missing and its rename; B runs in between.
+R=$WORK/race
+mkdir -p "$R"
+EQUISHARD_TEST_COMMIT_PAUSE_MS=3000 "$BIN" plan -q -k 2 -o "$R/out" shards/shards.list >"$R/a.out" 2>"$R/a.err" &
+apid=$!
+for _ in $(seq 200); do   # A is in its pause once its folder has lost the marker
+    tmp=$(ls -d "$R"/out.tmp.* 2>/dev/null | head -1)
+    [[ -n $tmp && -f $tmp/plan.json && ! -e $tmp/.equishard-tmp ]] && break
+    sleep 0.02
+done
+expect_exit 0 "$BIN" plan -q -k 2 --seed 7 -o "$R/out" shards/shards.list
+wait $apid
+arc=$?
+[[ $arc == 2 ]] || fail "the later run: exit $arc, expected 2"
+[[ $(cat "$R/a.err") == "equishard: $R/out: another run put its output folder in place first, while this one was being written; that one was kept and this run's plan was not written" ]] ||
+    fail "the later run's message: $(cat "$R/a.err")"
+python3 -c 'import json, sys; assert json.load(open(sys.argv[1]))["parameters"]["seed"] == 7' "$R/out/plan.json" ||
+    fail "OUTDIR is not the winner's plan"
+[[ -z $(ls -d "$R"/out.tmp.* 2>/dev/null) ]] || fail "left: $(ls -d "$R"/out.tmp.*)"
+
 exit $((failures > 0))
