@@ -155,4 +155,44 @@ python3 -c 'import json, sys; assert json.load(open(sys.argv[1]))["parameters"][
     fail "OUTDIR is not the winner's plan"
 [[ -z $(ls -d "$R"/out.tmp.* 2>/dev/null) ]] || fail "left: $(ls -d "$R"/out.tmp.*)"
 
+# ---- a tokenizer whose ids are not what they claim: an added token without an
+#      integer "id" (it became id 0), a vocab id of 2^28 (2 GB and a 34 MB cache)
+#      are refused in one line, exit 2. Needs ../shared/fixtures/tokenizers.
+TOK=$ES_SOURCE_ROOT/../shared/fixtures/tokenizers
+if [[ -f $TOK/qwen3-json/tokenizer.json && -f $TOK/qwen2/vocab.json ]]; then
+    K=$WORK/tok
+    mkdir -p "$K/missing" "$K/quoted" "$K/big" "$K/bigjson"
+    export EQUISHARD_CACHE_DIR=$K/cache
+    python3 - "$TOK" "$K" <<'PY' || fail "making the tokenizers"
+import json, shutil, sys
+tok, out = sys.argv[1], sys.argv[2]
+t = json.load(open(f"{tok}/qwen3-json/tokenizer.json", encoding="utf-8"))
+del t["added_tokens"][1]["id"]
+json.dump(t, open(f"{out}/missing/tokenizer.json", "w", encoding="utf-8"))
+t = json.load(open(f"{tok}/qwen3-json/tokenizer.json", encoding="utf-8"))
+t["added_tokens"][1]["id"] = str(t["added_tokens"][1]["id"])
+json.dump(t, open(f"{out}/quoted/tokenizer.json", "w", encoding="utf-8"))
+t = json.load(open(f"{tok}/qwen3-json/tokenizer.json", encoding="utf-8"))
+t["model"]["vocab"]["\u00e9big"] = 1 << 28
+json.dump(t, open(f"{out}/bigjson/tokenizer.json", "w", encoding="utf-8"))
+v = json.load(open(f"{tok}/qwen2/vocab.json", encoding="utf-8"))
+v["\u00e9big"] = 1 << 28
+json.dump(v, open(f"{out}/big/vocab.json", "w", encoding="utf-8"))
+shutil.copy(f"{tok}/qwen2/merges.txt", f"{out}/big/merges.txt")
+PY
+    limit=$([[ $asan == 0 ]] && echo "ulimit -v 1048576;")
+    for c in "missing:added_tokens\[1\]: \"id\" is missing, not an integer" \
+             "quoted:added_tokens\[1\]: \"id\" is another type, not an integer" \
+             "big:byte [0-9]*: id 268435456 is beyond the vocab's [0-9]* entries" \
+             "bigjson:model.vocab: '.*big': id 268435456 is beyond the vocab's 151644 entries"; do
+        d=${c%%:*}
+        expect_exit 2 bash -c "$limit"' exec "$@"' _ "$BIN" tokenize -t "$K/$d" - <<<"hello"
+        [[ $(wc -l <"$WORK/err") == 1 ]] && grep -q "$K/$d/[a-z.]*json: ${c#*:}" "$WORK/err" ||
+            fail "tokenizer $d: $(head -c 300 "$WORK/err")"
+    done
+    unset EQUISHARD_CACHE_DIR
+else
+    echo "note: $TOK absent: tokenizer ids not tested"
+fi
+
 exit $((failures > 0))
