@@ -168,16 +168,16 @@ import json, shutil, sys
 tok, out = sys.argv[1], sys.argv[2]
 t = json.load(open(f"{tok}/qwen3-json/tokenizer.json", encoding="utf-8"))
 del t["added_tokens"][1]["id"]
-json.dump(t, open(f"{out}/missing/tokenizer.json", "w", encoding="utf-8"))
+open(f"{out}/missing/tokenizer.json", "w", encoding="utf-8").write(json.dumps(t))
 t = json.load(open(f"{tok}/qwen3-json/tokenizer.json", encoding="utf-8"))
 t["added_tokens"][1]["id"] = str(t["added_tokens"][1]["id"])
-json.dump(t, open(f"{out}/quoted/tokenizer.json", "w", encoding="utf-8"))
+open(f"{out}/quoted/tokenizer.json", "w", encoding="utf-8").write(json.dumps(t))
 t = json.load(open(f"{tok}/qwen3-json/tokenizer.json", encoding="utf-8"))
 t["model"]["vocab"]["\u00e9big"] = 1 << 28
-json.dump(t, open(f"{out}/bigjson/tokenizer.json", "w", encoding="utf-8"))
+open(f"{out}/bigjson/tokenizer.json", "w", encoding="utf-8").write(json.dumps(t))
 v = json.load(open(f"{tok}/qwen2/vocab.json", encoding="utf-8"))
 v["\u00e9big"] = 1 << 28
-json.dump(v, open(f"{out}/big/vocab.json", "w", encoding="utf-8"))
+open(f"{out}/big/vocab.json", "w", encoding="utf-8").write(json.dumps(v))
 shutil.copy(f"{tok}/qwen2/merges.txt", f"{out}/big/merges.txt")
 PY
     limit=$([[ $asan == 0 ]] && echo "ulimit -v 1048576;")
