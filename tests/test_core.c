@@ -6,6 +6,7 @@
 #include "core/direct_write.h"
 #include "core/file_digest.h"
 #include "core/grow.h"
+#include "core/json_text.h"
 #include "core/line_reader.h"
 #include "core/prefault.h"
 #include "core/prefault_ahead.h"
@@ -21,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -165,7 +167,7 @@ START_TEST(test_line_reader)
     ck_assert_int_eq(es_line_reader_next(&lr), 0);
     ck_assert_uint_eq(lr.lineno, 6);
     es_line_reader_close(&lr);
-    ck_assert_ptr_null(lr.fp);
+    ck_assert_int_eq(lr.fd, -1);
     es_line_reader_close(&lr); /* twice is harmless */
 }
 END_TEST
@@ -189,6 +191,113 @@ START_TEST(test_line_reader_long_and_missing)
     free(big);
     ck_assert_int_eq(es_line_reader_open(&lr, test_path("nope.txt")), ENOENT);
     es_line_reader_close(&lr);
+}
+END_TEST
+
+/* One byte past ES_LINE_MAX (1 MiB, the line above) is refused on that line,
+ * with its number; no list line is that long. */
+START_TEST(test_line_reader_too_long)
+{
+    const char *path = test_path("longer.txt");
+    size_t n = ((size_t)1 << 20) + 1;
+    char *big = malloc(n + 3);
+    ck_assert_ptr_nonnull(big);
+    memcpy(big, "a\n", 2);
+    memset(big + 2, 'k', n);
+    big[n + 2] = '\n';
+    write_file(path, big, n + 3);
+    free(big);
+    es_line_reader lr;
+    ck_assert_int_eq(es_line_reader_open(&lr, path), 0);
+    ck_assert_int_eq(es_line_reader_next(&lr), 1);
+    ck_assert_int_eq(es_line_reader_next(&lr), -1);
+    es_context *ctx = es_context_new();
+    ck_assert_int_eq(es_line_reader_fail(ctx, &lr, "L"), ES_ERR_FORMAT);
+    ck_assert_str_eq(es_errmsg(ctx), "L: line 2: longer than 1048576 bytes, the most a line may be");
+    es_context_free(ctx);
+    ck_assert_uint_le(lr.cap, ((size_t)1 << 20) + 1); /* never more than the limit */
+    es_line_reader_close(&lr);
+}
+END_TEST
+
+/* Running out of memory mid-line is an error, never the end of the file (getline's
+ * ENOMEM read as end of file made a list shorter, exit 0): a 256 MiB line of a
+ * sparse file, the limit raised past it, under an address-space limit 64 MiB above
+ * what the process has. ASan reserves terabytes of shadow memory: no limit there. */
+START_TEST(test_line_reader_out_of_memory)
+{
+#if defined(__SANITIZE_ADDRESS__)
+    return;
+#endif
+    const char *path = test_path("sparse.txt");
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    ck_assert_int_ge(fd, 0);
+    ck_assert_int_eq(ftruncate(fd, (off_t)256 << 20), 0);
+    close(fd);
+    es_context *ctx = es_context_new();
+    es_line_reader lr;
+    ck_assert_int_eq(es_line_reader_open(&lr, path), 0);
+    lr.max_len = (size_t)1 << 30;
+    unsigned long pages = 0;
+    FILE *st = fopen("/proc/self/statm", "r");
+    ck_assert_ptr_nonnull(st);
+    ck_assert_int_eq(fscanf(st, "%lu", &pages), 1);
+    fclose(st);
+    struct rlimit old, lim;
+    ck_assert_int_eq(getrlimit(RLIMIT_AS, &old), 0);
+    lim = old;
+    lim.rlim_cur = (rlim_t)pages * (rlim_t)sysconf(_SC_PAGESIZE) + ((rlim_t)64 << 20);
+    ck_assert_int_eq(setrlimit(RLIMIT_AS, &lim), 0);
+    int got = es_line_reader_next(&lr);
+    int err = lr.err;
+    ck_assert_int_eq(setrlimit(RLIMIT_AS, &old), 0);
+    ck_assert_int_eq(got, -1);
+    ck_assert_int_eq(err, ENOMEM);
+    ck_assert_int_eq(es_line_reader_fail(ctx, &lr, "L"), ES_ERR_NOMEM);
+    ck_assert_str_eq(es_errmsg(ctx), "L: line 1: out of memory");
+    es_line_reader_close(&lr);
+    es_context_free(ctx);
+}
+END_TEST
+
+/* ---- JSON text ------------------------------------------------------------------- */
+
+/* es_json_dump lays a document out byte for byte as jansson's json_dumps does
+ * (jansson is the oracle), for the flags the outputs use; a string that is not
+ * UTF-8, as a value or a key, is written \udcXX, as Python writes
+ * json.dumps(b.decode("utf-8", "surrogateescape")). */
+START_TEST(test_json_dump)
+{
+    json_t *doc = json_pack("{s:s, s:i, s:I, s:b, s:n, s:[], s:{}, s:[f, f, f, f, f, f, f, f, f], "
+                            "s:{s:[i, {s:s}], s:s}, s:s}",
+                            "name", "caf\xc3\xa9 \xf0\x9f\x98\x80 \"q\" \\ /x", "int", -7,
+                            "big", (json_int_t)9007199254740993LL, "yes", 1, "none", "empty",
+                            "obj", "reals", 0.1, 1e20, 1e-7, 123456789.123, 1.0, 100.0, 1e300,
+                            -2.5e-5, 5e-324, "nested", "a", 1, "k", "v", "s", "t", "last", "");
+    ck_assert_ptr_nonnull(doc);
+    const size_t flags[] = {JSON_INDENT(1) | JSON_REAL_PRECISION(10),
+                            JSON_INDENT(2) | JSON_REAL_PRECISION(12),
+                            JSON_INDENT(1) | JSON_REAL_PRECISION(15),
+                            JSON_INDENT(2) | JSON_REAL_PRECISION(17), JSON_INDENT(2), JSON_COMPACT, 0};
+    for (size_t i = 0; i < sizeof flags / sizeof flags[0]; i++) {
+        char *want = json_dumps(doc, flags[i]);
+        es_strbuf got = {0};
+        ck_assert_int_eq(es_json_dump(&got, doc, flags[i]), 0);
+        ck_assert_str_eq(got.buf, want);
+        free(want);
+        es_strbuf_release(&got);
+    }
+    json_decref(doc);
+    /* python3 -c 'import json; print(json.dumps({b"k\xff".decode("utf-8", "surrogateescape"):
+     *     b"a\xe9\xc3\"b".decode("utf-8", "surrogateescape")}, separators=(",", ":")))' */
+    doc = json_object();
+    ck_assert_int_eq(json_object_set_new_nocheck(doc, "k\xff", es_json_bytes("a\xe9\xc3\"b")), 0);
+    es_strbuf got = {0};
+    ck_assert_int_eq(es_json_dump(&got, doc, JSON_COMPACT), 0);
+    ck_assert_str_eq(got.buf, "{\"k\\udcff\":\"a\\udce9\\udcc3\\\"b\"}");
+    es_strbuf_release(&got);
+    json_decref(doc);
+    ck_assert_ptr_null(es_json_bytes(NULL));
 }
 END_TEST
 
@@ -755,6 +864,9 @@ static Suite *core_suite(void)
     tcase_add_temp_dir(files);
     tcase_add_test(files, test_line_reader);
     tcase_add_test(files, test_line_reader_long_and_missing);
+    tcase_add_test(files, test_line_reader_too_long);
+    tcase_add_test(files, test_line_reader_out_of_memory);
+    tcase_add_test(files, test_json_dump);
     tcase_add_test(files, test_atomic_commit_and_abort);
     tcase_add_test(files, test_atomic_missing_dir);
     tcase_add_test(files, test_file_digest_identity);

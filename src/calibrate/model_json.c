@@ -14,13 +14,15 @@
 
 #include "calibrate/calibrate_internal.h"
 #include "core/context.h"
+#include "core/file_stream.h"
+#include "core/json_text.h"
 
 #define MODEL_FORMAT "equishard-cost-model v1"
 
+/* A path need not be UTF-8 (core/json_text.h). */
 static json_t *path_string(const char *path)
 {
-    json_t *s = json_string(path);
-    return s ? s : json_null(); /* not UTF-8 */
+    return es_json_bytes(path);
 }
 
 static json_t *digest_string(uint64_t d)
@@ -33,9 +35,11 @@ static json_t *digest_string(uint64_t d)
 /* xxh3-64 of a file's bytes. */
 static int file_digest(es_context *ctx, const char *path, uint64_t *out)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return es_fail(ctx, ES_ERR_IO, "%s: cannot read for its digest: %s", path, strerror(errno));
+    FILE *f;
+    int e = es_fopen_regular(path, &f); /* a FIFO would block, /dev/zero never end */
+    if (e)
+        return es_fail(ctx, ES_ERR_IO, "%s: cannot read for its digest: %s", path,
+                       es_file_stream_strerror(e));
     XXH3_state_t *st = XXH3_createState();
     char buf[65536];
     size_t n;
@@ -119,24 +123,14 @@ ES_API int es_calibration_write_json(es_context *ctx, const es_calibration *c, c
         "per batch of n: frames, frames_sq, text, speech_tokens = n x the longest's; missing_emb "
         "= frames of rows lacking an embedding; overhead = n; batch = 1",
         "fit", fit_json(c), "provenance", prov);
-    char *text = doc && rc == ES_OK ? json_dumps(doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17)) : NULL;
+    es_strbuf text = {0};
+    int bad = !doc || es_json_dump(&text, doc, JSON_INDENT(2) | JSON_REAL_PRECISION(17));
+    es_strbuf_putc(&text, '\n');
     json_decref(doc);
-    if (rc != ES_OK) {
-        free(text);
-        return rc;
-    }
-    if (!text)
-        return es_fail(ctx, ES_ERR_NOMEM, "%s: out of memory", path);
-    size_t len = strlen(text);
-    text[len] = '\0';
-    char *withnl = realloc(text, len + 2);
-    if (!withnl) {
-        free(text);
-        return es_fail(ctx, ES_ERR_NOMEM, "%s: out of memory", path);
-    }
-    withnl[len] = '\n';
-    rc = es_write_output(ctx, path, withnl, len + 1);
-    free(withnl);
+    if (rc == ES_OK)
+        rc = bad || text.oom ? es_fail(ctx, ES_ERR_NOMEM, "%s: out of memory", path)
+                             : es_write_output(ctx, path, text.buf, text.len);
+    es_strbuf_release(&text);
     return rc;
 }
 

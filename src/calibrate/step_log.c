@@ -23,6 +23,7 @@
 
 #include "calibrate/calibrate_internal.h"
 #include "core/context.h"
+#include "core/file_stream.h"
 #include "core/grow.h"
 #include "core/line_reader.h"
 #include "core/strmap.h"
@@ -207,13 +208,19 @@ static int add_step(es_context *ctx, reader *r, uint32_t log, json_t *o)
     return ES_OK;
 }
 
+/* The longest step-log line read: 64 MiB (about a million keys). */
+#define ES_STEP_LINE_MAX ((size_t)64 << 20)
+
 static int read_log(es_context *ctx, reader *r, uint32_t log)
 {
     cal_log *l = &r->c->logs[log];
     es_line_reader lr;
     int e = es_line_reader_open(&lr, l->path);
     if (e)
-        return es_fail(ctx, ES_ERR_IO, "%s: cannot open: %s", l->path, strerror(e));
+        return es_fail(ctx, ES_ERR_IO, "%s: cannot open: %s", l->path, es_file_stream_strerror(e));
+    /* A step's line lists its batch's keys: thousands of short utterances of long
+     * keys can pass a list line's 1 MiB. */
+    lr.max_len = ES_STEP_LINE_MAX;
     XXH3_state_t *h = XXH3_createState();
     int rc = h ? ES_OK : es_fail(ctx, ES_ERR_NOMEM, "calibrate: out of memory");
     if (h)
@@ -244,7 +251,7 @@ static int read_log(es_context *ctx, reader *r, uint32_t log)
         l->lines++;
     }
     if (rc == ES_OK && got < 0)
-        rc = es_fail(ctx, ES_ERR_IO, "%s: read error: %s", l->path, strerror(errno));
+        rc = es_line_reader_fail(ctx, &lr, l->path);
     if (h) {
         l->digest = XXH3_64bits_digest(h);
         XXH3_freeState(h);

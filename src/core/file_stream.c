@@ -39,21 +39,47 @@ static int64_t fd_skip(void *opaque, uint64_t n)
     return (int64_t)n;
 }
 
+int es_open_regular(const char *path, int *fd)
+{
+    /* O_NONBLOCK: opening a FIFO without a writer would wait forever. */
+    *fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    if (*fd < 0)
+        return errno;
+    struct stat st;
+    int e = fstat(*fd, &st) != 0 ? errno
+            : S_ISDIR(st.st_mode)  ? EISDIR
+            : !S_ISREG(st.st_mode) ? ES_ENOTREG
+                                   : 0;
+    if (!e && fcntl(*fd, F_SETFL, fcntl(*fd, F_GETFL) & ~O_NONBLOCK) != 0)
+        e = errno;
+    if (e) {
+        close(*fd);
+        *fd = -1;
+    }
+    return e;
+}
+
+int es_fopen_regular(const char *path, FILE **fp)
+{
+    int fd;
+    int e = es_open_regular(path, &fd);
+    *fp = e ? NULL : fdopen(fd, "rb");
+    if (!e && !*fp) {
+        e = errno;
+        close(fd);
+    }
+    return e;
+}
+
 int es_file_stream_open(es_byte_stream *s, es_file_stream *f, const char *path)
 {
     f->err = 0;
-    /* O_NONBLOCK: opening a FIFO without a writer would wait forever. */
-    f->fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-    if (f->fd < 0)
-        return errno;
+    int e = es_open_regular(path, &f->fd);
+    if (e)
+        return e;
     struct stat st;
-    int e = fstat(f->fd, &st) != 0 ? errno
-            : S_ISDIR(st.st_mode)   ? EISDIR
-            : !S_ISREG(st.st_mode)  ? ES_ENOTREG
-                                    : 0;
-    if (!e && fcntl(f->fd, F_SETFL, fcntl(f->fd, F_GETFL) & ~O_NONBLOCK) != 0)
+    if (fstat(f->fd, &st) != 0) {
         e = errno;
-    if (e) {
         close(f->fd);
         f->fd = -1;
         return e;

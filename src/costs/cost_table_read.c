@@ -37,6 +37,7 @@
 #endif
 
 #include "core/file_digest.h"
+#include "core/file_stream.h"
 #include "core/grow.h"
 
 enum {
@@ -756,9 +757,11 @@ ES_API int es_cost_table_read(es_context *ctx, const char *path, es_cost_table *
     *out = NULL;
     size_t line = 1;
     source src = {.ctx = ctx, .name = path, .line = &line};
-    src.fp = fopen(path, "rb");
-    if (!src.fp)
-        return es_fail(ctx, ES_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+    /* A regular file only: a FIFO would block the open, and the sniff before this
+     * (es_is_cost_table) would have eaten its first bytes anyway. */
+    int e = es_fopen_regular(path, &src.fp);
+    if (e)
+        return es_fail(ctx, ES_ERR_IO, "%s: cannot open: %s", path, es_file_stream_strerror(e));
     /* Large stdio reads: the parser asks for up to a MiB at a time anyway. */
     setvbuf(src.fp, NULL, _IONBF, 0);
     /* The file's digest as it passes, for plan.json (core/file_digest.h). */

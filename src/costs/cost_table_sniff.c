@@ -6,6 +6,7 @@
 #include <string.h>
 #include <zstd.h>
 
+#include "core/file_stream.h"
 #include "costs/cost_table.h"
 
 static int starts_with_magic(const void *data, size_t n)
@@ -47,8 +48,10 @@ static int zstd_starts_with_magic(FILE *fp, const unsigned char *first, size_t n
 
 ES_API int es_is_cost_table(const char *path)
 {
-    FILE *fp = fopen(path, "rb");
-    if (!fp)
+    /* Not a regular file, not a table: opening a FIFO would wait for a writer, and
+     * reading it would take bytes from whoever reads it next. */
+    FILE *fp;
+    if (es_fopen_regular(path, &fp))
         return 0;
     unsigned char in[4096];
     size_t n = fread(in, 1, sizeof in, fp);

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "core/file_stream.h"
 #include "core/line_reader.h"
 #include "core/path.h"
 #include "core/utf8.h"
@@ -85,7 +86,7 @@ static int expand_shard_list(es_context *ctx, es_work *w, const char *path, cons
     es_line_reader lr;
     int e = es_line_reader_open(&lr, path);
     if (e)
-        return es_fail(ctx, ES_ERR_IO, "%s: cannot open: %s", path, strerror(e));
+        return es_fail(ctx, ES_ERR_IO, "%s: cannot open: %s", path, es_file_stream_strerror(e));
     int rc = ES_OK, got, any = 0;
     while (rc == ES_OK && (got = es_line_reader_next(&lr)) > 0) {
         const char *p = lr.line;
@@ -101,7 +102,7 @@ static int expand_shard_list(es_context *ctx, es_work *w, const char *path, cons
         }
     }
     if (rc == ES_OK && got < 0)
-        rc = es_fail(ctx, ES_ERR_IO, "%s: read error: %s", path, strerror(errno));
+        rc = es_line_reader_fail(ctx, &lr, path);
     if (rc == ES_OK && !any)
         rc = es_fail(ctx, ES_ERR_FORMAT, "%s: empty list: no shards, no utterances", path);
     es_line_reader_close(&lr);

@@ -5,6 +5,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <errno.h>
 #include <string.h>
 
 #include "config.h"
@@ -133,7 +134,7 @@ void pq_writer_release(pq_writer *w)
 static int emit(pq_writer *w, const void *data, size_t n)
 {
     if (n && fwrite(data, 1, n, w->fp) != n) {
-        snprintf(w->err, sizeof w->err, "write failed");
+        snprintf(w->err, sizeof w->err, "write failed: %s", strerror(errno));
         return -1;
     }
     w->pos += n;
@@ -399,5 +400,5 @@ int pq_writer_end(pq_writer *w, int64_t num_rows)
                        'P', 'A', 'R', '1'};
     if (emit(w, out->buf, out->len) != 0 || emit(w, tail, sizeof tail) != 0)
         return -1;
-    return fflush(w->fp) == 0 ? 0 : failf(w, "write failed");
+    return fflush(w->fp) == 0 ? 0 : failf(w, "write failed: %s", strerror(errno));
 }

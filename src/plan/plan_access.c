@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "core/file_stream.h"
 #include "core/grow.h"
 #include "core/line_reader.h"
 #include "core/strmap.h"
@@ -45,7 +46,7 @@ static int load_lines(es_context *ctx, struct plan_raw_lines *r, const char *pat
     int e = es_line_reader_open(&lr, path);
     if (e)
         return es_fail(ctx, ES_ERR_IO, "%s: cannot reopen the raw list to write its lines: %s",
-                       path, strerror(e));
+                       path, es_file_stream_strerror(e));
     void *sets = r->sets, *counts = r->counts;
     int bad = es_grow(&sets, &r->cap_sets, r->n_sets + 1, sizeof *r->sets, 4);
     r->sets = sets;
@@ -69,6 +70,8 @@ static int load_lines(es_context *ctx, struct plan_raw_lines *r, const char *pat
         if (rc == ES_OK && !(lines[n++] = strdup(lr.line)))
             rc = es_fail(ctx, ES_ERR_NOMEM, "out of memory");
     }
+    if (rc == ES_OK && got < 0)
+        rc = es_line_reader_fail(ctx, &lr, path);
     es_line_reader_close(&lr);
     r->sets[r->n_sets] = lines;
     r->counts[r->n_sets] = n;

@@ -10,7 +10,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
+#include "core/file_stream.h"
 #include "core/line_reader.h"
 #include "core/strmap.h"
 #include "core/utf8.h"
@@ -75,7 +77,7 @@ static int read_file(kaldi *k, const char *name, int required, line_fn fn)
     if (e == ENOENT && !required)
         return ES_OK;
     if (e)
-        return es_fail(k->ctx, ES_ERR_IO, "%s: cannot open: %s", path, strerror(e));
+        return es_fail(k->ctx, ES_ERR_IO, "%s: cannot open: %s", path, es_file_stream_strerror(e));
     int rc = ES_OK, got;
     while (rc == ES_OK && (got = es_line_reader_next(&lr)) > 0) {
         const char *key, *rest;
@@ -90,7 +92,7 @@ static int read_file(kaldi *k, const char *name, int required, line_fn fn)
             rc = fn(k, key, klen, rest, rlen, lr.lineno);
     }
     if (rc == ES_OK && got < 0)
-        rc = es_fail(k->ctx, ES_ERR_IO, "%s: read error: %s", path, strerror(errno));
+        rc = es_line_reader_fail(k->ctx, &lr, path);
     es_line_reader_close(&lr);
     return rc;
 }
@@ -231,10 +233,10 @@ int es_kaldi_parse(es_context *ctx, const char *dir, es_manifest **out)
     if (rc == ES_OK) {
         char seg[4096];
         snprintf(seg, sizeof seg, "%s/segments", dir);
-        FILE *fp = fopen(seg, "rb");
-        int has_segments = fp != NULL;
-        if (fp)
-            fclose(fp);
+        /* stat, not open: opening a FIFO named segments would wait for a writer
+         * (read_file refuses it) */
+        struct stat st;
+        int has_segments = stat(seg, &st) == 0;
         rc = has_segments ? read_file(&k, "segments", 1, on_segment)
                           : read_file(&k, "wav.scp", 1, on_wav_item);
     }

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/file_stream.h"
 #include "core/line_reader.h"
 #include "core/utf8.h"
 #include "readers/manifest.h"
@@ -140,7 +141,7 @@ int es_rawlist_parse(es_context *ctx, const char *path, es_manifest **out)
     es_line_reader lr;
     int e = es_line_reader_open(&lr, path);
     if (e)
-        return es_fail(ctx, ES_ERR_IO, "%s: cannot open: %s", path, strerror(e));
+        return es_fail(ctx, ES_ERR_IO, "%s: cannot open: %s", path, es_file_stream_strerror(e));
     es_manifest *m = es_manifest_new(path);
     if (m) {
         m->pos_label = "line";
@@ -155,7 +156,7 @@ int es_rawlist_parse(es_context *ctx, const char *path, es_manifest **out)
         rc = parse_line(ctx, m, &lr);
     }
     if (rc == ES_OK && got < 0)
-        rc = es_fail(ctx, ES_ERR_IO, "%s: read error: %s", path, strerror(errno));
+        rc = es_line_reader_fail(ctx, &lr, path);
     es_line_reader_close(&lr);
     if (rc != ES_OK) {
         es_manifest_free(m);

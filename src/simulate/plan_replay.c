@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/file_stream.h"
 #include "core/grow.h"
 #include "core/line_reader.h"
 #include "core/strmap.h"
@@ -189,7 +190,7 @@ static int read_unit(es_context *ctx, const char *outdir, uint32_t r, uint32_t w
     es_line_reader lr;
     int err = es_line_reader_open(&lr, path);
     if (err)
-        return es_fail(ctx, ES_ERR_IO, "%s: %s", path, strerror(err));
+        return es_fail(ctx, ES_ERR_IO, "%s: %s", path, es_file_stream_strerror(err));
     int rc = ES_OK, got;
     while (rc == ES_OK && (got = es_line_reader_next(&lr)) == 1) {
         const es_strmap_slot *slot = lookup_line(names, lr.line, lr.len);
@@ -202,7 +203,7 @@ static int read_unit(es_context *ctx, const char *outdir, uint32_t r, uint32_t w
             p->items[(*n)++] = (uint32_t)((uintptr_t)slot->value - 1);
     }
     if (rc == ES_OK && got < 0)
-        rc = es_fail(ctx, ES_ERR_IO, "%s: %s", path, strerror(errno));
+        rc = es_line_reader_fail(ctx, &lr, path);
     es_line_reader_close(&lr);
     return rc;
 }

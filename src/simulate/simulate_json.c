@@ -7,7 +7,7 @@
 #include <unistd.h>
 
 
-#include "core/atomic_file.h"
+#include "core/json_text.h"
 #include "simulate/simulate_internal.h"
 
 /* Reals with 6 decimals (hours: 3.6 ms) print the same everywhere. */
@@ -27,7 +27,7 @@ static json_t *names_of(const es_simulate_result *r, const uint32_t *items, size
 {
     json_t *a = json_array();
     for (size_t i = 0; i < n; i++)
-        json_array_append_new(a, json_string(r->names + r->name_at[items[i]]));
+        json_array_append_new(a, es_json_bytes(r->names + r->name_at[items[i]]));
     return a;
 }
 
@@ -143,7 +143,7 @@ static json_t *parameters_json(const es_simulate_result *r)
     SET(o, "epochs", json_pack("[II]", (json_int_t)s->epoch_first, (json_int_t)s->epoch_last));
     SET(o, "list_shuffle", json_boolean(s->list_shuffle));
     SET(o, "partition", json_boolean(s->partition));
-    SET(o, "plan", r->plan_dir ? json_string(r->plan_dir) : json_null()); /* simulate --plan */
+    SET(o, "plan", r->plan_dir ? es_json_bytes(r->plan_dir) : json_null()); /* simulate --plan */
     SET(o, "shuffle_size", u64(s->shuffle_size));
     SET(o, "sort_size", u64(s->sort_size));
     SET(o, "batch_type", json_string(s->batch_size ? "static" : "dynamic"));
@@ -163,8 +163,7 @@ static json_t *parameters_json(const es_simulate_result *r)
     if (m->source) {
         char digest[32];
         snprintf(digest, sizeof digest, "xxh3-64:%016llx", (unsigned long long)m->source_digest);
-        json_t *path = json_string(m->source);
-        src = json_pack("{s:o, s:s}", "path", path ? path : json_null(), "digest", digest);
+        src = json_pack("{s:o, s:s}", "path", es_json_bytes(m->source), "digest", digest);
     }
     SET(cm, "source", src);
     SET(o, "cost_model", cm);
@@ -225,7 +224,7 @@ static json_t *plan_json(const es_simulate_result *r)
         json_t *m = json_object();
         SET(m, "available", json_boolean(side->available));
         if (!side->available) {
-            SET(m, "error", json_string(side->error[0] ? side->error : "not planned"));
+            SET(m, "error", es_json_bytes(side->error[0] ? side->error : "not planned"));
         } else {
             const es_plan_metrics *x = &side->metrics;
             double lo = 0;
@@ -253,7 +252,9 @@ static json_t *plan_json(const es_simulate_result *r)
     return o;
 }
 
-static char *dump(const es_simulate_result *r)
+/* The JSON text and a line break in *text; -1 when out of memory. Names and paths
+ * need not be UTF-8 (core/json_text.h). */
+static int dump(const es_simulate_result *r, es_strbuf *text)
 {
     json_t *o = json_object();
     SET(o, "equishard", json_string(es_version()));
@@ -268,9 +269,10 @@ static char *dump(const es_simulate_result *r)
     SET(o, "epochs", epochs);
     SET(o, "summary", summary_json(r));
     SET(o, "plan", r->s.plan_side ? plan_json(r) : json_null());
-    char *text = json_dumps(o, JSON_INDENT(1) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15));
+    int bad = es_json_dump(text, o, JSON_INDENT(1) | JSON_REAL_PRECISION(15));
+    es_strbuf_putc(text, '\n');
     json_decref(o);
-    return text;
+    return bad || text->oom ? -1 : 0;
 }
 
 static int write_all(int fd, const char *p, size_t len)
@@ -290,11 +292,13 @@ ES_API int es_simulate_write_json_fd(es_context *ctx, const es_simulate_result *
     es_clear_error(ctx);
     if (!r)
         return es_fail(ctx, ES_ERR_USAGE, "es_simulate_write_json_fd: invalid arguments");
-    char *text = dump(r);
-    if (!text)
+    es_strbuf text = {0};
+    if (dump(r, &text)) {
+        es_strbuf_release(&text);
         return es_fail(ctx, ES_ERR_NOMEM, "simulate: out of memory");
-    int failed = write_all(fd, text, strlen(text)) || write_all(fd, "\n", 1);
-    free(text);
+    }
+    int failed = write_all(fd, text.buf, text.len);
+    es_strbuf_release(&text);
     return failed ? es_fail(ctx, ES_ERR_IO, "simulate: cannot write the JSON") : ES_OK;
 }
 
@@ -303,16 +307,9 @@ ES_API int es_simulate_write_json(es_context *ctx, const es_simulate_result *r, 
     es_clear_error(ctx);
     if (!r || !path)
         return es_fail(ctx, ES_ERR_USAGE, "es_simulate_write_json: invalid arguments");
-    char *text = dump(r);
-    if (!text)
-        return es_fail(ctx, ES_ERR_NOMEM, "simulate: out of memory");
-    es_atomic_file f;
-    int rc = es_atomic_open(ctx, &f, path);
-    if (rc == ES_OK) {
-        fputs(text, f.fp);
-        fputc('\n', f.fp);
-        rc = es_atomic_commit(ctx, &f);
-    }
-    free(text);
+    es_strbuf text = {0};
+    int rc = dump(r, &text) ? es_fail(ctx, ES_ERR_NOMEM, "simulate: out of memory")
+                            : es_write_output(ctx, path, text.buf, text.len);
+    es_strbuf_release(&text);
     return rc;
 }

@@ -150,6 +150,14 @@ static int parse_vocab(es_context *ctx, tok_vocab *v, const char *name, const ch
                 goto bad;
             if (key.len == 0)
                 goto bad;
+            if (id >= colons + TOK_ID_SLACK) {
+                rc = es_fail(ctx, ES_ERR_FORMAT, "%s: byte %zu: id %llu is beyond the vocab's "
+                             "%zu entries (a vocab's ids run 0..n-1; at most n + %u is read)",
+                             name, (size_t)(digits - j.base), (unsigned long long)id, colons,
+                             TOK_ID_SLACK);
+                es_strbuf_release(&key);
+                return rc;
+            }
             if ((rc = tok_vocab_put(v, key.buf, key.len, (uint32_t)id)) != ES_OK) {
                 es_strbuf_release(&key);
                 return es_fail(ctx, rc, "%s: out of memory", name);
@@ -361,6 +369,10 @@ static int json_vocab(es_context *ctx, tok_vocab *vo, const char *name, json_t *
         size_t n = json_object_iter_key_len(json_object_key_to_iter(k));
         if (!json_is_integer(v) || id < 0 || id >= (json_int_t)TOK_NONE || n == 0)
             return es_fail(ctx, ES_ERR_FORMAT, "%s: model.vocab: bad entry '%s'", name, k);
+        if ((size_t)id >= json_object_size(vocab) + TOK_ID_SLACK)
+            return es_fail(ctx, ES_ERR_FORMAT, "%s: model.vocab: '%s': id %lld is beyond the "
+                           "vocab's %zu entries (a vocab's ids run 0..n-1; at most n + %u is "
+                           "read)", name, k, (long long)id, json_object_size(vocab), TOK_ID_SLACK);
         if (tok_vocab_put(vo, k, n, (uint32_t)id) != ES_OK)
             return es_fail(ctx, ES_ERR_NOMEM, "%s: out of memory", name);
     }
@@ -427,7 +439,13 @@ static int parse_tokenizer_json(es_context *ctx, tok_model *m, tok_vocab *v, con
     json_array_foreach(added, i, t) {
         if (rc != ES_OK)
             break;
-        rc = add_config_token(ctx, m, name, t, json_integer_value(json_object_get(t, "id")));
+        /* json_integer_value is 0 for a missing or quoted id: token 0, silently */
+        json_t *id = json_object_get(t, "id");
+        if (!json_is_integer(id))
+            rc = es_fail(ctx, ES_ERR_FORMAT, "%s: added_tokens[%zu]: \"id\" is %s, not an "
+                         "integer", name, i, id ? "another type" : "missing");
+        else
+            rc = add_config_token(ctx, m, name, t, json_integer_value(id));
     }
     json_decref(root);
     return rc;

@@ -28,6 +28,10 @@
 #include "core/strbuf.h"
 
 #define TOK_NONE UINT32_MAX
+/* How far past its entry count a vocab id may go: a BPE vocab's ids run 0..n-1
+ * (Qwen2's 0..151642), and tables are sized by the largest id, so one id of
+ * 2^28 would cost gigabytes (and its cache file tens of MB). */
+#define TOK_ID_SLACK 65536u
 
 /* string → id (vocab.json), used while loading only: entries in file order,
  * open addressing over entry indexes (slot = entry + 1, 0 = empty); strings

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 
 #include "config.h"
-#include "core/atomic_file.h"
+#include "core/json_text.h"
 #include "loader/cost_model.h"
 #include "validate/validate_result.h"
 
@@ -71,10 +71,11 @@ static json_t *finding_json(const es_vfinding *v)
 {
     const es_finding *f = &v->f;
     json_t *o = json_pack("{s:s, s:s, s:s}", "check", es_check_name(f->check), "kind",
-                          f->kind == ES_KIND_SPK ? "spk" : f->kind == ES_KIND_DATA ? "data" : "utt", "key", f->key);
+                          f->kind == ES_KIND_SPK ? "spk" : f->kind == ES_KIND_DATA ? "data" : "utt", "key", "");
     if (!o)
         return NULL;
-    int bad = 0;
+    /* keys and paths need not be UTF-8 (core/json_text.h) */
+    int bad = json_object_set_new(o, "key", es_json_bytes(f->key));
     if (f->row != ES_NO_ROW)
         bad |= json_object_set_new(o, "row", json_integer((json_int_t)f->row));
     switch (f->check) {
@@ -84,12 +85,12 @@ static json_t *finding_json(const es_vfinding *v)
         break;
     case ES_CHECK_DUPLICATE_VECTOR:
     case ES_CHECK_DUPLICATE_AUDIO:
-        bad |= json_object_set_new(o, "value", json_string(f->other ? f->other : ""));
+        bad |= json_object_set_new(o, "value", es_json_bytes(f->other ? f->other : ""));
         if (f->other_row != ES_NO_ROW)
             bad |= json_object_set_new(o, "other_row", json_integer((json_int_t)f->other_row));
         break;
     case ES_CHECK_FILTERED:
-        bad |= json_object_set_new(o, "value", json_string(f->other ? f->other : ""));
+        bad |= json_object_set_new(o, "value", es_json_bytes(f->other ? f->other : ""));
         break;
     case ES_CHECK_IMBALANCE:
         bad |= json_object_set_new(o, "value", json_pack("{s:o, s:o}", "imbalance", number(f->value),
@@ -141,17 +142,14 @@ int es_validate_write_json(es_context *ctx, const es_validate_result *r, const c
     json_t *root = report_json(r);
     if (!root)
         return es_fail(ctx, ES_ERR_NOMEM, "%s: out of memory", path);
-    es_atomic_file f;
-    int rc = es_atomic_open(ctx, &f, path);
-    if (rc == ES_OK) {
-        if (json_dumpf(root, f.fp, JSON_INDENT(1) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10)) ||
-            fputc('\n', f.fp) == EOF) {
-            es_atomic_abort(&f);
-            rc = es_fail(ctx, ES_ERR_IO, "%s: write failed", path);
-        } else {
-            rc = es_atomic_commit(ctx, &f);
-        }
-    }
+    es_strbuf text = {0};
+    int rc = es_json_dump(&text, root, JSON_INDENT(1) | JSON_REAL_PRECISION(10));
+    es_strbuf_putc(&text, '\n');
     json_decref(root);
+    if (rc || text.oom)
+        rc = es_fail(ctx, ES_ERR_NOMEM, "%s: out of memory", path);
+    else
+        rc = es_write_output(ctx, path, text.buf, text.len);
+    es_strbuf_release(&text);
     return rc;
 }

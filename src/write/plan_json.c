@@ -15,78 +15,6 @@
 #include "core/utf8.h"
 #include "plan/plan_reshard.h"
 
-/* Any byte of the word that JSON or the surrogateescape rule treats specially:
- * below 0x20, '"', '\\', or 0x80 and above (maybe not UTF-8). The classic
- * has-less / has-zero word tests never miss one; a false alarm only sends the
- * word to the byte loop, which decides. */
-static inline int word_special(uint64_t x)
-{
-    const uint64_t ones = 0x0101010101010101u, high = 0x8080808080808080u;
-    uint64_t q = x ^ (ones * '"'), b = x ^ (ones * '\\');
-    uint64_t below = (x - ones * 0x20) & ~x, quote = (q - ones) & ~q, slash = (b - ones) & ~b;
-    return ((below | quote | slash | x) & high) != 0;
-}
-
-static const char hex_lower[] = "0123456789abcdef";
-
-char *es_json_escape(char *w, const char *s, size_t n)
-{
-    const unsigned char *c = (const unsigned char *)s, *end = c + n;
-    *w++ = '"';
-    while (c < end) {
-        /* runs of plain bytes: eight at a time, then one at a time */
-        while (end - c >= 8) {
-            uint64_t x;
-            memcpy(&x, c, 8);
-            if (word_special(x))
-                break;
-            memcpy(w, &x, 8);
-            w += 8;
-            c += 8;
-        }
-        while (c < end && *c >= 0x20 && *c < 0x80 && *c != '"' && *c != '\\')
-            *w++ = (char)*c++;
-        if (c == end)
-            break;
-        if (*c < 0x80) {
-            if (*c == '"' || *c == '\\') {
-                *w++ = '\\';
-                *w++ = (char)*c;
-            } else {
-                memcpy(w, "\\u00", 4);
-                w[4] = hex_lower[*c >> 4];
-                w[5] = hex_lower[*c & 15];
-                w += 6;
-            }
-            c++;
-            continue;
-        }
-        size_t len = es_utf8_sequence(c, (size_t)(end - c));
-        if (len == 0) {
-            /* not UTF-8: the byte as Python's surrogateescape decodes it */
-            memcpy(w, "\\udc", 4);
-            w[4] = hex_lower[*c >> 4];
-            w[5] = hex_lower[*c & 15];
-            w += 6;
-            c++;
-        } else {
-            memcpy(w, c, len);
-            w += len;
-            c += len;
-        }
-    }
-    *w++ = '"';
-    return w;
-}
-
-void es_json_string(es_strbuf *sb, const char *s)
-{
-    size_t n = strlen(s);
-    char *w = es_strbuf_reserve(sb, ES_JSON_ESCAPED_MAX(n));
-    if (w)
-        es_strbuf_advance(sb, es_json_escape(w, s, n));
-}
-
 /* xxh3-64 of a file's bytes; a folder (Kaldi) hashes its files' names and bytes
  * in name order. Returns 0 or an errno. */
 static int hash_file_into(XXH3_state_t *st, const char *path)
@@ -136,13 +64,11 @@ static int hash_dir_into(XXH3_state_t *st, const char *path)
     return rc;
 }
 
-/* The "inputs" array as JSON text at indent 2 (JSON_INDENT(2)'s layout),
- * written with es_json_string: jansson refuses a string that is not UTF-8,
- * and an input path need not be one (such a path was once dropped). */
-static int input_digests(es_context *ctx, const char *const *inputs, size_t n, es_strbuf *out)
+/* The "inputs" array: each input's path (es_json_bytes: it need not be UTF-8;
+ * such a path was once dropped) and the xxh3 of its bytes. */
+static int input_digests(es_context *ctx, const char *const *inputs, size_t n, json_t *out)
 {
     int rc = ES_OK;
-    es_strbuf_puts(out, n ? "[" : "[]");
     for (size_t i = 0; i < n && rc == ES_OK; i++) {
         XXH3_state_t *st = XXH3_createState();
         struct stat s;
@@ -160,36 +86,15 @@ static int input_digests(es_context *ctx, const char *const *inputs, size_t n, e
             rc = es_fail(ctx, ES_ERR_IO, "%s: cannot read for its digest: %s", inputs[i],
                          strerror(e));
         } else {
-            es_strbuf_puts(out, i ? ",\n    {\n      \"path\": " : "\n    {\n      \"path\": ");
-            es_json_string(out, inputs[i]);
-            es_strbuf_printf(out, ",\n      \"xxh3\": \"%016llx\"\n    }",
-                             (unsigned long long)digest);
+            char hex[17];
+            snprintf(hex, sizeof hex, "%016llx", (unsigned long long)digest);
+            if (json_array_append_new(out, json_pack("{s:o, s:s}", "path", es_json_bytes(inputs[i]),
+                                                     "xxh3", hex)))
+                rc = es_fail(ctx, ES_ERR_NOMEM, "plan.json: out of memory");
         }
         XXH3_freeState(st);
     }
-    if (n)
-        es_strbuf_puts(out, "\n  ]");
-    if (rc == ES_OK && out->oom)
-        rc = es_fail(ctx, ES_ERR_NOMEM, "plan.json: out of memory");
     return rc;
-}
-
-/* Replaces, in the dumped text, `needle` (a key whose value jansson wrote as
- * null, found by its line break and indent, which no string value can hold)
- * at or after `from` (the object holding it; NULL: anywhere) by the key and
- * `value` (JSON text). Returns 0, or -1 when it is missing. */
-static int splice_value(es_strbuf *out, const char *text, const char *from, const char *needle,
-                        const char *value)
-{
-    const char *start = from ? strstr(text, from) : text;
-    const char *at = start ? strstr(start, needle) : NULL;
-    if (!at)
-        return -1;
-    size_t keep = strlen(needle) - strlen("null");
-    es_strbuf_append(out, text, (size_t)(at - text) + keep);
-    es_strbuf_puts(out, value);
-    es_strbuf_puts(out, at + strlen(needle));
-    return 0;
 }
 
 /* The settings' names; es_plan_build rejected values without one. */
@@ -207,12 +112,12 @@ static json_t *model_source(const es_cost_model *m)
         return json_null();
     char digest[32];
     snprintf(digest, sizeof digest, "xxh3-64:%016llx", (unsigned long long)m->source_digest);
-    json_t *path = json_string(m->source); /* NULL when not UTF-8: then null */
+    json_t *path = es_json_bytes(m->source); /* not UTF-8: written \udcXX */
     return json_pack("{s:o, s:s}", "path", path ? path : json_null(), "digest", digest);
 }
 
 /* The training recipe the settings came from (--recipe), or null: its path
- * (null when not UTF-8, as the model's source), digest and loader, and the
+ * (bytes that are not UTF-8 written \udcXX), digest and loader, and the
  * lengths it randomises after the filter (WeNet's speed_perturb: docs/PLAN.md
  * says what a plan then guarantees). */
 static json_t *recipe_json(const es_recipe *r)
@@ -222,7 +127,7 @@ static json_t *recipe_json(const es_recipe *r)
         return json_null();
     char digest[32];
     snprintf(digest, sizeof digest, "xxh3-64:%016llx", (unsigned long long)in.digest);
-    json_t *path = json_string(in.path);
+    json_t *path = es_json_bytes(in.path);
     json_t *speed = in.speed_max > 0
                         ? json_pack("{s:f, s:f}", "min", in.speed_min, "max", in.speed_max)
                         : json_null();
@@ -300,9 +205,9 @@ static json_t *text_tokens(const es_plan *p)
     if (p->s.tokenizer && es_tokenizer_get_info(p->s.tokenizer, &info) == ES_OK) {
         char digest[32];
         snprintf(digest, sizeof digest, "xxh3-64:%016llx", (unsigned long long)info.digest);
-        /* the path is written by es_plan_json_write (es_json_string): it need not be UTF-8 */
-        tok = json_pack("{s:s, s:n, s:s, s:I, s:s, s:s}", "kind",
-                        es_tokenizer_kind(p->s.tokenizer), "path", "files", info.files,
+        /* the path need not be UTF-8 */
+        tok = json_pack("{s:s, s:o, s:s, s:I, s:s, s:s}", "kind",
+                        es_tokenizer_kind(p->s.tokenizer), "path", es_json_bytes(info.path), "files", info.files,
                         "vocab_size", (json_int_t)info.vocab_size, "specials", info.specials,
                         "digest", digest);
     }
@@ -330,42 +235,28 @@ static json_t *ranks(const es_plan *p)
 int es_plan_json_write(es_context *ctx, const es_plan *p, FILE *fp, const char *const *inputs,
                        size_t n_inputs)
 {
-    es_strbuf digests = {0};
-    int rc = input_digests(ctx, inputs, n_inputs, &digests);
+    json_t *in = json_array();
+    if (!in)
+        return es_fail(ctx, ES_ERR_NOMEM, "plan.json: out of memory");
+    int rc = input_digests(ctx, inputs, n_inputs, in);
     if (rc != ES_OK) {
-        es_strbuf_release(&digests);
+        json_decref(in);
         return rc;
     }
-    es_tokenizer_info info;
-    int has_tok = p->s.tokenizer && es_tokenizer_get_info(p->s.tokenizer, &info) == ES_OK;
-    /* "inputs" and the tokenizer's "path" are null here and spliced in below */
-    json_t *root = json_pack("{s:s, s:i, s:n, s:o, s:o, s:o, s:o}", "equishard", ES_VERSION,
-                             "format", 1, "inputs", "parameters", parameters(&p->s),
+    json_t *root = json_pack("{s:s, s:i, s:o, s:o, s:o, s:o, s:o}", "equishard", ES_VERSION,
+                             "format", 1, "inputs", in, "parameters", parameters(&p->s),
                              "metrics", metrics(p), "text_tokens", text_tokens(p), "ranks",
                              ranks(p));
-    if (!root) {
-        es_strbuf_release(&digests);
+    if (!root)
         return es_fail(ctx, ES_ERR_NOMEM, "plan.json: out of memory");
-    }
     if (p->reshard)
         es_reshard_json(p, json_object_get(root, "parameters"), json_object_get(root, "metrics"));
-    char *text = json_dumps(root, JSON_INDENT(2) | JSON_REAL_PRECISION(12));
-    json_decref(root);
-    es_strbuf tok_path = {0}, step = {0}, done = {0};
-    if (has_tok)
-        es_json_string(&tok_path, info.path);
-    int missing = !text || splice_value(&step, text, NULL, "\n  \"inputs\": null", digests.buf) != 0 ||
-                  (has_tok && splice_value(&done, step.buf, "\n  \"text_tokens\": ",
-                                           "\n      \"path\": null", tok_path.buf) != 0);
-    free(text);
-    const es_strbuf *final = has_tok ? &done : &step;
-    if (missing || digests.oom || tok_path.oom || step.oom || done.oom)
+    es_strbuf text = {0};
+    if (es_json_dump(&text, root, JSON_INDENT(2) | JSON_REAL_PRECISION(12)))
         rc = es_fail(ctx, ES_ERR_NOMEM, "plan.json: out of memory");
-    else if (fwrite(final->buf, 1, final->len, fp) != final->len || fputc('\n', fp) == EOF)
+    else if (fwrite(text.buf, 1, text.len, fp) != text.len || fputc('\n', fp) == EOF)
         rc = es_fail(ctx, ES_ERR_IO, "plan.json: write failed");
-    es_strbuf_release(&digests);
-    es_strbuf_release(&tok_path);
-    es_strbuf_release(&step);
-    es_strbuf_release(&done);
+    json_decref(root);
+    es_strbuf_release(&text);
     return rc;
 }

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "core/atomic_file.h"
@@ -357,6 +358,19 @@ int es_outdir_sync(es_context *ctx, es_outdir *d)
     return ES_OK;
 }
 
+/* Test only, not an interface: EQUISHARD_TEST_COMMIT_PAUSE_MS sleeps between
+ * looking for OUTDIR and renaming into it (after the marker is gone, which the
+ * test waits for), so that another run can put its OUTDIR there in between. */
+static void test_commit_pause(void)
+{
+    const char *v = getenv("EQUISHARD_TEST_COMMIT_PAUSE_MS");
+    long ms = v ? atol(v) : 0;
+    if (ms > 0 && ms <= 10000) {
+        struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+        nanosleep(&ts, NULL);
+    }
+}
+
 int es_outdir_commit(es_context *ctx, es_outdir *d)
 {
     if (d->joined) {
@@ -379,12 +393,20 @@ int es_outdir_commit(es_context *ctx, es_outdir *d)
     char marker[4096];
     snprintf(marker, sizeof marker, "%s/%s", d->temp_path, MARKER);
     unlink(marker); /* OUTDIR holds the outputs only */
+    test_commit_pause();
     int rc = exists ? renameat2(AT_FDCWD, d->temp_path, AT_FDCWD, d->target_path, RENAME_EXCHANGE)
                     : rename(d->temp_path, d->target_path);
     if (rc != 0) {
         int e = errno;
-        int status = es_fail(ctx, ES_ERR_IO, "%s: cannot put output folder in place: %s",
-                             d->final_path, strerror(e));
+        /* OUTDIR was missing a moment ago and now holds a folder: another run
+         * (plan into the same OUTDIR at the same time) renamed its whole plan
+         * there first. That one stays; this one is not written. */
+        int status = !exists && (e == ENOTEMPTY || e == EEXIST)
+                         ? es_fail(ctx, ES_ERR_IO, "%s: another run put its output folder in "
+                                   "place first, while this one was being written; that one "
+                                   "was kept and this run's plan was not written", d->final_path)
+                         : es_fail(ctx, ES_ERR_IO, "%s: cannot put output folder in place: %s",
+                                   d->final_path, strerror(e));
         es_outdir_abort(d);
         return status;
     }

@@ -66,7 +66,9 @@ static int open_targets(es_context *ctx, copy_run *run)
         tg->fp = es_outdir_create(ctx, run->job->d, tg->name);
         if (!tg->fp)
             return ES_ERR_IO;
-        tg->a = reshard_writer_open(ctx, tg->fp, run->job->compress, tg->name);
+        char label[4096];
+        snprintf(label, sizeof label, "%s/%s", run->job->d->final_path, tg->name);
+        tg->a = reshard_writer_open(ctx, tg->fp, run->job->compress, label);
         if (!tg->a)
             return ES_ERR_IO;
     }
@@ -80,7 +82,9 @@ static int close_targets(es_context *ctx, copy_run *run, int ok)
     for (uint32_t t = run->t0; t < run->t1; t++) {
         copy_target *tg = &run->targets[t];
         if (ok && rc == ES_OK) {
-            rc = reshard_writer_close(ctx, tg->a, tg->name);
+            char label[4096];
+            snprintf(label, sizeof label, "%s/%s", run->job->d->final_path, tg->name);
+            rc = reshard_writer_close(ctx, tg->a, label);
             int crc = tg->fp ? es_outdir_close(ctx, run->job->d, tg->fp, tg->name) : ES_OK;
             rc = rc == ES_OK ? crc : rc;
         } else {
@@ -111,12 +115,6 @@ static int source_error(es_context *ctx, struct archive *in, const copy_source *
                    msg ? msg : "read error");
 }
 
-/* libarchive's message, never NULL (a short write sets none). */
-static const char *archive_message(struct archive *a)
-{
-    const char *msg = archive_error_string(a);
-    return msg ? msg : "libarchive reported no reason";
-}
 
 /* Where a member's bytes go as they are read: every target of items [a, b)
  * in the pass, and run->text for a transcript. */
@@ -138,8 +136,8 @@ static int write_to_targets(void *arg, const void *data, size_t n)
     for (size_t i = k->a; i < k->b; i++) {
         copy_target *tg = &run->targets[run->items[i].target];
         if (in_pass(run, &run->items[i]) && archive_write_data(tg->a, data, n) != (la_ssize_t)n) {
-            k->rc = es_fail(k->ctx, ES_ERR_IO, "%s: member %s: write failed: %s", tg->name,
-                            k->name, archive_message(tg->a));
+            k->rc = es_fail(k->ctx, ES_ERR_IO, "%s/%s: member %s: write failed: %s",
+                            run->job->d->final_path, tg->name, k->name, reshard_writer_error(tg->a));
             return -1;
         }
     }
@@ -161,8 +159,8 @@ static int copy_member(es_context *ctx, copy_run *run, struct archive *in, const
     for (size_t i = a; i < b; i++) {
         copy_target *tg = &run->targets[run->items[i].target];
         if (in_pass(run, &run->items[i]) && archive_write_header(tg->a, run->out) < ARCHIVE_WARN)
-            return es_fail(ctx, ES_ERR_IO, "%s: member %s: %s", tg->name, name,
-                           archive_message(tg->a));
+            return es_fail(ctx, ES_ERR_IO, "%s/%s: member %s: %s", run->job->d->final_path,
+                           tg->name, name, reshard_writer_error(tg->a));
     }
     XXH3_64bits_reset(run->hash);
     uint64_t got = 0;

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "core/file_stream.h"
 #include "core/strbuf.h"
 #include "core/strmap.h"
 #include "costs/cost_table.h"
@@ -95,10 +96,11 @@ static int check_sources(es_context *ctx, reshard_job *job)
     for (size_t i = 0; i < job->n_sources; i++) {
         const copy_source *s = &job->sources[i];
         uint8_t head[ES_SNIFF_BYTES];
-        FILE *fp = fopen(s->path, "rb");
-        if (!fp)
+        FILE *fp;
+        int e = es_fopen_regular(s->path, &fp);
+        if (e)
             return es_fail(ctx, ES_ERR_IO, "%s: source shard cannot be opened: %s (moved or "
-                           "deleted since it was measured?)", s->path, strerror(errno));
+                           "deleted since it was measured?)", s->path, es_file_stream_strerror(e));
         size_t n = fread(head, 1, sizeof head, fp);
         int bad = ferror(fp);
         fclose(fp);

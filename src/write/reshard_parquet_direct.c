@@ -37,7 +37,7 @@ static int put_row(es_context *ctx, pq_run *run, const es_pq_file *f, uint64_t o
         if (rp_put_segment(w, (const uint8_t *)seg->buf, seg->len, run->schema.leaves[l].max_def)) {
             char name[64];
             es_reshard_shard_name(run->p, it->target, name, sizeof name);
-            return es_fail(ctx, ES_ERR_FORMAT, "%s: %s", name, w->err);
+            return es_fail(ctx, ES_ERR_FORMAT, "%s/%s: %s", run->job->d->final_path, name, w->err);
         }
         uint64_t *h = &run->digest[(size_t)it->target * run->L + l];
         *h = rp_chain(*h, seg);
@@ -98,7 +98,7 @@ static int copy_leaf(es_context *ctx, pq_run *run, uint32_t l)
         if (pq_writer_chunk_end(&run->direct[t]) != 0) {
             char name[64];
             es_reshard_shard_name(run->p, run->t0 + t, name, sizeof name);
-            rc = es_fail(ctx, ES_ERR_IO, "%s: %s", name, run->direct[t].err);
+            rc = es_fail(ctx, ES_ERR_IO, "%s/%s: %s", run->job->d->final_path, name, run->direct[t].err);
         }
     return rc;
 }
@@ -163,7 +163,7 @@ int rp_copy_direct(es_context *ctx, pq_run *run, uint32_t t0, uint32_t t1)
         else if (!(run->direct_fp[t] = es_outdir_create(ctx, run->job->d, name)))
             rc = ES_ERR_IO;
         else if (pq_writer_begin(&run->direct[t], run->direct_fp[t]) != 0)
-            rc = es_fail(ctx, ES_ERR_IO, "%s: %s", name, run->direct[t].err);
+            rc = es_fail(ctx, ES_ERR_IO, "%s/%s: %s", run->job->d->final_path, name, run->direct[t].err);
     }
     for (uint32_t l = 0; rc == ES_OK && l < run->L; l++)
         rc = copy_leaf(ctx, run, l);
@@ -171,7 +171,7 @@ int rp_copy_direct(es_context *ctx, pq_run *run, uint32_t t0, uint32_t t1)
         char name[64];
         es_reshard_shard_name(run->p, t0 + t, name, sizeof name);
         if (rc == ES_OK && pq_writer_end(&run->direct[t], (int64_t)run->targets[t0 + t].rows))
-            rc = es_fail(ctx, ES_ERR_IO, "%s: %s", name, run->direct[t].err);
+            rc = es_fail(ctx, ES_ERR_IO, "%s/%s: %s", run->job->d->final_path, name, run->direct[t].err);
         if (run->direct_fp[t]) {
             int crc = rc == ES_OK ? es_outdir_close(ctx, run->job->d, run->direct_fp[t], name)
                                   : (fclose(run->direct_fp[t]), rc);

@@ -137,7 +137,7 @@ static int write_column(es_context *ctx, pq_run *run, pq_target *tg, uint32_t l,
     int fd = fileno(tg->spool);
     uint8_t max_def = run->schema.leaves[l].max_def;
     if (pq_writer_chunk_begin(&run->w, l) != 0)
-        return es_fail(ctx, ES_ERR_IO, "%s: %s", name, run->w.err);
+        return es_fail(ctx, ES_ERR_IO, "%s/%s: %s", run->job->d->final_path, name, run->w.err);
     for (uint64_t r = 0; r < tg->rows; r++) {
         const uint64_t *ix = &run->index[(r * run->L + l) * 2];
         if (es_grow((void **)&run->buf, &run->buf_cap, ix[1] ? ix[1] : 1, 1, 1 << 16) != 0)
@@ -145,10 +145,10 @@ static int write_column(es_context *ctx, pq_run *run, pq_target *tg, uint32_t l,
         if (ix[1] && pread(fd, run->buf, ix[1], (off_t)ix[0]) != (ssize_t)ix[1])
             return es_fail(ctx, ES_ERR_IO, "%s: cannot be read back", tg->spool_path);
         if (rp_put_segment(&run->w, run->buf, ix[1], max_def) != 0)
-            return es_fail(ctx, ES_ERR_FORMAT, "%s: %s", name, run->w.err);
+            return es_fail(ctx, ES_ERR_FORMAT, "%s/%s: %s", run->job->d->final_path, name, run->w.err);
     }
     if (pq_writer_chunk_end(&run->w) != 0)
-        return es_fail(ctx, ES_ERR_IO, "%s: %s", name, run->w.err);
+        return es_fail(ctx, ES_ERR_IO, "%s/%s: %s", run->job->d->final_path, name, run->w.err);
     return ES_OK;
 }
 
@@ -167,11 +167,11 @@ static int write_file(es_context *ctx, pq_run *run, uint32_t t)
     if (rc == ES_OK && !fp)
         return ES_ERR_IO;
     if (rc == ES_OK && pq_writer_begin(&run->w, fp) != 0)
-        rc = es_fail(ctx, ES_ERR_IO, "%s: %s", name, run->w.err);
+        rc = es_fail(ctx, ES_ERR_IO, "%s/%s: %s", run->job->d->final_path, name, run->w.err);
     for (uint32_t l = 0; rc == ES_OK && l < run->L; l++)
         rc = write_column(ctx, run, tg, l, name);
     if (rc == ES_OK && pq_writer_end(&run->w, (int64_t)tg->rows) != 0)
-        rc = es_fail(ctx, ES_ERR_IO, "%s: %s", name, run->w.err);
+        rc = es_fail(ctx, ES_ERR_IO, "%s/%s: %s", run->job->d->final_path, name, run->w.err);
     if (fp) {
         int crc = es_outdir_close(ctx, run->job->d, fp, name);
         rc = rc == ES_OK ? crc : rc;

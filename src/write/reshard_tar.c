@@ -36,6 +36,16 @@ static int add_filter(struct archive *a, es_compress c)
     return archive_write_add_filter_none(a);
 }
 
+const char *reshard_writer_error(struct archive *a)
+{
+    /* archive_write_open_FILE's "Write error" keeps the cause in archive_errno */
+    int e = archive_errno(a);
+    if (e > 0)
+        return strerror(e);
+    const char *msg = archive_error_string(a);
+    return msg ? msg : "libarchive reported no reason";
+}
+
 struct archive *reshard_writer_open(es_context *ctx, FILE *fp, es_compress c, const char *label)
 {
     struct archive *a = archive_write_new();
@@ -62,8 +72,7 @@ struct archive *reshard_writer_open(es_context *ctx, FILE *fp, es_compress c, co
     if (r >= ARCHIVE_WARN)
         r = archive_write_open_FILE(a, fp);
     if (r < ARCHIVE_WARN) {
-        const char *msg = archive_error_string(a);
-        es_fail(ctx, ES_ERR_IO, "%s: cannot start writing: %s", label, msg ? msg : "libarchive error");
+        es_fail(ctx, ES_ERR_IO, "%s: cannot start writing: %s", label, reshard_writer_error(a));
         archive_write_free(a);
         return NULL;
     }
@@ -75,10 +84,8 @@ int reshard_writer_close(es_context *ctx, struct archive *a, const char *label)
     if (!a)
         return ES_OK;
     int rc = ES_OK;
-    if (archive_write_close(a) != ARCHIVE_OK) {
-        const char *msg = archive_error_string(a);
-        rc = es_fail(ctx, ES_ERR_IO, "%s: write failed: %s", label, msg ? msg : "libarchive error");
-    }
+    if (archive_write_close(a) != ARCHIVE_OK)
+        rc = es_fail(ctx, ES_ERR_IO, "%s: write failed: %s", label, reshard_writer_error(a));
     archive_write_free(a);
     return rc;
 }

@@ -28,8 +28,13 @@ typedef struct reshard_digest {
 
 void reshard_digest_add(reshard_digest *d, const char *name, uint64_t size, uint64_t hash);
 
+/* The cause of a writer's failure: strerror of archive_errno when it has one
+ * ("No space left on device" where libarchive says "Write error"), else
+ * libarchive's message; never NULL. */
+const char *reshard_writer_error(struct archive *a);
+
 /* A writer onto fp (which the caller closes after reshard_writer_close).
- * `label` names the shard in messages. NULL on failure (message in ctx). */
+ * `label` names the shard in messages (OUTDIR/NAME). NULL on failure (message in ctx). */
 struct archive *reshard_writer_open(es_context *ctx, FILE *fp, es_compress c, const char *label);
 
 /* Finishes the archive and frees the writer (a may be NULL). */

@@ -61,9 +61,19 @@ expect_exit 2 "$BIN" tokenize -t "$WORK/tokenizer.json" "$WORK/lines.txt"
     || fail "WordPiece: $(cat "$WORK/err")"
 expect_exit 2 "$BIN" tokenize -t "$TOK/qwen2" --specials cosyvoice9 "$WORK/lines.txt"
 grep -q "specials 'cosyvoice9'" "$WORK/err" || fail "bad specials: $(cat "$WORK/err")"
-printf '{"txt": "x"}\n' >"$WORK/nojson.jsonl"
-expect_exit 2 "$BIN" tokenize -t "$TOK/qwen2" --jsonl "$WORK/nojson.jsonl"
+# a --jsonl line without a "text" string, or not JSON, is flagged in place and the
+# run goes on (as a text that is not UTF-8 is): exit 1, output line i = input line i
+printf '{"txt": "x"}\n{"text": "hi"}\nnot json\n{"text": "hi"}\n' >"$WORK/nojson.jsonl"
+expect_exit 1 "$BIN" tokenize -t "$TOK/qwen2" --jsonl "$WORK/nojson.jsonl"
 grep -q 'nojson.jsonl: line 1: no "text" string' "$WORK/err" || fail "jsonl without text: $(cat "$WORK/err")"
+grep -q 'nojson.jsonl: line 3: ' "$WORK/err" || fail "jsonl not JSON: $(cat "$WORK/err")"
+python3 - "$WORK/out" "$TOK/qwen2/vocab.json" <<'PY' || fail "jsonl output lines: $(cat "$WORK/out")"
+import json, sys
+got = [json.loads(l) for l in open(sys.argv[1])]
+hi = json.load(open(sys.argv[2], encoding="utf-8"))["hi"]   # "hi" is one token of the vocab
+assert [g["n"] for g in got] == [None, 1, None, 1], got
+assert got[0]["error"] == 'no "text" string' and got[1]["ids"] == got[3]["ids"] == [hi], got
+PY
 
 # 5. measure --tokenizer: a text_tokens column last, equal to truth.jsonl's
 #    n for every corpus A transcript in each input format; without --tokenizer

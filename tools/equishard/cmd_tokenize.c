@@ -19,7 +19,9 @@ static const char intro[] =
     "recipe's text tokenizer and writes one JSON line per input, in order:\n"
     "{\"n\": N, \"ids\": [...]}. A line is its text without the final \"\\n\".\n"
     "Text that is not UTF-8 gives {\"n\": null, \"error\": \"...\"} (the loaders drop\n"
-    "it) and exit status 1.\n"
+    "it) and exit status 1; so does a --jsonl line that is not a JSON object with a\n"
+    "\"text\" string. Either way the line is named on stderr and the run goes on:\n"
+    "output line i is always input line i.\n"
     "\n";
 
 typedef struct tok_args {
@@ -32,6 +34,19 @@ static void write_ids(const uint32_t *ids, size_t n)
     for (size_t i = 0; i < n; i++)
         printf(i ? ", %u" : "%u", ids[i]);
     fputs("]}\n", stdout);
+}
+
+/* A line that gives no ids: {"n": null, "error": ...} in its place (so output
+ * line i stays input line i), the problem on stderr; returns 1. */
+static int flag_line(const char *file, size_t line, const char *problem)
+{
+    json_t *err = json_string(problem);
+    char *e = json_dumps(err, JSON_ENCODE_ANY);
+    printf("{\"n\": null, \"error\": %s}\n", e ? e : "\"not valid UTF-8\"");
+    fprintf(stderr, "equishard tokenize: %s: line %zu: %s\n", file, line, problem);
+    free(e);
+    json_decref(err);
+    return 1;
 }
 
 /* Encodes one text; returns 0, 1 (not UTF-8: reported in the output), or an
@@ -48,13 +63,7 @@ static int one_text(es_context *ctx, es_tokenizer *t, const char *s, size_t n, c
     }
     if (rc != ES_ERR_FORMAT)
         return cli_fail(es_errmsg(ctx), rc);
-    json_t *err = json_string(es_errmsg(ctx));
-    char *e = json_dumps(err, JSON_ENCODE_ANY);
-    printf("{\"n\": null, \"error\": %s}\n", e ? e : "\"not valid UTF-8\"");
-    fprintf(stderr, "equishard tokenize: %s: line %zu: %s\n", file, line, es_errmsg(ctx));
-    free(e);
-    json_decref(err);
-    return 1;
+    return flag_line(file, line, es_errmsg(ctx));
 }
 
 static int one_file(es_context *ctx, es_tokenizer *t, const tok_args *a, const char *path)
@@ -84,8 +93,9 @@ static int one_file(es_context *ctx, es_tokenizer *t, const tok_args *a, const c
         json_t *o = json_loadb(buf, n, JSON_ALLOW_NUL, &err);
         json_t *text = json_object_get(o, "text");
         if (!json_is_string(text)) {
-            cli_error("%s: line %zu: %s", name, line, o ? "no \"text\" string" : err.text);
-            worst = EXIT_BAD_INPUT;
+            /* flagged and passed, as a text that is not UTF-8 is in line mode */
+            int rc = flag_line(name, line, o ? "no \"text\" string" : err.text);
+            worst = rc > worst ? rc : worst;
         } else {
             int rc = one_text(ctx, t, json_string_value(text), json_string_length(text), name, line);
             worst = rc > worst ? rc : worst;

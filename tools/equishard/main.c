@@ -1,6 +1,7 @@
 /* equishard: even multi-GPU training data. Dispatches to one subcommand. */
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -98,9 +99,26 @@ static void handle_signals(void)
     }
 }
 
-int main(int argc, char **argv)
+/* Set once main returns. Any other exit is a library ending the process on its
+ * own: libgomp calls exit(1) when it cannot create its threads (an address-space
+ * limit, too few processes allowed), and 1 means "validate found problems". Its
+ * message is on stderr already; the temporary outputs go, and the exit code is 3. */
+static volatile sig_atomic_t returned;
+
+static void on_foreign_exit(void)
 {
-    handle_signals();
+    static const char msg[] = "equishard: ended by a library it uses (its message above: threads "
+                              "or memory ran out); temporary outputs removed\n";
+    if (returned)
+        return;
+    es_remove_temporaries();
+    ssize_t ignored = write(STDERR_FILENO, msg, sizeof msg - 1);
+    (void)ignored;
+    _exit(EXIT_INTERNAL);
+}
+
+static int dispatch(int argc, char **argv)
+{
     if (argc < 2) {
         usage(stderr);
         return EXIT_BAD_INPUT;
@@ -126,4 +144,13 @@ int main(int argc, char **argv)
     }
     const command *c = find_command(argv[1]);
     return c ? run(c, argc - 1, argv + 1) : unknown_command(argv[1]);
+}
+
+int main(int argc, char **argv)
+{
+    handle_signals();
+    atexit(on_foreign_exit);
+    int rc = dispatch(argc, argv);
+    returned = 1;
+    return rc;
 }

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "core/file_stream.h"
 #include "core/grow.h"
 #include "core/line_reader.h"
 #include "validate/sources/emb_set.h"
@@ -32,7 +33,7 @@ static int each_line(es_context *ctx, const char *path, line_fn fn, void *user)
     es_line_reader lr;
     int e = es_line_reader_open(&lr, path);
     if (e)
-        return es_fail(ctx, ES_ERR_IO, "%s: cannot open: %s", path, strerror(e));
+        return es_fail(ctx, ES_ERR_IO, "%s: cannot open: %s", path, es_file_stream_strerror(e));
     int rc = ES_OK, got;
     while (rc == ES_OK && (got = es_line_reader_next(&lr)) > 0) {
         if (lr.has_nul)
@@ -41,7 +42,7 @@ static int each_line(es_context *ctx, const char *path, line_fn fn, void *user)
             rc = fn(ctx, path, lr.lineno, lr.line, lr.len, user);
     }
     if (rc == ES_OK && got < 0)
-        rc = es_fail(ctx, ES_ERR_IO, "%s: read error: %s", path, strerror(errno));
+        rc = es_line_reader_fail(ctx, &lr, path);
     es_line_reader_close(&lr);
     return rc;
 }

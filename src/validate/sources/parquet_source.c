@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/file_stream.h"
+#include "core/file_stream.h"
 #include "core/grow.h"
 #include "core/line_reader.h"
 #include "core/utf8.h"
@@ -89,7 +91,8 @@ static int load_file(es_context *ctx, pq_load *l, const char *file)
 static int is_parquet(const char *path)
 {
     char magic[4];
-    FILE *fp = fopen(path, "rb");
+    FILE *fp = NULL;
+    es_fopen_regular(path, &fp); /* a FIFO would block: not a parquet file */
     int yes = fp && fread(magic, 1, 4, fp) == 4 && !memcmp(magic, "PAR1", 4);
     if (fp)
         fclose(fp);
@@ -101,7 +104,7 @@ static int load_list(es_context *ctx, pq_load *l, const char *path, const char *
     es_line_reader lr;
     int e = es_line_reader_open(&lr, path);
     if (e)
-        return es_fail(ctx, ES_ERR_IO, "%s: cannot open: %s", path, strerror(e));
+        return es_fail(ctx, ES_ERR_IO, "%s: cannot open: %s", path, es_file_stream_strerror(e));
     int rc = ES_OK, got, files = 0;
     while (rc == ES_OK && (got = es_line_reader_next(&lr)) > 0) {
         const char *p = lr.line;
@@ -124,7 +127,7 @@ static int load_list(es_context *ctx, pq_load *l, const char *path, const char *
         free(name);
     }
     if (rc == ES_OK && got < 0)
-        rc = es_fail(ctx, ES_ERR_IO, "%s: read error: %s", path, strerror(errno));
+        rc = es_line_reader_fail(ctx, &lr, path);
     if (rc == ES_OK && files == 0)
         rc = es_fail(ctx, ES_ERR_FORMAT, "%s: empty list: no embedding source", path);
     es_line_reader_close(&lr);

@@ -112,9 +112,10 @@ int es_torch_load_memory(es_context *ctx, const char *name, const void *data, si
 int es_torch_load(es_context *ctx, const char *path, es_emb_set *out)
 {
     unsigned char head[16];
-    FILE *fp = fopen(path, "rb");
-    if (!fp)
-        return es_fail(ctx, ES_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+    FILE *fp;
+    int err = es_fopen_regular(path, &fp);
+    if (err)
+        return es_fail(ctx, ES_ERR_IO, "%s: cannot open: %s", path, es_file_stream_strerror(err));
     size_t n = fread(head, 1, sizeof head, fp);
     fclose(fp);
     int rc = check_not_legacy(ctx, path, head, n);
