@@ -42,6 +42,13 @@ expect_exit 0 "$BIN" simulate --loader cosyvoice -k 2 --min-length 10 --epochs 0
 python3 "$CHECK" simulate "$WORK/s.html" "$WORK/costs.tsv" - "$WORK/sim2.json" \
     "$WORK/val.json" || fail "simulate --html: numbers"
 grep -q 'id="chart-batches-1"' "$WORK/s.html" || fail "simulate --html: no chart of epoch 1"
+# with --plan: the plan replayed as the loaders feed it, plan.json's cost chart
+expect_exit 0 "$BIN" simulate --loader cosyvoice --plan "$WORK/plan" -o "$WORK/sp.json" \
+    --html "$WORK/sp.html"
+python3 "$CHECK" simulate "$WORK/sp.html" "$WORK/costs.tsv" "$WORK/plan/plan.json" \
+    "$WORK/sp.json" - || fail "simulate --plan --html: numbers"
+grep -q "id=\"headline\">the plan $WORK/plan as the loaders feed it" "$WORK/sp.html" \
+    || fail "simulate --plan --html: the headline does not name the plan"
 
 # 3. a batch plan: its own costs.tsv.zst is the table
 expect_exit 0 "$BIN" plan -q "$WORK/costs.tsv" -k 2 --mode batch --min-length 10 -o "$WORK/bplan"
@@ -71,9 +78,33 @@ expect_exit 2 "$BIN" report "$WORK/plan" --html "$WORK/x.html" --validate "$WORK
 expect_exit 2 "$BIN" report "$WORK/plan" --html "$WORK/plan/plan.json"
 expect_exit 2 "$BIN" simulate --loader cosyvoice -k 2 --html "$WORK/costs.tsv" "$WORK/costs.tsv"
 expect_exit 2 "$BIN" report "$WORK/plan" --html "$WORK/x.html" --loader nope
+expect_exit 2 "$BIN" simulate --loader cosyvoice --plan "$WORK/bplan" --html "$WORK/x.html"
+grep -q "batch plan, nothing to replay" "$WORK/err" || fail "simulate --plan BATCH --html: $(cat "$WORK/err")"
 [[ -e $WORK/x.html ]] && fail "refused runs wrote the page"
 
-# 6. report --svg: axes with values, labelled lines, the zoom stated; a 0.1 %
+# 6. a table of many speakers and speech tokens (written here, seeded): the
+# top and bottom speakers, the speech-token histogram, 4 ranks x 2 workers
+python3 - "$WORK/many.tsv" <<'EOF'
+import random, sys
+rnd = random.Random(7)
+with open(sys.argv[1], "w") as f:
+    f.write("#equishard-costs v1\nkey\tshard\tpos\tsample_rate\tchannels\tsamples\t"
+            "audio_bytes\ttext_len\tspeech_tokens\tspk\tflags\thash\n")
+    for i in range(600):
+        sec = rnd.uniform(0.3, 25) if i % 50 else 40.0
+        spk = "spk%02d" % (i % 25 if i % 7 else i % 3)
+        f.write("u%04d\tshard%d.tar\t%d\t16000\t1\t%d\t%d\t%d\t%d\t%s\taudio,text\t-\n" % (
+            i, i // 75, i % 75, int(sec * 16000), int(sec * 32000) + 44, rnd.randint(1, 300),
+            int(sec * 25) if i % 11 else 0, spk))
+EOF
+expect_exit 0 "$BIN" simulate --loader cosyvoice -k 4 -w 2 --min-length 50 --max-length 2000 \
+    -o "$WORK/many.json" --html "$WORK/many.html" "$WORK/many.tsv"
+python3 "$CHECK" simulate "$WORK/many.html" "$WORK/many.tsv" - "$WORK/many.json" - \
+    || fail "simulate --html of many speakers"
+grep -q 'id="chart-speakers-bottom"' "$WORK/many.html" || fail "no bottom speakers chart"
+grep -q 'id="chart-speech-tokens"' "$WORK/many.html" || fail "no speech-token chart"
+
+# 7. report --svg: axes with values, labelled lines, the zoom stated; a 0.1 %
 # difference is more than 20 px (plan.json written here: ranks 1000 and 1001)
 expect_exit 0 "$BIN" report "$WORK/plan" --svg "$WORK/c.svg"
 mkdir -p "$WORK/tiny"

@@ -464,6 +464,11 @@ int cmd_simulate(int argc, char **argv)
                                 (size_t)(argc - optind)) ||
         cli_refuse_output_input("simulate", a.html, read, sizeof read / sizeof read[0]))
         return EXIT_BAD_INPUT;
+    if (a.plan_mode == ES_PLAN_BATCH && a.html) {
+        cli_error("--html: %s is a batch plan, nothing to replay: 'equishard report %s --html "
+                  "%s' draws it", a.plan, a.plan, a.html);
+        return EXIT_BAD_INPUT;
+    }
     if (a.plan_mode == ES_PLAN_BATCH)
         return report_batch_plan(&a);
     const char **inputs = (const char **)argv + optind;

@@ -154,14 +154,14 @@ static void section_split(FILE *fp, json_t *sim)
     fputs("<section id=\"split\">\n<h2>The recipe's own split against the plan</h2>\n", fp);
     fputs("<p class=\"headline\" id=\"headline\">", fp);
     split_name(fp, params);
-    fprintf(fp, " keeps <b>%.2f %%</b> of the data ", 100 * num(sum, "retention"));
+    fprintf(fp, " trains <b>%.2f %%</b> of the batches ", 100 * num(sum, "retention"));
     json_t *ep0 = json_array_get(epochs, 0);
     if (json_array_size(epochs) == 1)
         fprintf(fp, "of epoch %lld", (long long)num(ep0, "epoch"));
     else
-        fprintf(fp, "over epochs %lld to %lld", (long long)num(ep0, "epoch"),
+        fprintf(fp, "of epochs %lld to %lld", (long long)num(ep0, "epoch"),
                 (long long)num(json_array_get(epochs, json_array_size(epochs) - 1), "epoch"));
-    fputs(" (every rank trains as many batches as the rank with the fewest)", fp);
+    fputs(" (under the join every rank trains as many as the rank with the fewest)", fp);
     if (has_shard)
         fprintf(fp, "; the shard plan <b>%.2f %%</b>", 100 * num(shard, "retention"));
     if (has_batch)
@@ -215,9 +215,11 @@ static void section_split(FILE *fp, json_t *sim)
     rs_hbars rc = {.id = "chart-retention", .title = "Share of the data trained under the join",
                    .x_label = "retention (% of the epoch's batches trained)",
                    .name = "retention", .color = C_SHARD, .n = n, .label = labels, .v = vals};
-    fputs("<figure>\n", fp);
-    rs_hbars_svg(fp, &rc);
-    fputs("</figure>\n", fp);
+    if (n > 1) { /* side by side; one alone is the headline's */
+        fputs("<figure>\n", fp);
+        rs_hbars_svg(fp, &rc);
+        fputs("</figure>\n", fp);
+    }
     /* batches per rank, per epoch */
     double *v = calloc(3 * (k ? k : 1), sizeof *v);
     if (!v)
@@ -393,24 +395,27 @@ static void speakers(FILE *fp, const es_cost_table *t)
             s[m++] = s[i];
     }
     qsort(s, m, sizeof *s, by_hours);
-    fprintf(fp, "<section id=\"speakers\">\n<h2>Hours per speaker</h2>\n<p>%zu speaker(s); all "
+    fprintf(fp, "<section id=\"speakers\">\n<h2>Audio per speaker</h2>\n<p>%zu speaker(s); all "
                 "rows, before the filter.</p>\n", m);
     const char *label[20];
     double v[20];
     size_t parts = m > 20 ? 2 : 1;
-    /* hours, or minutes when the largest speaker has less than an hour */
-    double div = m && s[0].sec < 3600 ? 60 : 3600;
+    /* hours; minutes or seconds when the largest speaker has less than an hour
+     * or a minute */
+    double div = m && s[0].sec < 60 ? 1 : m && s[0].sec < 3600 ? 60 : 3600;
     for (size_t p = 0; p < parts; p++) {
         size_t first = p == 0 ? 0 : m - 10, cnt = parts == 1 ? m : 10;
         for (size_t i = 0; i < cnt; i++)
             label[i] = s[first + i].spk, v[i] = s[first + i].sec / div;
         rs_hbars c = {.id = parts == 1 ? "chart-speakers" : p ? "chart-speakers-bottom"
                                                               : "chart-speakers-top",
-                      .title = parts == 1 ? "Hours per speaker"
-                               : p      ? "Hours per speaker: the 10 with the least"
-                                        : "Hours per speaker: the 10 with the most",
-                      .x_label = div == 60 ? "audio (minutes)" : "audio (hours)",
-                      .name = div == 60 ? "minutes of audio" : "hours of audio", .color = C_BATCH,
+                      .title = parts == 1 ? "Audio per speaker"
+                               : p      ? "Audio per speaker: the 10 with the least"
+                                        : "Audio per speaker: the 10 with the most",
+                      .x_label = div == 1 ? "audio (seconds)" : div == 60 ? "audio (minutes)"
+                                                                  : "audio (hours)",
+                      .name = div == 1 ? "seconds of audio" : div == 60 ? "minutes of audio"
+                                                                        : "hours of audio", .color = C_BATCH,
                       .n = cnt, .label = label, .v = v};
         fputs("<figure>\n", fp);
         rs_hbars_svg(fp, &c);
