@@ -42,6 +42,9 @@ expect_exit 0 "$BIN" simulate --loader cosyvoice -k 2 --min-length 10 --epochs 0
 python3 "$CHECK" simulate "$WORK/s.html" "$WORK/costs.tsv" - "$WORK/sim2.json" \
     "$WORK/val.json" || fail "simulate --html: numbers"
 grep -q 'id="chart-batches-1"' "$WORK/s.html" || fail "simulate --html: no chart of epoch 1"
+"$BIN" simulate --loader cosyvoice -k 2 --min-length 10 --epochs 0:1 --html "$WORK/s2.html" \
+    --validate "$WORK/val.json" "$WORK/costs.tsv" >/dev/null
+cmp -s "$WORK/s.html" "$WORK/s2.html" || fail "simulate --html: two runs differ"
 # with --plan: the plan replayed as the loaders feed it, plan.json's cost chart
 expect_exit 0 "$BIN" simulate --loader cosyvoice --plan "$WORK/plan" -o "$WORK/sp.json" \
     --html "$WORK/sp.html"

@@ -10,8 +10,8 @@
 enum { W = 960, H = 360, RIGHT = 150, TOP = 74, BOTTOM = 52 };
 /* The left margin: 84 px for tick values, wider for horizontal bars' labels
  * (set by each chart before it draws). */
-static int LEFT = 84;
-#define PLOT_W (double)(W - LEFT - RIGHT)
+static int left_px = 84;
+#define PLOT_W (double)(W - left_px - RIGHT)
 #define PLOT_H (double)(H - TOP - BOTTOM)
 
 void rs_text(FILE *fp, const char *s)
@@ -59,11 +59,11 @@ static void header(FILE *fp, const char *id, const char *title, const char *note
     fprintf(fp, "\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" font-family=\"sans-serif\" "
                 "font-size=\"12\">\n<rect width=\"%d\" height=\"%d\" fill=\"#fff\"/>\n",
             W, H, W, H, W, H);
-    fprintf(fp, "<text class=\"title\" x=\"%d\" y=\"20\" font-size=\"15\" font-weight=\"bold\">", LEFT);
+    fprintf(fp, "<text class=\"title\" x=\"%d\" y=\"20\" font-size=\"15\" font-weight=\"bold\">", left_px);
     rs_text(fp, title);
     fputs("</text>\n", fp);
     if (note) {
-        fprintf(fp, "<text class=\"note\" x=\"%d\" y=\"38\" fill=\"#444\">", LEFT);
+        fprintf(fp, "<text class=\"note\" x=\"%d\" y=\"38\" fill=\"#444\">", left_px);
         rs_text(fp, note);
         fputs("</text>\n", fp);
     }
@@ -98,14 +98,14 @@ static void y_axis(FILE *fp, double lo, double hi, double pct_ref, const char *l
     double step = pct_ref > 0 ? (dhi - dlo) / 4 : rs_nice_step(dhi - dlo, 5);
     int d = decimals(step);
     fputs("<g class=\"axis y\">\n", fp);
-    fprintf(fp, "<line x1=\"%d\" x2=\"%d\" y1=\"%d\" y2=\"%d\" stroke=\"#000\"/>\n", LEFT, LEFT,
+    fprintf(fp, "<line x1=\"%d\" x2=\"%d\" y1=\"%d\" y2=\"%d\" stroke=\"#000\"/>\n", left_px, left_px,
             TOP, H - BOTTOM);
     for (double t = ceil(dlo / step - 1e-9) * step; t <= dhi + step * 1e-9; t += step) {
         double v = pct_ref > 0 ? t * pct_ref / 100 : t;
         double y = TOP + PLOT_H - (hi > lo ? (v - lo) / (hi - lo) * PLOT_H : 0);
         fprintf(fp, "<line x1=\"%d\" x2=\"%.1f\" y1=\"%.2f\" y2=\"%.2f\" stroke=\"#ddd\"/>"
                     "<text class=\"tick\" x=\"%d\" y=\"%.2f\" text-anchor=\"end\">%.*f%s</text>\n",
-                LEFT - 4, LEFT + PLOT_W, y, y, LEFT - 7, y + 4, d, fabs(t) < step * 1e-9 ? 0 : t,
+                left_px - 4, left_px + PLOT_W, y, y, left_px - 7, y + 4, d, fabs(t) < step * 1e-9 ? 0 : t,
                 pct_ref > 0 ? " %" : "");
     }
     fprintf(fp, "<text class=\"axis-label\" transform=\"translate(18 %.1f) rotate(-90)\" "
@@ -120,17 +120,17 @@ static void x_axis_num(FILE *fp, double lo, double hi, const char *label)
     double step = rs_nice_step(hi - lo, 8);
     int d = decimals(step);
     fputs("<g class=\"axis x\">\n", fp);
-    fprintf(fp, "<line x1=\"%d\" x2=\"%.1f\" y1=\"%d\" y2=\"%d\" stroke=\"#000\"/>\n", LEFT,
-            LEFT + PLOT_W, H - BOTTOM, H - BOTTOM);
+    fprintf(fp, "<line x1=\"%d\" x2=\"%.1f\" y1=\"%d\" y2=\"%d\" stroke=\"#000\"/>\n", left_px,
+            left_px + PLOT_W, H - BOTTOM, H - BOTTOM);
     for (double t = ceil(lo / step - 1e-9) * step; t <= hi + step * 1e-9; t += step) {
-        double x = LEFT + (hi > lo ? (t - lo) / (hi - lo) * PLOT_W : 0);
+        double x = left_px + (hi > lo ? (t - lo) / (hi - lo) * PLOT_W : 0);
         fprintf(fp, "<line x1=\"%.2f\" x2=\"%.2f\" y1=\"%d\" y2=\"%d\" stroke=\"#000\"/>"
                     "<text class=\"tick\" x=\"%.2f\" y=\"%d\" text-anchor=\"middle\">%.*f</text>\n",
                 x, x, H - BOTTOM, H - BOTTOM + 5, x, H - BOTTOM + 18, d,
                 fabs(t) < step * 1e-9 ? 0 : t);
     }
     fprintf(fp, "<text class=\"axis-label\" x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">",
-            LEFT + PLOT_W / 2, H - 10);
+            left_px + PLOT_W / 2, H - 10);
     rs_text(fp, label);
     fputs("</text>\n</g>\n", fp);
 }
@@ -148,10 +148,10 @@ static int cmp_dbl(const void *a, const void *b)
 
 void rs_bars_svg(FILE *fp, const rs_bars *c)
 {
-    LEFT = 84;
+    left_px = 84;
     header(fp, c->id, c->title, c->note);
     fputs(hatch_def, fp);
-    double x = LEFT;
+    double x = left_px;
     int any_cut = 0;
     fputs("<g class=\"legend\">\n", fp);
     for (size_t s = 0; s < c->n_series; s++) {
@@ -177,19 +177,19 @@ void rs_bars_svg(FILE *fp, const rs_bars *c)
     while (slot * (double)every < 34)
         every++;
     fputs("<g class=\"axis x\">\n", fp);
-    fprintf(fp, "<line x1=\"%d\" x2=\"%.1f\" y1=\"%d\" y2=\"%d\" stroke=\"#000\"/>\n", LEFT,
-            LEFT + PLOT_W, H - BOTTOM, H - BOTTOM);
+    fprintf(fp, "<line x1=\"%d\" x2=\"%.1f\" y1=\"%d\" y2=\"%d\" stroke=\"#000\"/>\n", left_px,
+            left_px + PLOT_W, H - BOTTOM, H - BOTTOM);
     for (size_t i = 0; i < c->n; i += every)
         fprintf(fp, "<text class=\"tick\" x=\"%.2f\" y=\"%d\" text-anchor=\"middle\">%zu</text>\n",
-                LEFT + slot * ((double)i + 0.5), H - BOTTOM + 16, i);
+                left_px + slot * ((double)i + 0.5), H - BOTTOM + 16, i);
     fprintf(fp, "<text class=\"axis-label\" x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">",
-            LEFT + PLOT_W / 2, H - 10);
+            left_px + PLOT_W / 2, H - 10);
     rs_text(fp, c->x_label);
     fputs("</text>\n</g>\n<g class=\"bars\">\n", fp);
     for (size_t s = 0; s < c->n_series; s++) {
         const rs_series *se = &c->series[s];
         for (size_t i = 0; i < c->n; i++) {
-            double v = se->v[i], x0 = LEFT + slot * (double)i + slot * 0.1 + bw * (double)s;
+            double v = se->v[i], x0 = left_px + slot * (double)i + slot * 0.1 + bw * (double)s;
             double top = se->cut > 0 && v > se->cut ? se->cut : v;
             double y0 = YPX(top), y1 = YPX(lo);
             fprintf(fp, "<rect class=\"bar\" data-series=\"");
@@ -226,10 +226,10 @@ void rs_bars_svg(FILE *fp, const rs_bars *c)
             last = ly;
             fprintf(fp, "<g class=\"ref\"><line x1=\"%d\" x2=\"%.1f\" y1=\"%.2f\" y2=\"%.2f\" "
                         "stroke=\"%s\" stroke-width=\"2\"%s%s%s/>",
-                    LEFT, LEFT + PLOT_W + 4, y, y, ln->color, ln->dash ? " stroke-dasharray=\"" : "",
+                    left_px, left_px + PLOT_W + 4, y, y, ln->color, ln->dash ? " stroke-dasharray=\"" : "",
                     ln->dash ? ln->dash : "", ln->dash ? "\"" : "");
             fprintf(fp, "<text class=\"ref-label\" x=\"%.1f\" y=\"%.2f\" fill=\"%s\">",
-                    LEFT + PLOT_W + 8, ly, ln->color);
+                    left_px + PLOT_W + 8, ly, ln->color);
             rs_text(fp, ln->label);
             fputs("</text></g>\n", fp);
         }
@@ -242,9 +242,9 @@ void rs_bars_svg(FILE *fp, const rs_bars *c)
 
 void rs_hist_svg(FILE *fp, const rs_hist *h)
 {
-    LEFT = 84;
+    left_px = 84;
     header(fp, h->id, h->title, h->note);
-    double x = LEFT;
+    double x = left_px;
     fputs("<g class=\"legend\">\n", fp);
     x = legend_item(fp, x, "rect", "#4a7ebb", NULL, h->name);
     for (size_t m = 0; m < h->n_marks; m++)
@@ -269,7 +269,7 @@ void rs_hist_svg(FILE *fp, const rs_hist *h)
     if (lo > 0 && lo < (hi - lo) * 0.25)
         lo = 0;
     x_axis_num(fp, lo, hi, h->x_label);
-#define XPX(v) (LEFT + ((v) - lo) / (hi - lo) * PLOT_W)
+#define XPX(v) (left_px + ((v) - lo) / (hi - lo) * PLOT_W)
     fputs("<g class=\"bins\">\n", fp);
     for (size_t i = 0; i < h->n; i++) {
         double x0 = XPX(h->edge[i]), x1 = XPX(h->edge[i + 1]);
@@ -304,12 +304,12 @@ void rs_hbars_svg(FILE *fp, const rs_hbars *c)
     size_t longest = 0;
     for (size_t i = 0; i < c->n; i++)
         longest = strlen(c->label[i]) > longest ? strlen(c->label[i]) : longest;
-    LEFT = 84 + (longest > 10 ? (int)(7 * (longest - 10)) : 0);
-    if (LEFT > 320)
-        LEFT = 320;
+    left_px = 84 + (longest > 10 ? (int)(7 * (longest - 10)) : 0);
+    if (left_px > 320)
+        left_px = 320;
     header(fp, c->id, c->title, NULL);
     fputs("<g class=\"legend\">\n", fp);
-    legend_item(fp, LEFT, "rect", c->color, NULL, c->name);
+    legend_item(fp, left_px, "rect", c->color, NULL, c->name);
     fputs("</g>\n", fp);
     double max = 0;
     for (size_t i = 0; i < c->n; i++)
@@ -319,11 +319,11 @@ void rs_hbars_svg(FILE *fp, const rs_hbars *c)
     x_axis_num(fp, 0, hi, c->x_label);
     double row = c->n ? PLOT_H / (double)c->n : PLOT_H;
     fprintf(fp, "<g class=\"axis y\"><line x1=\"%d\" x2=\"%d\" y1=\"%d\" y2=\"%d\" "
-                "stroke=\"#000\"/>\n", LEFT, LEFT, TOP, H - BOTTOM);
+                "stroke=\"#000\"/>\n", left_px, left_px, TOP, H - BOTTOM);
     for (size_t i = 0; i < c->n; i++) {
         double y = TOP + row * (double)i;
         fprintf(fp, "<text class=\"tick\" x=\"%d\" y=\"%.2f\" text-anchor=\"end\" "
-                    "font-size=\"%d\">", LEFT - 6, y + row / 2 + 4, row < 13 ? 9 : 12);
+                    "font-size=\"%d\">", left_px - 6, y + row / 2 + 4, row < 13 ? 9 : 12);
         rs_text(fp, c->label[i]);
         fputs("</text>\n", fp);
     }
@@ -333,7 +333,7 @@ void rs_hbars_svg(FILE *fp, const rs_hbars *c)
         fputs("<rect class=\"bar\" data-cat=\"", fp);
         rs_text(fp, c->label[i]);
         fprintf(fp, "\" data-value=\"%.6f\" x=\"%d\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\" "
-                    "fill=\"%s\"><title>", c->v[i], LEFT, y + row * 0.1, w, row * 0.8, c->color);
+                    "fill=\"%s\"><title>", c->v[i], left_px, y + row * 0.1, w, row * 0.8, c->color);
         rs_text(fp, c->label[i]);
         fprintf(fp, ": %.6g</title></rect>\n", c->v[i]);
     }
