@@ -152,12 +152,9 @@ void rs_bars_svg(FILE *fp, const rs_bars *c)
     header(fp, c->id, c->title, c->note);
     fputs(hatch_def, fp);
     double x = left_px;
-    int any_cut = 0;
     fputs("<g class=\"legend\">\n", fp);
-    for (size_t s = 0; s < c->n_series; s++) {
+    for (size_t s = 0; s < c->n_series; s++)
         x = legend_item(fp, x, "rect", c->series[s].color, NULL, c->series[s].name);
-        any_cut |= c->series[s].cut > 0;
-    }
     for (size_t s = 0; s < c->n_series; s++)
         if (c->series[s].cut > 0) {
             x = legend_item(fp, x, "hatch", NULL, NULL, c->series[s].cut_name);
@@ -166,7 +163,6 @@ void rs_bars_svg(FILE *fp, const rs_bars *c)
     for (size_t l = 0; l < c->n_lines; l++)
         x = legend_item(fp, x, "line", c->lines[l].color, c->lines[l].dash, c->lines[l].label);
     fputs("</g>\n", fp);
-    (void)any_cut;
     double lo = c->y_lo, hi = c->y_hi > c->y_lo ? c->y_hi : c->y_lo + 1;
     y_axis(fp, lo, hi, c->pct_ref, c->y_label);
 #define YPX(v) (TOP + PLOT_H - ((v) < lo ? 0 : ((v) > hi ? hi - lo : (v) - lo)) / (hi - lo) * PLOT_H)
@@ -210,9 +206,8 @@ void rs_bars_svg(FILE *fp, const rs_bars *c)
     }
     fputs("</g>\n", fp);
     /* reference lines, their labels in the right margin, at least 14 px apart */
-    double *ys = malloc(sizeof *ys * (c->n_lines + 1) * 2);
-    size_t *order = malloc(sizeof *order * (c->n_lines + 1));
-    if (ys && order) {
+    double *ys = malloc(sizeof *ys * (c->n_lines + 1) * 2); /* (y, line) pairs */
+    if (ys) {
         for (size_t l = 0; l < c->n_lines; l++) {
             ys[2 * l] = YPX(c->lines[l].y);
             ys[2 * l + 1] = (double)l;
@@ -235,7 +230,6 @@ void rs_bars_svg(FILE *fp, const rs_bars *c)
         }
     }
     free(ys);
-    free(order);
 #undef YPX
     fputs("</svg>\n", fp);
 }
