@@ -31,8 +31,9 @@ typedef struct report_args {
 
 static const cli_option own[] = {
     {.name = "svg", .kind = CLI_STR, CLI_AT(report_args, svg), .metavar = "FILE",
-     .help = "also draw per-rank cost as an SVG bar chart (mean and\n"
-             "lower bound as lines)"},
+     .help = "also draw per-rank cost as an SVG bar chart: axes with\n"
+             "values, the mean and lower bound labelled, zoomed around\n"
+             "the mean (docs/REPORT.md)"},
     {.name = "html", .kind = CLI_STR, CLI_AT(report_args, html), .metavar = "FILE",
      .help = "also write the HTML report: the recipe's own split of the\n"
              "plan's data against the plan, cost per rank, lengths and\n"
