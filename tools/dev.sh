@@ -43,6 +43,7 @@ DEPS=(build-essential clang meson ninja-build pkg-config python3
       libarchive-dev libzstd-dev zstd libsnappy-dev zlib1g-dev libxxhash-dev libjansson-dev libsndfile1-dev libutf8proc-dev libyaml-dev
       check libomp-dev sox libopenmpi-dev openmpi-bin
       xxhash # xxhsum: the tests' independent check of plan.json's input digests
+      chromium librsvg2-bin # the HTML report rendered (tests/cli/test_cli_report_browser.sh)
       # the Python package's install (pip, the wheel's build backend) and the end-to-end
       # tests: CosyVoice's and WeNet's own training loops under real torch (tests/e2e)
       python3-pip python3-venv python3-setuptools python3-mesonpy

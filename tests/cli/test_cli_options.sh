@@ -164,7 +164,7 @@ refuses "equishard report: $WORK/inputs has no plan.json: not a plan folder (wri
 refuses "equishard report: $WORK/model.json is not a folder: give the OUTDIR 'equishard plan -o OUTDIR' wrote" \
     report "$WORK/model.json"
 refuses "equishard report: no OUTDIR given
-usage: equishard report OUTDIR [--svg FILE]
+usage: equishard report OUTDIR [--svg FILE] [--html FILE [--loader L] [--validate JSON]]
 see 'equishard report --help'" report
 echo '{"metrics": ' >"$WORK/inputs/plan.json"
 expect_exit 2 "$BIN" report "$WORK/inputs"

@@ -1,6 +1,8 @@
-/* equishard report OUTDIR [--svg FILE]: a plan's metrics and per-rank loads as a
- * table, and optionally an SVG bar chart of rank cost (mean and lower bound
- * drawn as lines). Reads OUTDIR/plan.json only, so it works on any plan. */
+/* equishard report OUTDIR [--svg FILE] [--html FILE [--loader L] [--validate JSON]]:
+ * a plan's metrics and per-rank loads as a table; optionally the cost-per-rank
+ * chart as SVG (plan.json only, so it works on any plan), and the HTML report
+ * (report_html.c), which also reads the plan's cost table and replays the
+ * recipe's own split of it with the plan's settings (docs/REPORT.md). */
 #include <errno.h>
 #include <getopt.h>
 #include <jansson.h>
@@ -12,22 +14,36 @@
 
 #include "cli.h"
 #include "cli_options.h"
+#include "report_html.h"
+#include "report_svg.h"
 
 static const char intro[] =
-    "usage: equishard report OUTDIR [--svg FILE]\n"
+    "usage: equishard report OUTDIR [--svg FILE] [--html FILE [--loader L] [--validate JSON]]\n"
     "\n"
     "Prints a plan's metrics and per-rank load (OUTDIR/plan.json, as written by\n"
     "`equishard plan`).\n"
     "\n";
 
 typedef struct report_args {
-    const char *svg;
+    const char *svg, *html, *validate;
+    es_loader loader;
 } report_args;
 
 static const cli_option own[] = {
     {.name = "svg", .kind = CLI_STR, CLI_AT(report_args, svg), .metavar = "FILE",
-     .help = "also draw per-rank cost as an SVG bar chart (mean and\n"
-             "lower bound as lines)"},
+     .help = "also draw per-rank cost as an SVG bar chart: axes with\n"
+             "values, the mean and lower bound labelled, zoomed around\n"
+             "the mean (docs/REPORT.md)"},
+    {.name = "html", .kind = CLI_STR, CLI_AT(report_args, html), .metavar = "FILE",
+     .help = "also write the HTML report: the recipe's own split of the\n"
+             "plan's data against the plan, cost per rank, lengths and\n"
+             "the filter, tokens, speakers (docs/REPORT.md)"},
+    {.name = "loader", .short_name = 'l', .kind = CLI_ENUM, .en = ES_ENUM_LOADER,
+     CLI_AT(report_args, loader),
+     .help = "the recipe whose own split --html replays (default cosyvoice)"},
+    {.name = "validate", .kind = CLI_STR, CLI_AT(report_args, validate), .metavar = "JSON",
+     .help = "--html: also show the findings `equishard validate --json`\n"
+             "wrote"},
 };
 
 static double num(json_t *obj, const char *key)
@@ -72,21 +88,14 @@ static int print_table(json_t *plan)
     return 0;
 }
 
-/* A bar per rank, scaled to the largest; the mean dashed, the lower bound dotted. */
+/* The cost chart report_html.c draws too: axes, tick values, the mean and the
+ * lower bound labelled apart, zoomed around the mean. */
 static int write_svg(es_context *ctx, json_t *plan, const char *path)
 {
-    json_t *ranks = json_object_get(plan, "ranks"), *m = json_object_get(plan, "metrics");
-    size_t n = json_array_size(ranks), i;
-    json_t *r;
-    double max = num(m, "lower_bound"), total = 0;
-    json_array_foreach(ranks, i, r)
-    {
-        total += num(r, "cost");
-        if (num(r, "cost") > max)
-            max = num(r, "cost");
-    }
-    double mean = n ? total / n : 0, width = 800, height = 300, left = 60, top = 30;
-    double bar = n ? (width - left - 10) / n : 0;
+    json_t *m = json_object_get(plan, "metrics");
+    json_t *model = json_object_get(json_object_get(plan, "parameters"), "cost_model");
+    char title[96];
+    snprintf(title, sizeof title, "Cost per rank (imbalance %.4f %%)", 100 * num(m, "imbalance"));
     /* Built in memory, then written the way every output is (es_write_output:
      * atomic, honours the umask, "-" is standard output). */
     char *text = NULL;
@@ -94,30 +103,93 @@ static int write_svg(es_context *ctx, json_t *plan, const char *path)
     FILE *fp = open_memstream(&text, &len);
     if (!fp)
         return ES_ERR_NOMEM;
-    fprintf(fp, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" "
-                "font-family=\"sans-serif\" font-size=\"12\">\n", width, height + 50);
-    fprintf(fp, "<text x=\"%.0f\" y=\"18\">cost per rank (imbalance %.3f%%)</text>\n", left,
-            100 * num(m, "imbalance"));
-    json_array_foreach(ranks, i, r)
-    {
-        double h = max > 0 ? num(r, "cost") / max * height : 0;
-        fprintf(fp, "<rect x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\" fill=\"#4a7ebb\">"
-                    "<title>rank %zu: %.1f</title></rect>\n",
-                left + i * bar, top + height - h, bar > 2 ? bar - 1 : bar, h, i, num(r, "cost"));
-    }
-    double ym = max > 0 ? top + height - mean / max * height : top + height;
-    double yl = max > 0 ? top + height - num(m, "lower_bound") / max * height : top + height;
-    fprintf(fp, "<line x1=\"%.0f\" x2=\"%.0f\" y1=\"%.2f\" y2=\"%.2f\" stroke=\"#c33\" "
-                "stroke-dasharray=\"6 4\"/><text x=\"4\" y=\"%.2f\">mean</text>\n",
-            left, width - 10, ym, ym, ym + 4);
-    fprintf(fp, "<line x1=\"%.0f\" x2=\"%.0f\" y1=\"%.2f\" y2=\"%.2f\" stroke=\"#333\" "
-                "stroke-dasharray=\"2 3\"/><text x=\"4\" y=\"%.2f\">bound</text>\n",
-            left, width - 10, yl, yl, yl + 14);
-    fprintf(fp, "<text x=\"%.0f\" y=\"%.0f\">ranks 0..%zu</text>\n</svg>\n", left,
-            top + height + 20, n ? n - 1 : 0);
+    fputs("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n", fp);
+    report_cost_chart(fp, "chart-cost", title, json_object_get(plan, "ranks"),
+                      num(m, "lower_bound"), model);
     int bad = fclose(fp) != 0;
     int rc = bad ? ES_ERR_NOMEM : es_write_output(ctx, path, text, len);
     free(text);
+    return rc;
+}
+
+/* The HTML report of the plan in dir: its cost table (a batch plan's
+ * costs.tsv.zst, else the inputs plan.json names, as `simulate --plan`
+ * finds them) and the loader's own split of it replayed with the plan's
+ * settings, the plan side by side. Without a readable table the page shows
+ * what plan.json has, and says why. */
+static int write_html(es_context *ctx, json_t *plan, const char *dir, const report_args *a)
+{
+    char costs[4096], missing[4400] = "";
+    json_t *params = json_object_get(plan, "parameters"), *in;
+    const char *mode = json_string_value(json_object_get(params, "mode"));
+    const char **inputs = malloc(sizeof *inputs * (json_array_size(json_object_get(plan, "inputs")) + 1));
+    size_t n = 0, i;
+    if (!inputs)
+        return ES_ERR_NOMEM;
+    snprintf(costs, sizeof costs, "%s/costs.tsv.zst", dir);
+    if (mode && !strcmp(mode, "batch") && access(costs, R_OK) == 0)
+        inputs[n++] = costs;
+    else
+        json_array_foreach(json_object_get(plan, "inputs"), i, in)
+        {
+            const char *p = json_string_value(json_object_get(in, "path"));
+            if (!p || access(p, R_OK) != 0) {
+                snprintf(missing, sizeof missing, "planned input %s is not readable from here "
+                         "(run report where the plan was made)", p ? p : "(none)");
+                n = 0;
+                break;
+            }
+            inputs[n++] = p;
+        }
+    if (n == 0 && !*missing)
+        snprintf(missing, sizeof missing, "plan.json names no inputs");
+    es_cost_table *table = NULL;
+    es_simulate_result *res = NULL;
+    json_t *sim = NULL, *val = NULL;
+    int rc = ES_OK;
+    if (n) {
+        es_measure_settings ms;
+        es_measure_defaults(&ms);
+        rc = cli_load_inputs(ctx, &ms, 1, NULL, inputs, n, &table);
+        if (rc == ES_OK) {
+            es_simulate_settings s;
+            es_plan_mode pm;
+            es_simulate_defaults(&s, a->loader);
+            rc = es_simulate_settings_from_plan(ctx, &s, dir, &pm);
+            s.plan_dir = NULL; /* the recipe's own split, the plan beside it */
+            s.plan_side = 1;
+            if (rc == ES_OK)
+                rc = es_simulate(ctx, &s, table, &res);
+            if (rc == ES_OK)
+                rc = report_sim_json(ctx, res, &sim);
+        }
+    } else
+        cli_error("%s: %s; the HTML report shows plan.json only", dir, missing);
+    if (rc == ES_OK && a->validate && !(val = report_load_json(a->validate)))
+        rc = ES_ERR_FORMAT;
+    else if (rc != ES_OK)
+        cli_error("%s", es_errmsg(ctx));
+    if (rc == ES_OK) {
+        char title[4200], source[4200];
+        snprintf(title, sizeof title, "equishard report: %s", dir);
+        snprintf(source, sizeof source, "%s plan, %lld rank(s) x %lld worker(s); the %s "
+                 "loader's own split replayed with the plan's settings, epoch 0",
+                 mode ? mode : "?", (long long)num(params, "world_size"),
+                 (long long)num(params, "workers"), es_loader_name(a->loader));
+        report_html_in hin = {.title = title, .source = source, .plan = plan, .sim = sim,
+                              .sim_missing = *missing ? missing : NULL, .table = table,
+                              .validate = val};
+        rc = report_html_write(ctx, a->html, &hin);
+        if (rc == ES_ERR_NOMEM)
+            cli_error("%s: out of memory", a->html);
+        else if (rc != ES_OK)
+            cli_error("%s", es_errmsg(ctx));
+    }
+    json_decref(sim);
+    json_decref(val);
+    es_simulate_result_free(res);
+    es_cost_table_free(table);
+    free(inputs);
     return rc;
 }
 
@@ -171,8 +243,9 @@ int cmd_report(int argc, char **argv)
         return EXIT_BAD_INPUT;
     char path[4096];
     snprintf(path, sizeof path, "%s/plan.json", argv[optind]);
-    const char *const read[] = {path};
-    if (cli_refuse_output_input("report", svg, read, 1)) {
+    const char *const read[] = {path, a.validate};
+    if (cli_refuse_output_input("report", svg, read, 2) ||
+        cli_refuse_output_input("report", a.html, read, 2)) {
         json_decref(plan);
         return EXIT_BAD_INPUT;
     }
@@ -186,6 +259,14 @@ int cmd_report(int argc, char **argv)
             cli_error("%s: out of memory", svg);
         else if (st != ES_OK)
             cli_error("%s", es_errmsg(ctx));
+        rc = st == ES_OK ? 0 : -1;
+        es_context_free(ctx);
+    }
+    if (!rc && a.html) {
+        es_context *ctx = es_context_new();
+        int st = ctx ? write_html(ctx, plan, argv[optind], &a) : ES_ERR_NOMEM;
+        if (!ctx)
+            cli_error("out of memory");
         rc = st == ES_OK ? 0 : -1;
         es_context_free(ctx);
     }

@@ -12,6 +12,7 @@
 
 #include "cli_model.h"
 #include "cli_recipe.h"
+#include "report_html.h"
 
 static const char intro[] =
     "usage: equishard simulate --loader cosyvoice|wenet --world-size K [OPTIONS] COSTS | LIST...\n"
@@ -34,6 +35,7 @@ typedef struct sim_args {
     es_simulate_settings sim;
     es_measure_settings measure;
     const char *output;
+    const char *html, *validate; /* --html FILE, --validate JSON */
     cli_list_opts list;        /* --quiet, --speech-tokens */
     const char *plan;          /* --plan OUTDIR, or NULL */
     int plan_mode;             /* its es_plan_mode, or PLAN_NONE */
@@ -107,6 +109,12 @@ static const cli_option own[] = {
      .help = "print JSON instead of the table"},
     {.name = "output", .short_name = 'o', .kind = CLI_STR, CLI_AT(sim_args, output),
      .metavar = "FILE", .help = "also write the JSON to FILE (atomically)"},
+    {.name = "html", .kind = CLI_STR, CLI_AT(sim_args, html), .metavar = "FILE",
+     .help = "also write the HTML report: the split against the plan per\n"
+             "epoch, cost per rank, lengths, tokens (docs/REPORT.md)"},
+    {.name = "validate", .kind = CLI_STR, CLI_AT(sim_args, validate), .metavar = "JSON",
+     .help = "--html: also show the findings `equishard validate --json`\n"
+             "wrote"},
     CLI_OPT_FLAG("no-plan", 0, 0, CLI_AT(sim_args, sim.plan_side),
         "leave out the plan side by side"),
     {.name = "plan", .short_name = 'p', .kind = CLI_STR, CLI_AT(sim_args, plan),
@@ -400,6 +408,44 @@ static const char **plan_inputs(const sim_args *a, json_t **keep, size_t *n)
     return out;
 }
 
+/* --html FILE: the report of this run (report_html.c), with plan.json's cost
+ * per rank under --plan. Returns 0, or -1 after one line on stderr. */
+static int write_html(es_context *ctx, const sim_args *a, const es_cost_table *table,
+                      const es_simulate_result *result)
+{
+    json_t *sim = NULL, *val = NULL, *plan = NULL;
+    int rc = report_sim_json(ctx, result, &sim);
+    if (rc != ES_OK && *es_errmsg(ctx))
+        cli_error("%s", es_errmsg(ctx));
+    if (rc == ES_OK && a->validate && !(val = report_load_json(a->validate)))
+        rc = ES_ERR_FORMAT;
+    if (rc == ES_OK && a->plan) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s/plan.json", a->plan);
+        if (!(plan = report_load_json(path)))
+            rc = ES_ERR_FORMAT;
+    }
+    if (rc == ES_OK) {
+        char source[4200];
+        snprintf(source, sizeof source, "equishard simulate: the %s loader, %u rank(s) x %u "
+                 "worker(s), epochs %" PRId64 " to %" PRId64 "%s%s",
+                 es_loader_name(a->sim.loader), a->sim.world_size, a->sim.workers,
+                 a->sim.epoch_first, a->sim.epoch_last, a->plan ? "; replaying the plan " : "",
+                 a->plan ? a->plan : "");
+        report_html_in in = {.title = "equishard simulate report", .source = source,
+                             .plan = plan, .sim = sim, .table = table, .validate = val};
+        rc = report_html_write(ctx, a->html, &in);
+        if (rc == ES_ERR_NOMEM)
+            cli_error("%s: out of memory", a->html);
+        else if (rc != ES_OK)
+            cli_error("%s", es_errmsg(ctx));
+    }
+    json_decref(sim);
+    json_decref(val);
+    json_decref(plan);
+    return rc == ES_OK ? 0 : -1;
+}
+
 int cmd_simulate(int argc, char **argv)
 {
     sim_args a;
@@ -410,11 +456,19 @@ int cmd_simulate(int argc, char **argv)
     snprintf(plan_json_path, sizeof plan_json_path, "%s/plan.json", a.plan ? a.plan : "");
     const char *const read[] = {a.list.speech_tokens, cli_tokenizer.path,
                                 cli_tokenizer.symbol_table, cli_tokenizer.non_lang_syms,
-                                a.plan ? plan_json_path : NULL};
+                                a.plan ? plan_json_path : NULL, a.validate};
     if (cli_refuse_output_input("simulate", a.output, (const char *const *)argv + optind,
                                 (size_t)(argc - optind)) ||
-        cli_refuse_output_input("simulate", a.output, read, sizeof read / sizeof read[0]))
+        cli_refuse_output_input("simulate", a.output, read, sizeof read / sizeof read[0]) ||
+        cli_refuse_output_input("simulate", a.html, (const char *const *)argv + optind,
+                                (size_t)(argc - optind)) ||
+        cli_refuse_output_input("simulate", a.html, read, sizeof read / sizeof read[0]))
         return EXIT_BAD_INPUT;
+    if (a.plan_mode == ES_PLAN_BATCH && a.html) {
+        cli_error("--html: %s is a batch plan, nothing to replay: 'equishard report %s --html "
+                  "%s' draws it", a.plan, a.plan, a.html);
+        return EXIT_BAD_INPUT;
+    }
     if (a.plan_mode == ES_PLAN_BATCH)
         return report_batch_plan(&a);
     const char **inputs = (const char **)argv + optind;
@@ -439,6 +493,14 @@ int cmd_simulate(int argc, char **argv)
         rc = es_simulate(ctx, &a.sim, table, &result);
     if (rc == ES_OK && a.output)
         rc = es_simulate_write_json(ctx, result, a.output);
+    if (rc == ES_OK && a.html && write_html(ctx, &a, table, result)) {
+        es_simulate_result_free(result);
+        es_cost_table_free(table);
+        es_context_free(ctx);
+        free(planned_inputs);
+        json_decref(plan_json);
+        return EXIT_BAD_INPUT;
+    }
     if (rc == ES_OK) {
         fflush(stdout);
         if (a.json)
