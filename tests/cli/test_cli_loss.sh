@@ -21,7 +21,7 @@ sed "s#^\([^ ]*\) #\1 $PWD/#" kaldi/wav.scp >"$WORK/long/kaldi/wav.scp"
 cp kaldi/utt2spk "$WORK/long/kaldi/"
 { head -1 kaldi/text; echo "A01_0002 $long"; tail -n +3 kaldi/text; } >"$WORK/long/kaldi/text"
 expect_exit 2 "$BIN" measure -q "$WORK/long/kaldi"
-[[ $(cat "$WORK/err") == "equishard: $WORK/long/kaldi/text: line 2: longer than 1048576 bytes, the most a line may be" ]] ||
+[[ $(cat "$WORK/err") == "equishard measure: $WORK/long/kaldi/text: line 2: longer than 1048576 bytes, the most a line may be" ]] ||
     fail "Kaldi text line of 1 MiB + 1: $(head -c 300 "$WORK/err")"
 { head -2 raw.list; printf '{"key": "x", "wav": "wav/A01/A01_0001.wav", "txt": "%s"}\n' "$long"; } >"$WORK/long/raw.list"
 expect_exit 2 "$BIN" measure -q "$WORK/long/raw.list"
@@ -47,7 +47,7 @@ for f in wav.scp text utt2spk segments; do
     rm -rf "$WORK/fifo/k"; cp -r "$WORK/fifo/kaldi" "$WORK/fifo/k"
     rm -f "$WORK/fifo/k/$f"; mkfifo "$WORK/fifo/k/$f"
     expect_exit 2 timeout 20 "$BIN" measure -q "$WORK/fifo/k"
-    [[ $(cat "$WORK/err") == "equishard: $WORK/fifo/k/$f: cannot open: not a regular file" ]] ||
+    [[ $(cat "$WORK/err") == "equishard measure: $WORK/fifo/k/$f: cannot open: not a regular file" ]] ||
         fail "Kaldi $f as a FIFO: $(head -c 300 "$WORK/err")"
 done
 mkfifo "$WORK/fifo/p"
@@ -113,7 +113,7 @@ fi
 #      anywhere; reshard onto a 1 MiB tmpfs where this process may mount one (root
 #      in CI), else skipped with a note.
 expect_exit 2 "$BIN" validate -q --utt-emb kaldi/utt2embedding.pt --json /dev/full kaldi
-[[ $(tail -1 "$WORK/err") == "equishard: /dev/full: write failed: No space left on device" ]] ||
+[[ $(tail -1 "$WORK/err") == "equishard validate: /dev/full: write failed: No space left on device" ]] ||
     fail "validate --json /dev/full: $(head -c 300 "$WORK/err")"
 SMALL=$WORK/small
 mkdir -p "$SMALL"
@@ -124,7 +124,7 @@ if mount -t tmpfs -o size=1M tmpfs "$SMALL" 2>/dev/null; then
         # shellcheck disable=SC2086
         expect_exit 2 "$BIN" plan -q -k 2 --mode reshard $args
         out=${args#*-o }; out=${out%% *}
-        grep -q "^equishard: $out/[a-z_0-9.]*tar[.gz]*: .*No space left on device$" "$WORK/err" ||
+        grep -q "^equishard plan: $out/[a-z_0-9.]*tar[.gz]*: .*No space left on device$" "$WORK/err" ||
             fail "reshard $args on a full disk: $(head -c 300 "$WORK/err")"
         [[ -z $(ls -A "$SMALL") ]] || fail "reshard $args left: $(ls -A "$SMALL")"
     done
@@ -149,7 +149,7 @@ expect_exit 0 "$BIN" plan -q -k 2 --seed 7 -o "$R/out" shards/shards.list
 wait $apid
 arc=$?
 [[ $arc == 2 ]] || fail "the later run: exit $arc, expected 2"
-[[ $(cat "$R/a.err") == "equishard: $R/out: another run put its output folder in place first, while this one was being written; that one was kept and this run's plan was not written" ]] ||
+[[ $(cat "$R/a.err") == "equishard plan: $R/out: another run put its output folder in place first, while this one was being written; that one was kept and this run's plan was not written" ]] ||
     fail "the later run's message: $(cat "$R/a.err")"
 python3 -c 'import json, sys; assert json.load(open(sys.argv[1]))["parameters"]["seed"] == 7' "$R/out/plan.json" ||
     fail "OUTDIR is not the winner's plan"

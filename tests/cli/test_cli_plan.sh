@@ -125,7 +125,7 @@ expect_exit 2 "$BIN" plan -q -k 2 -o "$WORK/data" shards/shards.list
 expect_exit 0 "$BIN" report "$WORK/p" --svg "$WORK/p.svg"
 kept=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['metrics']['kept'])" "$WORK/p/plan.json")
 grep -q "^kept $kept " "$WORK/out" || fail "report does not show kept $kept: $(cat "$WORK/out")"
-[[ $(grep -c '<rect' "$WORK/p.svg") == 2 ]] || fail "svg has one bar per rank"
+[[ $(grep -c '<rect class="bar"' "$WORK/p.svg") == 2 ]] || fail "svg has one bar per rank"
 python3 -c "import xml.dom.minidom,sys; xml.dom.minidom.parse(sys.argv[1])" "$WORK/p.svg" || fail "svg is not well-formed XML"
 expect_exit 2 "$BIN" report "$WORK/nothing-here"
 
