@@ -1030,6 +1030,24 @@ ES_API int es_simulate_plan_rank(const es_simulate_result *r, size_t i, uint32_t
 ES_API int es_simulate_write_json(es_context *ctx, const es_simulate_result *r, const char *path);
 ES_API int es_simulate_write_json_fd(es_context *ctx, const es_simulate_result *r, int fd);
 
+/* ---- describe: what a table holds (docs/DESCRIBE.md) -------------------------- */
+
+/* The table described as JSON text (`equishard describe --json`,
+ * equishard.describe()): utterances, hours, duration percentiles, sample rates
+ * and channels, text lengths (tokens when the table has text-token counts,
+ * else characters), speakers and hours per speaker, rows missing text,
+ * speaker, embeddings or speech tokens, and what `loader`'s filter with
+ * `model` (NULL: es_cost_model_defaults(); settled as es_simulate settles it)
+ * drops, by reason. Percentiles are numpy's default (linear interpolation).
+ * Keys and their order are stable (docs/DESCRIBE.md); the same table and
+ * model give the same bytes. On success *json is a NUL-terminated string the
+ * caller frees with es_free; on failure it is NULL (ES_ERR_USAGE for a NULL
+ * table or output or an unknown loader, ES_ERR_NOMEM). */
+ES_API int es_describe_json(es_context *ctx, const es_cost_table *t, es_loader loader,
+                            const es_cost_model *model, char **json);
+/* Frees memory the library allocated for the caller (es_describe_json's text). */
+ES_API void es_free(void *p);
+
 /* ---- validate: the embedding checks (docs/VALIDATE.md) ------------------------ */
 
 /* What validation looks for. Each finding names one utterance or speaker. */

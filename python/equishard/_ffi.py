@@ -309,6 +309,8 @@ _SIGNATURES = {
     "es_recipe_validate_data_settings": (c_int, [P, POINTER(ValidateDataSettings)]),
     "es_loader_name": (c_char_p, [c_enum]),
     "es_simulate_defaults": (None, [POINTER(SimulateSettings), c_enum]),
+    "es_describe_json": (c_int, [P, P, c_enum, POINTER(CostModel), POINTER(c_void_p)]),
+    "es_free": (None, [c_void_p]),
     "es_simulate": (c_int, [P, POINTER(SimulateSettings), P, POINTER(P)]),
     "es_simulate_settings_from_plan": (c_int, [P, POINTER(SimulateSettings), c_char_p,
                                                POINTER(c_enum)]),
