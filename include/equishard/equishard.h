@@ -622,7 +622,15 @@ typedef struct es_plan_settings {
                                      (es_recipe_plan_settings), recorded in plan.json's
                                      parameters.recipe; NULL: none. Borrowed: must
                                      outlive the plan (minor 1) */
-    uint64_t reserved[6];         /* see "ABI" at the top */
+    es_progress_fn progress;      /* reshard: called by es_plan_write and
+                                     es_plan_write_shards from the calling thread as
+                                     the new shards are written: done/total steps,
+                                     a step being one source shard read (once per
+                                     pass over the sources; once per column when
+                                     parquet is written column by column) or one new
+                                     shard written and read back; NULL: none */
+    void *progress_user;          /* its first argument (borrowed) */
+    uint64_t reserved[4];         /* see "ABI" at the top */
 } es_plan_settings;
 
 typedef struct es_plan es_plan;

@@ -79,7 +79,8 @@ class PlanSettings(Structure):
                 ("batch_size", c_uint32), ("sort_size", c_uint32), ("remainder", c_enum),
                 ("seed", c_uint64), ("epoch", c_int64), ("shards_per_worker", c_uint32),
                 ("root", c_char_p), ("compress", c_enum), ("tokenizer", c_void_p),
-                ("recipe", c_void_p), ("reserved", c_uint64 * 6)]
+                ("recipe", c_void_p), ("progress", c_void_p), ("progress_user", c_void_p),
+                ("reserved", c_uint64 * 4)]
 
 
 class PlanMetrics(Structure):

@@ -123,4 +123,29 @@ grep -qxF "$want" <(summary_of "$WORK/err") || fail "plan: no summary '$want' in
 expect_exit 0 "$BIN" plan -q -k 2 -o "$WORK/p" shards/data.list
 [[ -s $WORK/err ]] && fail "plan -q printed: $(cat "$WORK/err")"
 
+# ---- 6. plan --mode reshard: the copy's own line on a terminal, one step per
+#      source read and per new shard written and read back (one pass here: the
+#      3 tar sources, then the new shards OUTDIR/data.list names)
+run_pty "$WORK/tty" "$BIN" plan --mode reshard -k 2 -o "$WORK/rs" shards/data.list \
+    || fail "reshard on a pty: exit $?"
+n=$(( $(wc -l <shards/data.list) + $(wc -l <"$WORK/rs/data.list") ))
+grep -qa $'\rreshard: 1 / '"$n"' shards ' "$WORK/tty" || fail "reshard: no first step of $n: $(cat -v "$WORK/tty")"
+grep -qa $'\rreshard: '"$n / $n"' shards  100%' "$WORK/tty" || fail "reshard: no last step: $(cat -v "$WORK/tty")"
+# parquet, written column by column: a step per column and source, then per file
+run_pty "$WORK/tty" "$BIN" plan --mode reshard -k 2 -o "$WORK/rp" parquet/data.list \
+    || fail "parquet reshard on a pty: exit $?"
+python3 - "$WORK/tty" "$(wc -l <"$WORK/rp/data.list")" <<'PY' || fail "parquet reshard: $(cat -v "$WORK/tty")"
+import re, sys
+out, new = open(sys.argv[1], "rb").read().decode(), int(sys.argv[2])
+steps = [(int(d.replace(" ", "")), int(t.replace(" ", "")))
+         for d, t in re.findall(r"\rreshard: ([\d ]+?) / ([\d ]+?) shards", out)]
+total = steps[-1][1]
+# 2 sources: total = columns x 2 + new files
+assert steps[-1] == (total, total) and (total - new) % 2 == 0 and total - new >= 2 * 3, steps
+assert [d for d, _ in steps] == sorted(d for d, _ in steps), steps
+PY
+# a pipe gets none of it
+expect_exit 0 "$BIN" plan -q --mode reshard -k 2 -o "$WORK/rs" shards/data.list
+[[ -s $WORK/err ]] && fail "reshard -q on a pipe printed: $(cat "$WORK/err")"
+
 [[ $failures == 0 ]] && echo "ok" || exit 1
