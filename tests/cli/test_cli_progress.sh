@@ -123,6 +123,15 @@ grep -qxF "$want" <(summary_of "$WORK/err") || fail "plan: no summary '$want' in
 expect_exit 0 "$BIN" plan -q -k 2 -o "$WORK/p" shards/data.list
 [[ -s $WORK/err ]] && fail "plan -q printed: $(cat "$WORK/err")"
 
+# validate and describe measuring lists say so too; -q drops it
+for cmd in validate describe; do
+    "$BIN" $cmd shards/data.list >/dev/null 2>"$WORK/err"
+    want=$(expect_summary shards x | sed -e 's/ -> x$//' -e "s/^equishard measure:/equishard $cmd:/")
+    grep -qxF "$want" <(summary_of "$WORK/err") || fail "$cmd: no summary '$want' in $(cat "$WORK/err")"
+    "$BIN" $cmd -q shards/data.list >/dev/null 2>"$WORK/err"
+    grep -q measured "$WORK/err" && fail "$cmd -q: $(cat "$WORK/err")"
+done
+
 # ---- 6. plan --mode reshard: the copy's own line on a terminal, one step per
 #      source read and per new shard written and read back (one pass here: the
 #      3 tar sources, then the new shards OUTDIR/data.list names)
