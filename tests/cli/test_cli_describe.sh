@@ -10,6 +10,17 @@ BIN=$1
 cd "$ES_SOURCE_ROOT/data-samples" || exit 1
 export PYTHONPATH=$ES_SOURCE_ROOT/python${PYTHONPATH:+:$PYTHONPATH}
 [[ -n $EQUISHARD_LIB ]] || export EQUISHARD_LIB=$ES_BUILD_ROOT/src/libequishard.so
+# an ASan library: its runtime preloaded into the (uninstrumented) interpreter,
+# resolved past pyenv's shim script, as tests/python/run.sh does
+PY=$(python3 -c 'import sys; print(sys.executable)')
+asan=$(ldd "$EQUISHARD_LIB" | awk '/libasan/ { print $3 }')
+py() {
+    if [[ -n $asan ]]; then
+        LD_PRELOAD=$asan ASAN_OPTIONS=detect_leaks=0 "$PY" "$@"
+    else
+        "$PY" "$@"
+    fi
+}
 
 # a CosyVoice recipe whose filter keeps 0.8 s .. 4 s
 cat >"$WORK/recipe.yaml" <<'YAML'
@@ -37,7 +48,7 @@ describe_cli flags --recipe "$WORK/recipe.yaml" --min-length 50 "$WORK/costs.tsv
 describe_cli wenet --loader wenet "$WORK/costs.tsv"
 cmp -s "$WORK/lists.json" "$WORK/table.json" || fail "a list and its measured table describe differently"
 
-python3 - "$WORK" <<'PY' || fail "describe's numbers"
+py - "$WORK" <<'PY' || fail "describe's numbers"
 import json, math, os, sys
 sys.path.insert(0, os.environ["ES_SOURCE_ROOT"] + "/tests/cli")
 from samples_truth import shard_rows
