@@ -53,6 +53,8 @@ int cli_fail(const char *message, int status)
 
 void cli_tally_add(cli_tally *t, const es_cost_table *rows)
 {
+    const char *prev = NULL; /* a table interns its rows' shard names: one
+                                pointer for a run of rows of one shard */
     for (size_t i = 0; i < es_cost_table_size(rows); i++) {
         es_cost_row row;
         es_cost_table_row(rows, i, &row);
@@ -60,6 +62,9 @@ void cli_tally_add(cli_tally *t, const es_cost_table *rows)
         t->audio_bytes += row.audio_bytes;
         if (row.sample_rate)
             t->seconds += (double)row.samples / row.sample_rate;
+        if (row.shard == prev)
+            continue;
+        prev = row.shard;
         if (!t->last_shard || strcmp(t->last_shard, row.shard) != 0) {
             char *copy = strdup(row.shard);
             if (!copy) /* only the summary's count suffers */
