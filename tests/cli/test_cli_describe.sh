@@ -158,6 +158,41 @@ for bad, err in (({"world_size": 2}, TypeError), ({"min_length": "x"}, TypeError
         raise AssertionError(f"describe(**{bad}) was accepted")
 PY
 
+# with the recipe's tokenizer (Qwen2's, read in place from ../shared), text
+# lengths are token counts: corpus A's from the reference tokenizer's truth
+TOKS=$ES_SOURCE_ROOT/../shared/fixtures/tokenizers
+if [[ -d $TOKS/qwen2 ]]; then
+    (cd "$ES_FIXTURES/corpus_a" && "$BIN" describe -q --json --tokenizer "$TOKS/qwen2" \
+        shards/shards.list) >"$WORK/tok.json" || fail "describe --tokenizer: exit $?"
+    py - "$WORK/tok.json" "$TOKS/truth.jsonl" "$ES_FIXTURES/corpus_a/shards/shards.list" <<'PY' \
+        || fail "describe --tokenizer: $(head -c 600 "$WORK/tok.json")"
+import json, math, os, sys, tarfile
+got = json.load(open(sys.argv[1]))
+n = {}
+for line in open(sys.argv[2]):
+    o = json.loads(line)
+    for src in o.get("src", []):
+        if src.startswith("corpus_a/shards/"):
+            n[src.split("#")[1].rsplit(".", 1)[0]] = o["n"]
+root = os.path.dirname(os.path.dirname(sys.argv[3]))
+keys = [m.name.rsplit(".", 1)[0] for p in open(sys.argv[3]).read().split()
+        for m in tarfile.open(os.path.join(root, p)) if m.name.endswith(".txt")]
+xs = sorted(n[k] for k in keys)
+def p(q):
+    pos = (len(xs) - 1) * q / 100
+    lo = math.floor(pos)
+    return xs[lo] + (xs[min(lo + 1, len(xs) - 1)] - xs[lo]) * (pos - lo)
+want = {k: p(q) for k, q in (("min", 0), ("p5", 5), ("p25", 25), ("p50", 50), ("p75", 75),
+                              ("p95", 95), ("p99", 99), ("max", 100))}
+assert got["text"]["unit"] == "tokens" and got["text"]["utterances"] == len(keys), got["text"]
+for k, v in want.items():
+    assert math.isclose(got["text"]["percentiles"][k], v, rel_tol=1e-12), (k, got["text"], want)
+assert got["filter"]["rows_without_token_count"] == 0, got["filter"]
+PY
+else
+    echo "SKIP: describe --tokenizer ($TOKS absent)"
+fi
+
 # -o FILE: the same JSON, written atomically; the readable table names the numbers
 expect_exit 0 "$BIN" describe -o "$WORK/o.json" "$WORK/costs.tsv"
 cmp -s "$WORK/o.json" "$WORK/table.json" || fail "-o FILE differs from --json"
