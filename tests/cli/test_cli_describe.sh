@@ -199,6 +199,19 @@ cmp -s "$WORK/o.json" "$WORK/table.json" || fail "-o FILE differs from --json"
 grep -q '^utterances  *24 (34.4 s of audio' "$WORK/out" || fail "table: $(head -3 "$WORK/out")"
 grep -q '^speakers  *4$' "$WORK/out" || fail "table speakers: $(cat "$WORK/out")"
 
+# a table without rows: zeros, empty counts, null percentiles (no crash)
+head -2 "$WORK/costs.tsv" >"$WORK/empty.tsv"
+expect_exit 0 "$BIN" describe --json "$WORK/empty.tsv"
+py - "$WORK/out" <<'PY' || fail "empty table: $(cat "$WORK/out")"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert (d["utterances"], d["seconds"], d["duration_seconds"], d["sample_rates"], d["channels"],
+        d["text"]["percentiles"], d["speakers"], d["filter"]["kept"]) == \
+    (0, 0.0, None, {}, {}, None, {"count": 0, "hours_per_speaker": None}, 0), d
+PY
+expect_exit 0 "$BIN" describe "$WORK/empty.tsv"
+grep -q '^sample rates  *-$' "$WORK/out" || fail "empty table, readable: $(cat "$WORK/out")"
+
 # bad input: one line naming the file, exit 2, nothing on stdout
 printf 'not a list\n' >"$WORK/bad.list"
 expect_exit 2 "$BIN" describe "$WORK/bad.list"

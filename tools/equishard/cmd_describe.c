@@ -148,7 +148,7 @@ static void print_counts(const char *label, json_t *o, const char *suffix)
         printf("%s%s%s: %lld", sep, k, suffix, (long long)json_integer_value(v));
         sep = ", ";
     }
-    printf("\n");
+    printf("%s\n", json_object_size(o) ? "" : " -");
 }
 
 static void print_table(json_t *d)
