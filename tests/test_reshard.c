@@ -203,6 +203,67 @@ START_TEST(corpus_a_copies_every_member)
 }
 END_TEST
 
+/* es_plan_settings.progress: steps counted from the sources the list names
+ * (read once per pass) and the new shards, monotonic, ending at total. */
+typedef struct steps_seen {
+    size_t calls, last_done, last_total, backwards, total_changed;
+} steps_seen;
+
+static void count_steps(void *user, size_t done, size_t total)
+{
+    steps_seen *s = user;
+    s->backwards += s->calls && done < s->last_done;
+    s->total_changed += s->calls && total != s->last_total;
+    s->calls++;
+    s->last_done = done;
+    s->last_total = total;
+}
+
+START_TEST(progress_counts_every_pass)
+{
+    char root[4096], list[4400];
+    snprintf(root, sizeof root, "%s", fixture_path("corpus_a"));
+    snprintf(list, sizeof list, "%s/shards/shards.list", root);
+    size_t sources = 0, len;
+    unsigned char *text = read_whole_file(list, &len);
+    ck_assert_ptr_nonnull(text);
+    for (size_t i = 0; i < len; i++)
+        sources += text[i] == '\n';
+    free(text);
+    es_cost_table *t = measure("shards/shards.list", root);
+    char *dir = make_temp_dir();
+    es_context *ctx = es_context_new();
+    /* all 4 new shards open at once: one pass; one writer at a time: 4 passes */
+    const size_t max_open[] = {0, 1}, passes[] = {1, 4};
+    for (int k = 0; k < 2; k++) {
+        es_plan_settings s;
+        es_plan_defaults(&s);
+        s.world_size = 2;
+        s.workers = 2;
+        s.mode = ES_PLAN_RESHARD;
+        s.root = root;
+        loose_filter(&s);
+        steps_seen seen = {0};
+        s.progress = count_steps;
+        s.progress_user = &seen;
+        char out[4200];
+        snprintf(out, sizeof out, "%s/progress-%d", dir, k);
+        es_plan_reshard_info info;
+        ck_assert_msg(reshard(ctx, t, &s, out, max_open[k], &info) == ES_OK, "%s", es_errmsg(ctx));
+        ck_assert_uint_eq(info.shards, 4);
+        size_t total = passes[k] * sources + 4;
+        ck_assert_uint_eq(seen.last_total, total);
+        ck_assert_uint_eq(seen.last_done, total);
+        ck_assert_uint_eq(seen.calls, passes[k] * sources + passes[k]);
+        ck_assert_uint_eq(seen.backwards, 0);
+        ck_assert_uint_eq(seen.total_changed, 0);
+    }
+    es_context_free(ctx);
+    es_cost_table_free(t);
+    free(dir);
+}
+END_TEST
+
 /* Filtered utterances are not copied; filtered.tsv names them. */
 START_TEST(filtered_rows_are_listed)
 {
@@ -829,6 +890,7 @@ int main(void)
     tcase_set_timeout(tc, 240);
     tcase_add_test(tc, corpus_a_copies_every_member);
     tcase_add_test(tc, filtered_rows_are_listed);
+    tcase_add_test(tc, progress_counts_every_pass);
     tcase_add_test(tc, generated_corpus_equal_cost);
     tcase_add_test(tc, large_table_quality);
     tcase_add_test(tc, changed_sources_fail_and_keep_outdir);

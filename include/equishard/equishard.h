@@ -646,7 +646,15 @@ typedef struct es_plan_settings {
                                      (es_recipe_plan_settings), recorded in plan.json's
                                      parameters.recipe; NULL: none. Borrowed: must
                                      outlive the plan (minor 1) */
-    uint64_t reserved[6];         /* see "ABI" at the top */
+    es_progress_fn progress;      /* reshard: called by es_plan_write and
+                                     es_plan_write_shards from the calling thread as
+                                     the new shards are written: done/total steps,
+                                     a step being one source shard read (once per
+                                     pass over the sources; once per column when
+                                     parquet is written column by column) or one new
+                                     shard written and read back; NULL: none */
+    void *progress_user;          /* its first argument (borrowed) */
+    uint64_t reserved[4];         /* see "ABI" at the top */
 } es_plan_settings;
 
 typedef struct es_plan es_plan;
@@ -1053,6 +1061,24 @@ ES_API int es_simulate_plan_rank(const es_simulate_result *r, size_t i, uint32_t
  * caller keeps. */
 ES_API int es_simulate_write_json(es_context *ctx, const es_simulate_result *r, const char *path);
 ES_API int es_simulate_write_json_fd(es_context *ctx, const es_simulate_result *r, int fd);
+
+/* ---- describe: what a table holds (docs/DESCRIBE.md) -------------------------- */
+
+/* The table described as JSON text (`equishard describe --json`,
+ * equishard.describe()): utterances, hours, duration percentiles, sample rates
+ * and channels, text lengths (tokens when the table has text-token counts,
+ * else characters), speakers and hours per speaker, rows missing text,
+ * speaker, embeddings or speech tokens, and what `loader`'s filter with
+ * `model` (NULL: es_cost_model_defaults(); settled as es_simulate settles it)
+ * drops, by reason. Percentiles are numpy's default (linear interpolation).
+ * Keys and their order are stable (docs/DESCRIBE.md); the same table and
+ * model give the same bytes. On success *json is a NUL-terminated string the
+ * caller frees with es_free; on failure it is NULL (ES_ERR_USAGE for a NULL
+ * table or output or an unknown loader, ES_ERR_NOMEM). */
+ES_API int es_describe_json(es_context *ctx, const es_cost_table *t, es_loader loader,
+                            const es_cost_model *model, char **json);
+/* Frees memory the library allocated for the caller (es_describe_json's text). */
+ES_API void es_free(void *p);
 
 /* ---- validate: the embedding checks (docs/VALIDATE.md) ------------------------ */
 

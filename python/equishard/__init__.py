@@ -13,7 +13,7 @@ docs/PYTHON.md. Nothing beyond the standard library is needed at run time.
 not load the library.
 """
 from .core import (Batch, CostRow, CostTable, Error, Finding, Load, Plan, PlanMetrics,
-                   SimulateResult, ValidateResult, load, measure, plan, simulate, validate,
+                   SimulateResult, ValidateResult, describe, load, measure, plan, simulate, validate,
                    validate_tensor)
 from .calibrate import Calibration, calibrate
 from .recipe import Recipe
@@ -28,5 +28,5 @@ def version():
 
 
 __all__ = ["Batch", "Calibration", "calibrate", "CostRow", "CostTable", "Error", "Finding", "Load", "Plan", "PlanMetrics",
-           "Recipe", "RowReader", "SimulateResult", "Tokenizer", "ValidateResult", "load", "measure", "plan", "simulate",
+           "Recipe", "RowReader", "SimulateResult", "Tokenizer", "ValidateResult", "describe", "load", "measure", "plan", "simulate",
            "parquet_num_rows", "read_rows", "validate", "validate_tensor", "version"]

@@ -79,7 +79,8 @@ class PlanSettings(Structure):
                 ("batch_size", c_uint32), ("sort_size", c_uint32), ("remainder", c_enum),
                 ("seed", c_uint64), ("epoch", c_int64), ("shards_per_worker", c_uint32),
                 ("root", c_char_p), ("compress", c_enum), ("tokenizer", c_void_p),
-                ("recipe", c_void_p), ("reserved", c_uint64 * 6)]
+                ("recipe", c_void_p), ("progress", c_void_p), ("progress_user", c_void_p),
+                ("reserved", c_uint64 * 4)]
 
 
 class PlanMetrics(Structure):
@@ -311,6 +312,8 @@ _SIGNATURES = {
     "es_recipe_validate_data_settings": (c_int, [P, POINTER(ValidateDataSettings)]),
     "es_loader_name": (c_char_p, [c_enum]),
     "es_simulate_defaults": (None, [POINTER(SimulateSettings), c_enum]),
+    "es_describe_json": (c_int, [P, P, c_enum, POINTER(CostModel), POINTER(c_void_p)]),
+    "es_free": (None, [c_void_p]),
     "es_simulate": (c_int, [P, POINTER(SimulateSettings), P, POINTER(P)]),
     "es_simulate_settings_from_plan": (c_int, [P, POINTER(SimulateSettings), c_char_p,
                                                POINTER(c_enum)]),

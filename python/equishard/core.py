@@ -618,6 +618,39 @@ def simulate(table, loader=None, world_size=None, workers=None, epochs=1, plan=N
     return SimulateResult(out.value, s.world_size, max(s.workers, 1))
 
 
+# ---- describe ------------------------------------------------------------------
+
+def describe(table, loader=None, recipe=None, **settings):
+    """es_describe_json as a dict: what `equishard describe --json` prints for the
+    same inputs (docs/DESCRIBE.md has the keys). table: a CostTable, or paths
+    (cost tables or lists, measured as the CLI's COSTS | LIST...). The filter
+    is the loader's ("cosyvoice" default, or the recipe's), the recipe's over
+    it, then settings: es_cost_model's filter fields (min_length=10, ...)."""
+    import json
+    recipe = _recipe.as_recipe(recipe)
+    loader = _recipe.loader_of(recipe, loader)
+    s = _ffi.SimulateSettings()
+    lib().es_simulate_defaults(byref(s), _args.enum("describe: loader", loader, ENUMS["loader"]))
+    _recipe.apply(recipe, "simulate", s)
+    model_fields = {f for f, _ in _ffi.CostModel._fields_}
+    for k in settings:  # the filter's fields only: nothing else here has a meaning
+        if k not in model_fields or k in ("reserved", "source", "source_digest"):
+            raise TypeError(f"describe: unknown setting {k!r}")
+    _apply(s, settings, "describe")
+    table, owns = _table(table, "describe", recipe)
+    out = c_void_p()
+    try:
+        with table._use() as t, _Context() as ctx:
+            ctx.check(lib().es_describe_json(ctx.ptr, t, s.loader, byref(s.model), byref(out)))
+    finally:
+        if owns:
+            table.close()
+    try:
+        return json.loads(ctypes.string_at(out.value).decode("utf-8"))
+    finally:
+        lib().es_free(out.value)
+
+
 # ---- validate ------------------------------------------------------------------
 
 ValidateInfo = _record("ValidateInfo", _ffi.ValidateInfo)

@@ -119,6 +119,8 @@ static const es_abi_field layout[] = {
     FIELD(es_plan_settings, compress),
     FIELD(es_plan_settings, tokenizer),
     FIELD(es_plan_settings, recipe),
+    FIELD(es_plan_settings, progress),
+    FIELD(es_plan_settings, progress_user),
     FIELD(es_plan_settings, reserved),
     STRUCT(es_plan_metrics),
     FIELD(es_plan_metrics, imbalance),

@@ -70,8 +70,13 @@ typedef struct reshard_ops {
     int (*end_pass)(es_context *ctx, void *run, int rc);
 } reshard_ops;
 
+/* es_plan_settings.progress, when set: `done` of `total` steps (a source
+ * read in a pass, or a new shard written and read back). */
+void reshard_progress(const reshard_job *job, size_t done, size_t total);
+
 /* The pass loop both copiers run (reshard_pass.c) over new shards [first,
- * end); `run` is the ops' state. */
+ * end); `run` is the ops' state. Reports progress: every source per pass,
+ * then the pass's new shards once they are read back. */
 int reshard_run_passes(es_context *ctx, const reshard_job *job, const reshard_ops *ops,
                        void *run, uint32_t first, uint32_t end);
 

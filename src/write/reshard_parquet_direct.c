@@ -92,6 +92,9 @@ static int copy_leaf(es_context *ctx, pq_run *run, uint32_t l)
         if (rc == ES_OK)
             rc = stream_leaf(ctx, run, f, s, l);
         es_pq_file_close(f);
+        /* a step per source and column, then one per file read back */
+        reshard_progress(run->job, (size_t)l * run->job->n_sources + i + 1,
+                         (size_t)run->L * run->job->n_sources + n);
     }
     /* every writer's chunk ends before any begins the next (pq_writer_init_shared) */
     for (uint32_t t = 0; rc == ES_OK && t < n; t++)
@@ -179,7 +182,12 @@ int rp_copy_direct(es_context *ctx, pq_run *run, uint32_t t0, uint32_t t1)
         }
         pq_writer_release(&run->direct[t]);
     }
-    return rc == ES_OK ? verify_files(ctx, run, t0, t1) : rc;
+    rc = rc == ES_OK ? verify_files(ctx, run, t0, t1) : rc;
+    if (rc == ES_OK) {
+        size_t total = (size_t)run->L * run->job->n_sources + n;
+        reshard_progress(run->job, total, total);
+    }
+    return rc;
 }
 
 /* Whether [t0, t1) can go without a spool: all its writers open at once, and

@@ -36,18 +36,32 @@ size_t reshard_open_cap(const es_plan *p, size_t writer_memory)
     return fds < mem ? fds : mem;
 }
 
+void reshard_progress(const reshard_job *job, size_t done, size_t total)
+{
+    const es_plan_settings *s = &job->p->s;
+    if (s->progress)
+        s->progress(s->progress_user, done, total);
+}
+
 int reshard_run_passes(es_context *ctx, const reshard_job *job, const reshard_ops *ops,
                        void *run, uint32_t first, uint32_t end)
 {
     size_t cap = reshard_open_cap(job->p, ops->target_memory(job));
+    size_t targets = end > first ? end - first : 0;
+    size_t passes = (targets + cap - 1) / cap;
+    size_t total = passes * job->n_sources + targets, done = 0;
     for (uint32_t t0 = first, t1; t0 < end; t0 = t1) {
         t1 = end - t0 > cap ? t0 + (uint32_t)cap : end;
         int rc = ops->begin_pass(ctx, run, t0, t1);
-        for (size_t i = 0; rc == ES_OK && i < job->n_sources; i++)
+        for (size_t i = 0; rc == ES_OK && i < job->n_sources; i++) {
             rc = ops->copy_source(ctx, run, &job->sources[i]);
+            reshard_progress(job, ++done, total);
+        }
         rc = ops->end_pass(ctx, run, rc);
         if (rc != ES_OK)
             return rc;
+        done += t1 - t0;
+        reshard_progress(job, done, total);
     }
     return ES_OK;
 }

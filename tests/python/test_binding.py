@@ -380,6 +380,7 @@ class RepeatedCallsTest(Base):
             b.batches(2)
             del b  # dropped, not closed: __del__ frees it and unpins the table
             equishard.simulate(t, world_size=2, epochs=2)  # never closed
+            self.assertEqual(equishard.describe(t)["utterances"], len(t))  # its text freed
             equishard.validate_tensor(m, 12, 16, keys=[str(k) for k in range(12)])
             with self.assertRaises(equishard.Error):
                 equishard.plan(t, world_size=2, mode="reshard", compress="zstd").write(self.tmp + "/x/y")

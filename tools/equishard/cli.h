@@ -5,6 +5,8 @@
 
 #include <equishard/equishard.h>
 
+#include "cli_progress.h"
+
 /* Exit codes users' scripts rely on (README.md lists them); never renumber. */
 enum {
     EXIT_OK = 0,
@@ -34,14 +36,21 @@ const char *cli_suggest(const char *typed, size_t len, const char *const *names,
 /* Exit code for a library status. */
 int cli_exit_code(int status);
 
-/* Progress line on stderr, only when it is a terminal and not --quiet. */
-typedef struct cli_progress {
-    int enabled;
-    const char *what;
-} cli_progress;
-void cli_progress_init(cli_progress *p, const char *what, int quiet);
-void cli_progress_update(void *user, size_t done, size_t total);
-void cli_progress_end(cli_progress *p);
+/* What a measure read, for its one-line summary on stderr: rows, distinct
+ * shard-list entries (consecutive rows of one entry count it once; a raw list
+ * or Kaldi directory is one), the audio's bytes and seconds. Added to unit by
+ * unit (measure -o FILE) or from a whole table. */
+typedef struct cli_tally {
+    uint64_t rows, shards, audio_bytes;
+    double seconds;
+    char *last_shard; /* the shard of the last row added (malloc'd) */
+} cli_tally;
+void cli_tally_add(cli_tally *t, const es_cost_table *rows);
+void cli_tally_free(cli_tally *t);
+/* "equishard CMD: measured 24 utterances in 3 shards (34.4 s of audio, 1.2 MB)
+ * in 0.1 s -> costs.tsv" on stderr (output "-": standard output; NULL: no
+ * arrow); nothing when quiet. */
+void cli_measure_summary(const cli_tally *t, double elapsed, const char *output, int quiet);
 
 /* Tells on stderr what --on-error skip left out of a table, and how many rows
  * carry the 'truncated' or 'unsupported' flag. */
@@ -115,6 +124,7 @@ int cli_parse_i64(const char *s, int64_t *out);
 int cli_launched_by_mpi(void);
 
 int cmd_calibrate(int argc, char **argv);
+int cmd_describe(int argc, char **argv);
 int cmd_measure(int argc, char **argv);
 int cmd_plan(int argc, char **argv);
 int cmd_report(int argc, char **argv);

@@ -84,7 +84,8 @@ const cli_option cli_measure_opts[] = {
      CLI_AT(es_measure_settings, hash),
      .help = "add the xxh3-64 of every audio object (reads all bytes)"},
     {.name = "quiet", .short_name = 'q', .kind = CLI_FLAG, .ival = 1, .target = CLI_T_LIST,
-     CLI_AT(cli_list_opts, quiet), .help = "no progress line"},
+     CLI_AT(cli_list_opts, quiet),
+     .help = "no progress line, no summary line (warnings stay)"},
     {.name = "speech-tokens", .kind = CLI_STR, .target = CLI_T_LIST,
      CLI_AT(cli_list_opts, speech_tokens), .metavar = "SRC",
      .help = "speech_tokens of each row = the length of its key's\n"

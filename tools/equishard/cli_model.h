@@ -11,7 +11,7 @@
 
 /* What the measure table writes besides es_measure_settings (CLI_T_LIST). */
 typedef struct cli_list_opts {
-    int quiet;                 /* -q, --quiet: no progress line */
+    int quiet;                 /* -q, --quiet: no progress line, no summary */
     const char *speech_tokens; /* --speech-tokens SRC, or NULL */
 } cli_list_opts;
 

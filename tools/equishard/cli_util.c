@@ -51,23 +51,52 @@ int cli_fail(const char *message, int status)
     return cli_exit_code(status);
 }
 
-void cli_progress_init(cli_progress *p, const char *what, int quiet)
+void cli_tally_add(cli_tally *t, const es_cost_table *rows)
 {
-    p->enabled = !quiet && isatty(STDERR_FILENO);
-    p->what = what;
+    const char *prev = NULL; /* a table interns its rows' shard names: one
+                                pointer for a run of rows of one shard */
+    for (size_t i = 0; i < es_cost_table_size(rows); i++) {
+        es_cost_row row;
+        es_cost_table_row(rows, i, &row);
+        t->rows++;
+        t->audio_bytes += row.audio_bytes;
+        if (row.sample_rate)
+            t->seconds += (double)row.samples / row.sample_rate;
+        if (row.shard == prev)
+            continue;
+        prev = row.shard;
+        if (!t->last_shard || strcmp(t->last_shard, row.shard) != 0) {
+            char *copy = strdup(row.shard);
+            if (!copy) /* only the summary's count suffers */
+                continue;
+            free(t->last_shard);
+            t->last_shard = copy;
+            t->shards++;
+        }
+    }
 }
 
-void cli_progress_update(void *user, size_t done, size_t total)
+void cli_tally_free(cli_tally *t)
 {
-    cli_progress *p = user;
-    if (p->enabled)
-        fprintf(stderr, "\r%s: %zu/%zu", p->what, done, total);
+    free(t->last_shard);
+    t->last_shard = NULL;
 }
 
-void cli_progress_end(cli_progress *p)
+void cli_measure_summary(const cli_tally *t, double elapsed, const char *output, int quiet)
 {
-    if (p->enabled)
-        fprintf(stderr, "\r\033[K");
+    if (quiet)
+        return;
+    char rows[32], shards[32], bytes[32], audio[32];
+    if (t->seconds >= 3600)
+        snprintf(audio, sizeof audio, "%.1f h", t->seconds / 3600);
+    else
+        snprintf(audio, sizeof audio, "%.1f s", t->seconds);
+    cli_error("measured %s utterance%s in %s shard%s (%s of audio, %s) in %.1f s%s%s",
+              cli_group(rows, sizeof rows, t->rows), t->rows == 1 ? "" : "s",
+              cli_group(shards, sizeof shards, t->shards), t->shards == 1 ? "" : "s", audio,
+              cli_bytes(bytes, sizeof bytes, t->audio_bytes), elapsed,
+              output ? " -> " : "",
+              !output ? "" : strcmp(output, "-") == 0 ? "standard output" : output);
 }
 
 int cli_parse_int(const char *s, int *out)
@@ -213,13 +242,23 @@ int cli_measure_inputs(es_context *ctx, es_measure_settings *s, int quiet,
     int trc = cli_load_tokenizer(ctx, s);
     if (trc != ES_OK)
         return trc;
+    /* the summary only when something was measured: tables are only read */
+    size_t lists = 0;
+    for (size_t i = 0; i < n; i++)
+        lists += !es_is_cost_table(inputs[i]);
     cli_progress progress;
-    cli_progress_init(&progress, "measure", quiet);
+    cli_progress_init(&progress, "measure", "shards", quiet);
     s->progress = cli_progress_update;
     s->progress_user = &progress;
     int rc = es_load_inputs(ctx, s, inputs, n, out);
     cli_progress_end(&progress);
     s->progress = NULL;
+    if (rc == ES_OK && lists) {
+        cli_tally tally = {0};
+        cli_tally_add(&tally, *out);
+        cli_measure_summary(&tally, cli_progress_elapsed(&progress), NULL, quiet);
+        cli_tally_free(&tally);
+    }
     return rc;
 }
 

@@ -67,8 +67,11 @@ static int parse_args(int argc, char **argv, measure_args *a)
     return cli_recipe_tokenizer("measure", a->inputs, a->n_inputs);
 }
 
-int measure_output(es_context *ctx, const measure_args *a, es_cost_table *table)
+int measure_output(es_context *ctx, const measure_args *a, es_cost_table *table,
+                   const cli_progress *progress)
 {
+    cli_tally tally = {0};
+    cli_tally_add(&tally, table);
     int rc = ES_OK;
     if (a->emb.utt_emb || a->emb.spk_emb)
         rc = es_cost_table_mark_embeddings(ctx, table, &a->emb);
@@ -79,6 +82,9 @@ int measure_output(es_context *ctx, const measure_args *a, es_cost_table *table)
                                          : es_cost_table_write(ctx, table, a->output);
     int exit_code = rc == ES_OK ? EXIT_OK : cli_fail(es_errmsg(ctx), rc);
     cli_report_table_problems(table);
+    if (exit_code == EXIT_OK)
+        cli_measure_summary(&tally, cli_progress_elapsed(progress), a->output, a->list.quiet);
+    cli_tally_free(&tally);
     es_cost_table_free(table);
     return exit_code;
 }
@@ -90,6 +96,7 @@ int measure_output(es_context *ctx, const measure_args *a, es_cost_table *table)
 typedef struct stream_state {
     es_row_marks *marks;   /* NULL without --utt-emb/--spk-emb/--speech-tokens */
     size_t truncated, unsupported;
+    cli_tally tally;       /* for the summary line */
 } stream_state;
 
 static int on_rows(es_context *ctx, void *user, es_cost_table *rows)
@@ -97,12 +104,13 @@ static int on_rows(es_context *ctx, void *user, es_cost_table *rows)
     stream_state *st = user;
     int rc = st->marks ? es_row_marks_apply(ctx, st->marks, rows) : ES_OK;
     cli_count_problems(rows, &st->truncated, &st->unsupported);
+    cli_tally_add(&st->tally, rows);
     return rc;
 }
 
 static int measure_to_file(es_context *ctx, measure_args *a, cli_progress *progress)
 {
-    stream_state st = {NULL, 0, 0};
+    stream_state st = {NULL, 0, 0, {0}};
     int emb = a->emb.utt_emb || a->emb.spk_emb;
     int rc = emb || a->list.speech_tokens
                  ? es_row_marks_new(ctx, emb ? &a->emb : NULL, a->list.speech_tokens, &st.marks)
@@ -120,6 +128,9 @@ static int measure_to_file(es_context *ctx, measure_args *a, cli_progress *progr
     }
     if (rc == ES_OK)
         cli_report_problems(skips, st.truncated, st.unsupported);
+    if (rc == ES_OK)
+        cli_measure_summary(&st.tally, cli_progress_elapsed(progress), a->output, a->list.quiet);
+    cli_tally_free(&st.tally);
     es_cost_table_free(skips);
     es_row_marks_free(st.marks);
     return exit_code;
@@ -152,7 +163,7 @@ int cmd_measure(int argc, char **argv)
         return measure_mpi(&a);
 #endif
     cli_progress progress;
-    cli_progress_init(&progress, "measure", a.list.quiet);
+    cli_progress_init(&progress, "measure", "shards", a.list.quiet);
     a.s.progress = cli_progress_update;
     a.s.progress_user = &progress;
 
@@ -167,7 +178,8 @@ int cmd_measure(int argc, char **argv)
     es_cost_table *table = NULL;
     rc = es_measure(ctx, &a.s, a.inputs, a.n_inputs, &table);
     cli_progress_end(&progress);
-    int exit_code = rc == ES_OK ? measure_output(ctx, &a, table) : cli_fail(es_errmsg(ctx), rc);
+    int exit_code = rc == ES_OK ? measure_output(ctx, &a, table, &progress)
+                                : cli_fail(es_errmsg(ctx), rc);
     es_context_free(ctx);
     return exit_code;
 }

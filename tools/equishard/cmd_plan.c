@@ -153,6 +153,13 @@ static void raise_open_file_limit(void)
     }
 }
 
+void plan_watch_reshard(plan_args *a, cli_progress *p, int quiet)
+{
+    cli_progress_init(p, "reshard", "shards", quiet);
+    a->plan.progress = cli_progress_update;
+    a->plan.progress_user = p;
+}
+
 int plan_report(const es_plan *p, const plan_args *a)
 {
     print_summary(p, &a->plan, a->outdir);
@@ -236,10 +243,15 @@ int cmd_plan(int argc, char **argv)
         return cli_fail("out of memory", ES_ERR_NOMEM);
     es_cost_table *table = NULL;
     es_plan *plan = NULL;
+    cli_progress progress;
+    if (a.plan.mode == ES_PLAN_RESHARD)
+        plan_watch_reshard(&a, &progress, a.list.quiet);
     rc = plan_build(ctx, &a, a.list.quiet, 1, inputs, n_inputs, &table, &plan);
     if (rc == ES_OK) {
         es_outdir_remove_stale(a.outdir, plan_report_stale, NULL);
         rc = write_plan(ctx, plan, &a, inputs, n_inputs);
+        if (a.plan.mode == ES_PLAN_RESHARD)
+            cli_progress_end(&progress);
     }
     int exit_code = rc == ES_OK ? plan_report(plan, &a) : cli_fail(es_errmsg(ctx), rc);
     es_plan_free(plan);

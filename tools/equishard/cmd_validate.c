@@ -137,7 +137,9 @@ static const cli_option output[] = {
     {.name = "threads", .short_name = 'j', .kind = CLI_INT, .min = 1,
      CLI_AT(validate_args, threads), .metavar = "N", .help = "CPU threads (default: all cores)"},
     {.name = "quiet", .short_name = 'q', .kind = CLI_FLAG, .ival = 1,
-     CLI_AT(validate_args, quiet), .help = "no progress line"},
+     CLI_AT(validate_args, quiet),
+     .help = "no progress line, no summary of lists measured, no\n"
+             "note that only the data checks ran"},
 };
 
 static void targets_of(validate_args *a, void *t[CLI_T_COUNT])

@@ -16,6 +16,7 @@ typedef struct command {
 
 static const command commands[] = {
     {"calibrate", cmd_calibrate, "fit the cost model's weights to the trainer's logged step times"},
+    {"describe", cmd_describe, "summarize a corpus: hours, durations, speakers, what the filter drops"},
     {"measure", cmd_measure, "measure every utterance of shard lists into a cost table"},
     {"plan", cmd_plan, "partition utterances into equal work and batches per rank"},
     {"report", cmd_report, "print a plan's metrics and per-rank load (and an SVG chart)"},
@@ -67,6 +68,13 @@ static char interrupted[96] = "equishard: interrupted; temporary outputs removed
 
 static void on_signal(int sig)
 {
+    /* a progress line on the terminal goes first: the message, or the
+     * shell's prompt, then starts a line of its own */
+    static const char clear[] = "\r\033[K";
+    if (cli_progress_on_line) {
+        ssize_t ignored = write(STDERR_FILENO, clear, sizeof clear - 1);
+        (void)ignored;
+    }
     if (es_remove_temporaries() > 0) {
         ssize_t ignored = write(STDERR_FILENO, interrupted, strlen(interrupted));
         (void)ignored;

@@ -16,8 +16,10 @@ typedef struct measure_args {
 
 /* What follows a successful measure: the embedding flags and speech tokens are set and the table
  * written to a->output; an error, or the table's skips and warnings, go to
- * stderr. Frees table; returns the exit code. */
-int measure_output(es_context *ctx, const measure_args *a, es_cost_table *table);
+ * stderr, then (not --quiet) the summary line, timed from progress's start.
+ * Frees table; returns the exit code. */
+int measure_output(es_context *ctx, const measure_args *a, es_cost_table *table,
+                   const cli_progress *progress);
 
 /* The MPI form: every rank measures its share of the units, rank 0 merges and
  * writes the table es_measure would give. Returns the same exit code on every

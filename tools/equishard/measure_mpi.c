@@ -31,7 +31,7 @@ int measure_mpi(measure_args *a)
         if (m.status != ES_OK)
             exit_code = cli_fail(m.msg, m.status);
         else if ((rc = es_measure_job_finish(m.ctx, job, &table)) == ES_OK)
-            exit_code = measure_output(m.ctx, a, table);
+            exit_code = measure_output(m.ctx, a, table, &progress);
         else
             exit_code = cli_fail(es_errmsg(m.ctx), rc);
     }

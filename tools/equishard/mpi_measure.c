@@ -154,7 +154,7 @@ done:
 int cli_mpi_measure(cli_mpi *m, es_measure_settings *s, const char *const *inputs, size_t n,
                     int to_all, int quiet, cli_progress *progress, es_measure_job **job)
 {
-    cli_progress_init(progress, "measure (rank 0)", quiet || m->rank != 0);
+    cli_progress_init(progress, "measure (rank 0)", "shards", quiet || m->rank != 0);
     s->progress = m->rank == 0 ? cli_progress_update : NULL;
     s->progress_user = progress;
     *job = NULL;

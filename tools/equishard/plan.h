@@ -27,6 +27,11 @@ int plan_build(es_context *ctx, plan_args *a, int quiet, int writes, const char 
 int plan_from_table(es_context *ctx, plan_args *a, int writes, es_cost_table *table,
                     es_plan **plan);
 
+/* Reshard: the settings' progress callback paints p's line "reshard: D / T
+ * shards" (source shards read per pass, new shards written and read back)
+ * while es_plan_write(_shards) runs; p must outlive the plan. */
+void plan_watch_reshard(plan_args *a, cli_progress *p, int quiet);
+
 /* After OUTDIR is written: the summary on stdout, and the exit code
  * (EXIT_PROBLEMS when the imbalance exceeds --max-imbalance). */
 int plan_report(const es_plan *p, const plan_args *a);

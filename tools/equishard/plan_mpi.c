@@ -40,6 +40,7 @@ typedef struct plan_run {
     es_cost_table *table;
     es_plan *plan;
     es_plan_writer *w;
+    cli_progress write_progress; /* rank 0's reshard progress line */
 } plan_run;
 
 /* Rank 0's folder path to every rank, into buf (its length first). */
@@ -104,6 +105,7 @@ static int reshard(plan_run *r, const plan_args *a, const char *const *inputs, s
     uint64_t n = info.shards, k = (uint64_t)r->m.rank, size = (uint64_t)r->m.size;
     int rc = es_plan_write_shards(r->m.ctx, r->w, (uint32_t)(n * k / size),
                                   (uint32_t)(n * (k + 1) / size));
+    cli_progress_end(&r->write_progress);
     if (cli_mpi_agree(&r->m, rc))
         return r->m.status;
     /* every shard written and on disk: rank 0 completes OUTDIR */
@@ -167,6 +169,8 @@ static int run(plan_run *r, plan_args *a, const char *const *inputs, size_t n_in
         if (rc == ES_OK)
             rc = table_loaded(r, a);
     }
+    if (rc == ES_OK && builds && reshard_mode) /* its own shards' progress, on rank 0 */
+        plan_watch_reshard(a, &r->write_progress, a->list.quiet || r->m.rank != 0);
     if (rc == ES_OK && builds)
         rc = plan_from_table(r->m.ctx, a, r->m.rank == 0, r->table, &r->plan);
     if (cli_mpi_agree(&r->m, rc))
