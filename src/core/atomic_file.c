@@ -92,13 +92,17 @@ int es_atomic_open(es_context *ctx, es_atomic_file *f, const char *path)
     }
     memcpy(f->temp_path, f->target_path, n);
     memcpy(f->temp_path + n, ".tmp.XXXXXX", sizeof ".tmp.XXXXXX");
+    sigset_t mask;
+    es_temporary_block(&mask); /* created and registered as one step */
     int fd = mkstemp(f->temp_path);
+    int e = errno;
+    if (fd >= 0)
+        f->slot = es_temporary_add(f->temp_path, 0);
+    es_temporary_unblock(&mask);
     if (fd < 0) {
-        int e = errno;
         release(f);
         return es_fail(ctx, ES_ERR_IO, "%s: cannot create: %s", path, strerror(e));
     }
-    f->slot = es_temporary_add(f->temp_path, 0);
     /* mkstemp creates 0600; outputs are ordinary files, so honour the umask. */
     fchmod(fd, 0666 & ~es_current_umask());
     f->fp = fdopen(fd, "wb");

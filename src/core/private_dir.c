@@ -110,12 +110,14 @@ int es_private_file_replace(int dirfd, const char *dir_path, const char *name,
                             const void *data, size_t len)
 {
     char tmp[NAME_MAX + 1], full[PATH_MAX];
-    int fd = create_temporary(dirfd, name, tmp, sizeof tmp);
+    sigset_t mask;
+    es_temporary_block(&mask); /* created and registered as one step */
+    int fd = create_temporary(dirfd, name, tmp, sizeof tmp), slot = -1;
+    if (fd >= 0 && snprintf(full, sizeof full, "%s/%s", dir_path, tmp) < (int)sizeof full)
+        slot = es_temporary_add(full, 0);
+    es_temporary_unblock(&mask);
     if (fd < 0)
         return -1;
-    int slot = -1;
-    if (snprintf(full, sizeof full, "%s/%s", dir_path, tmp) < (int)sizeof full)
-        slot = es_temporary_add(full, 0);
     int rc = write_all(fd, data, len);
     int e = errno;
     if (close(fd) != 0 && rc == 0)

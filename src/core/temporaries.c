@@ -3,6 +3,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -104,3 +106,15 @@ void es_test_pause(void)
         nanosleep(&ts, NULL);
     }
 }
+
+void es_temporary_block(sigset_t *old)
+{
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGHUP);
+    pthread_sigmask(SIG_BLOCK, &set, old);
+}
+
+void es_temporary_unblock(const sigset_t *old) { pthread_sigmask(SIG_SETMASK, old, NULL); }

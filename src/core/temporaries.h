@@ -5,10 +5,19 @@
 #ifndef ES_TEMPORARIES_H
 #define ES_TEMPORARIES_H
 
+#include <signal.h>
+
 /* Registers path (a file, or a folder of plain files when is_dir). Returns its
  * slot for es_temporary_drop, or -1 when the table is full or the path too
  * long: that one is then not removed on a signal. */
 int es_temporary_add(const char *path, int is_dir);
+
+/* Blocks SIGINT, SIGTERM and SIGHUP in the calling thread (the previous mask
+ * into *old) until es_temporary_unblock: a signal between creating a temporary
+ * and es_temporary_add would leave it behind, since the handler cannot know it
+ * yet. Pending signals are delivered at the unblock, when it is registered. */
+void es_temporary_block(sigset_t *old);
+void es_temporary_unblock(const sigset_t *old);
 
 /* Forgets slot (-1: nothing); call it once the path is renamed or removed. */
 void es_temporary_drop(int slot);

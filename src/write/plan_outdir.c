@@ -222,14 +222,18 @@ int es_outdir_begin(es_context *ctx, es_outdir *d, const char *path)
     }
     remove_stale(d->target_path, NULL, NULL);
     snprintf(d->temp_path, n + sizeof ".tmp.XXXXXX", "%s.tmp.XXXXXX", d->target_path);
-    if (!mkdtemp(d->temp_path)) {
-        int e = errno;
+    sigset_t mask;
+    es_temporary_block(&mask); /* created and registered as one step */
+    int made = mkdtemp(d->temp_path) != NULL, made_errno = errno;
+    if (made)
+        d->slot = es_temporary_add(d->temp_path, 1);
+    es_temporary_unblock(&mask);
+    if (!made) {
         rc = es_fail(ctx, ES_ERR_IO, "%s: cannot create output folder: %s", d->final_path,
-                     strerror(e));
+                     strerror(made_errno));
         release(d);
         return rc;
     }
-    d->slot = es_temporary_add(d->temp_path, 1);
     /* mkdtemp makes 0700; an output folder is an ordinary one: 0777 & ~umask. */
     chmod(d->temp_path, 0777 & ~es_current_umask());
     int e = write_marker(d->temp_path);
