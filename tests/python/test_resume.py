@@ -191,6 +191,67 @@ class ResumeTest(unittest.TestCase):
         self.assertEqual([(x["epoch"], x["step"], x["keys"]) for x in lines],
                          [(1, 3, ["u0"]), (1, 4, ["u1"])])
 
+    def cli(self, *args):
+        return subprocess.run([CLI, "plan", *args], cwd=CORPUS, capture_output=True, text=True)
+
+    def test_cli_resume_from_writes_the_drop_ins_plan(self):
+        s, new = 3, os.path.join(self.tmp, "resumed")
+        r = self.cli("--resume-from", self.plan, "--step", str(s), "--world-size", "3", "-o", new)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with open(os.path.join(new, "plan.json")) as f:
+            info = json.load(f)
+        self.assertEqual((info["parameters"]["world_size"], info["parameters"]["workers"]), (3, W))
+        self.assertEqual(info["metrics"]["left_out"], len(self.trained_before(s)))
+        in_memory = self.resized(0, s, 3, W)
+        keys = collections.Counter()
+        for rank in range(3):
+            lines = read_lines(new, rank)
+            fields = [(b["step"], b["worker"], b["keys"], b["items"], b.get("repeat", False))
+                      for b in lines]
+            self.assertEqual(fields, [(b["step"] - s, b["worker"], b["keys"], b["items"], b["repeat"])
+                                      for b in in_memory[rank]])
+            keys.update(k for b in lines if not b.get("repeat") for k in b["keys"])
+        self.assertEqual(set(keys), self.kept - self.trained_before(s))
+        self.assertEqual(max(keys.values()), 1)
+        # its next epoch, as the drop-ins rebuild it from NEWDIR: whole, for 3 ranks
+        nxt = PlanDir(new)
+        self.assertEqual({k for rank in range(3) for b in nxt.epoch_batches(rank, None, 1)
+                          for k in b["keys"]}, self.kept)
+
+    def test_cli_resume_from_another_epoch_is_the_drop_ins_too(self):
+        new = os.path.join(self.tmp, "resumed-epoch-1")
+        r = self.cli("--resume-from", self.plan, "--epoch", "1", "--step", "2", "--world-size", "3",
+                     "--workers", "1", "-o", new)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        in_memory = self.resized(1, 2, 3, 1)
+        for rank in range(3):
+            self.assertEqual([(b["step"], b["worker"], b["keys"], b["items"]) for b in read_lines(new, rank)],
+                             [(b["step"] - 2, b["worker"], b["keys"], b["items"]) for b in in_memory[rank]])
+
+    def test_cli_resume_from_refuses_bad_requests(self):
+        new = os.path.join(self.tmp, "refused")
+        for args, message in (
+                (["--resume-from", self.plan, "--step", str(self.steps + 1), "--world-size", "3"],
+                 f"--step {self.steps + 1}: epoch 0 of the plan has {self.steps} steps a rank"),
+                (["--resume-from", self.plan, "--step", str(self.steps), "--world-size", "3"],
+                 f"--step {self.steps}: the last step of epoch 0: nothing of it is left"),
+                (["--resume-from", self.plan, "--world-size", "3", "parquet/data.list"],
+                 "takes --world-size and -o NEWDIR, and no inputs"),
+                (["--step", "2", "--world-size", "3", "parquet/data.list"],
+                 "--step goes with --resume-from"),
+                (["--resume-from", os.path.join(self.tmp, "none"), "--world-size", "3"],
+                 "none/plan.json")):
+            r = self.cli(*args, "-o", new)
+            self.assertEqual(r.returncode, 2, (args, r.stderr))
+            self.assertIn(message, r.stderr.splitlines()[0])
+            self.assertFalse(os.path.exists(new))
+        shard = os.path.join(self.tmp, "shard")
+        subprocess.run([CLI, "plan", "-q", "--world-size", "1", "--min-length", "10", "-o", shard,
+                        "parquet/data.list"], cwd=CORPUS, check=True, stdout=subprocess.DEVNULL)
+        r = self.cli("--resume-from", shard, "--world-size", "1", "-o", new)
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("a shard plan: --resume-from needs a batch plan", r.stderr)
+
     def test_bad_resume_text_is_refused(self):
         for text in ("3", "a:1", "1:-2", "1:2:3"):
             with self.assertRaisesRegex(ValueError, "EQUISHARD_RESUME=.*expected EPOCH:STEP"):
