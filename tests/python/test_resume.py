@@ -12,9 +12,10 @@ import tempfile
 import unittest
 from unittest import mock
 
-from equishard.loaders import PlanDir, cosyvoice, equal_steps, resume, step_log, step_log_module
+from equishard.loaders import PlanDir, cosyvoice, equal_steps, resume, step_log, step_log_module, wenet
 from test_binding import CLI, CORPUS
 import test_cosyvoice_loader
+import test_wenet_loader
 from test_cosyvoice_loader import UNITS
 
 K, W = 2, 2
@@ -260,3 +261,53 @@ class ResumeTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class WeNetResumeTest(unittest.TestCase):
+    """equishard.loaders.wenet.Dataset resumed and resized (its stand-in processors
+    from test_wenet_loader): persistent workers take the step on their first
+    iteration only, and the next iteration is the next epoch, whole."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.mkdtemp(prefix="es-resume-wenet-")
+        cls.plan = os.path.join(cls.tmp, "batch")
+        subprocess.run([CLI, "plan", "-q", "--mode", "batch", "--world-size", "2",
+                        *test_wenet_loader.PLAN_ARGS, "--max-frames-in-batch", "1000",
+                        "-o", cls.plan, "shards/shards.list"], cwd=CORPUS, check=True,
+                       stdout=subprocess.DEVNULL)
+        cls.lines = {r: read_lines(cls.plan, r) for r in range(2)}
+        cls.kept = {k for r in range(2) for b in cls.lines[r] for k in b["keys"]}
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.tmp)
+
+    def tearDown(self):
+        resume.reset()
+
+    def batches(self, rank, world, epoch, step):
+        conf = dict(test_wenet_loader.CONF,
+                    batch_conf={"batch_type": "dynamic", "max_frames_in_batch": 1000})
+        with mock.patch.dict(os.environ, RANK=str(rank), WORLD_SIZE=str(world)):
+            d = wenet.Dataset("shard", test_wenet_loader.SHARDS, None, conf, plan=self.plan,
+                              root=CORPUS, processor=test_wenet_loader.PROCESSOR)
+            d.set_epoch(epoch, step=step)
+            return [[b["keys"] for b in d] for _ in range(2)]  # two iterations: persistent workers
+
+    def test_resume_then_the_next_epoch_whole(self):
+        s = 2
+        self.assertGreater(len(self.lines[0]), s)
+        for r in range(2):
+            first, second = self.batches(r, 2, 0, s)
+            self.assertEqual(first, [b["keys"] for b in self.lines[r][s:]])
+            self.assertEqual(second, [b["keys"] for b in PlanDir(self.plan).epoch_batches(r, None, 1)])
+
+    def test_resized_resume_trains_the_rest_once(self):
+        s = 2
+        before = {k for r in range(2) for b in self.lines[r][:s] for k in b["keys"]}
+        runs = [self.batches(r, 3, 0, s) for r in range(3)]
+        self.assertEqual(len({len(first) for first, _ in runs}), 1)
+        after = collections.Counter(k for first, _ in runs for b in first for k in b)
+        self.assertEqual(set(after), self.kept - before)
+        self.assertEqual({k for _, second in runs for b in second for k in b}, self.kept)
