@@ -19,6 +19,9 @@ by position themselves:
 - equishard.loaders.step_log: logs every step's keys and time in the training
   process (EQUISHARD_STEP_LOG=DIR; equal_steps does too) for `equishard calibrate`.
   The Datasets cannot: they run in DataLoader workers, which never see a step.
+- equishard.loaders.resume: a batch plan's epoch resumed at a step (set_epoch(e,
+  step=s), state_dict, EQUISHARD_RESUME=E:S), and re-planned for a job of another
+  world size (PlanDir.epoch_batches).
 - ShardList: WeNet's TextLineDataPipe(...).shard(partition) in
   wenet/dataset/datapipes.py (yields {"file_name", "line"}).
 

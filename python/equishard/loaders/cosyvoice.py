@@ -14,7 +14,10 @@ same pipeline from the recipe's yaml, same batches handed to `padding`:
   left out (they would reorder planned batches), and `batch` is replaced by a
   stage that hands each planned batch on intact. Every other stage (tokenize,
   filter, resample, compute_fbank, parse_embedding, ...) runs as the yaml lists
-  it. `set_epoch(e)` gives epoch e its own batches (PlanDir.epoch_batches).
+  it. `set_epoch(e)` gives epoch e its own batches (PlanDir.epoch_batches);
+  `set_epoch(e, step=s)` (or $EQUISHARD_RESUME=E:S) resumes an epoch at a step,
+  and a job of another world size or worker count has the epoch planned again
+  for it (resume.py, docs/PYTHON.md "Resuming and resizing").
   The recipe's filter and batch settings must be the plan's: a difference is an
   error before the first batch, and a planned batch that the pipeline empties
   is an error at that batch (the ranks' step counts would no longer agree).
@@ -124,8 +127,9 @@ class PlannedUtterances(_IterableDataset):
         """Epoch `epoch` from step `step` (resume.py: a pending resume from
         $EQUISHARD_RESUME or load_state_dict applies here)."""
         self.epoch, self.step = self.resume.set_epoch(epoch, step)
-        if self.epoch >= 0 and self.epoch != self.plan.epoch or self.step:
-            self.plan.table()  # read here, once, before the DataLoader forks its workers
+        if (self.epoch >= 0 and self.epoch != self.plan.epoch or self.step
+                or distributed_info()[1] != self.plan.world_size):  # planned again in the workers:
+            self.plan.table()  # the table read here, once, before the DataLoader forks them
 
     def state_dict(self):
         return self.resume.state_dict()

@@ -26,7 +26,10 @@ per-utterance processors from the recipe's wenet.dataset.processor:
   batches) and the batch stage is replaced by one that hands each planned batch
   intact to processor.padding. Each new iteration (a new epoch: DataLoader
   workers are persistent in WeNet's recipe, so set_epoch does not reach them)
-  and `set_epoch(e)` give their own batches (PlanDir.epoch_batches).
+  and `set_epoch(e)` give their own batches (PlanDir.epoch_batches);
+  `set_epoch(e, step=s)` (or $EQUISHARD_RESUME=E:S) resumes an epoch at a step
+  on the workers' next iteration, and a job of another world size or worker
+  count has the epoch planned again for it (resume.py).
   The conf's filter and batch settings must be the plan's, and its features'
   frame rate the plan's --frame-rate: a difference is an error before the first
   batch; a planned batch that the pipeline empties is an error at that batch
