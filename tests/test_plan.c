@@ -375,6 +375,83 @@ START_TEST(batch_mode_guarantees)
 }
 END_TEST
 
+/* es_plan_build_subset: the rows a mask leaves out are in no batch, every other
+ * kept row is in exactly one non-repeat batch, ranks keep equal steps, nothing
+ * is counted as filtered, and a NULL mask is es_plan_build's plan. Expected
+ * sets from the mask itself (every third row, and rows 0..99). */
+START_TEST(subset_plan_leaves_out_the_masked_rows)
+{
+    size_t n = 600;
+    double *sec = lognormal_seconds(n, 11);
+    es_cost_table *t = make_table(sec, n, 50);
+    es_context *ctx = es_context_new();
+    es_plan_settings s;
+    es_plan_defaults(&s);
+    s.world_size = 3;
+    s.workers = 2;
+    s.mode = ES_PLAN_BATCH;
+    unsigned char *mask = calloc(n, 1);
+    size_t masked = 0;
+    for (size_t i = 0; i < n; i++)
+        if (i % 3 == 0 || i < 100)
+            masked += mask[i] = 1;
+    es_plan *p = NULL;
+    ck_assert_int_eq(es_plan_build_subset(ctx, &s, t, mask, &p), ES_OK);
+    es_plan_metrics m;
+    es_plan_get_metrics(p, &m);
+    ck_assert_uint_eq(m.kept, n - masked);
+    ck_assert_uint_eq(m.filtered, 0);
+    ck_assert_uint_eq(m.batch_spread, 0);
+    unsigned *seen = calloc(n, sizeof *seen);
+    for (uint32_t r = 0; r < 3; r++) {
+        ck_assert_uint_eq(es_plan_batch_count(p, r), m.steps);
+        for (size_t i = 0; i < es_plan_batch_count(p, r); i++) {
+            es_plan_batch b;
+            ck_assert_int_eq(es_plan_batch_info(p, r, i, &b), ES_OK);
+            for (size_t j = 0; j < b.n_rows; j++) {
+                ck_assert_uint_lt(b.rows[j], n);
+                ck_assert_msg(!mask[b.rows[j]], "row %zu was left out", b.rows[j]);
+                seen[b.rows[j]] += !b.repeat;
+            }
+        }
+    }
+    for (size_t i = 0; i < n; i++)
+        ck_assert_uint_eq(seen[i], mask[i] ? 0 : 1);
+    es_plan_free(p);
+
+    /* NULL: the whole table, as es_plan_build plans it */
+    es_plan *whole = NULL;
+    ck_assert_int_eq(es_plan_build_subset(ctx, &s, t, NULL, &p), ES_OK);
+    ck_assert_int_eq(es_plan_build(ctx, &s, t, &whole), ES_OK);
+    es_plan_metrics mw;
+    es_plan_get_metrics(p, &m);
+    es_plan_get_metrics(whole, &mw);
+    ck_assert_uint_eq(m.kept, n);
+    ck_assert_uint_eq(m.steps, mw.steps);
+    for (uint32_t r = 0; r < 3; r++)
+        for (size_t i = 0; i < m.steps; i++) {
+            es_plan_batch a, b;
+            es_plan_batch_info(p, r, i, &a);
+            es_plan_batch_info(whole, r, i, &b);
+            ck_assert_uint_eq(a.n_rows, b.n_rows);
+            ck_assert_int_eq(memcmp(a.rows, b.rows, a.n_rows * sizeof *a.rows), 0);
+        }
+    es_plan_free(p);
+    es_plan_free(whole);
+
+    /* every row left out: refused, naming it */
+    memset(mask, 1, n);
+    ck_assert_int_eq(es_plan_build_subset(ctx, &s, t, mask, &p), ES_ERR_USAGE);
+    ck_assert_ptr_null(p);
+    ck_assert_ptr_nonnull(strstr(es_errmsg(ctx), "left out"));
+    free(seen);
+    free(mask);
+    es_context_free(ctx);
+    es_cost_table_free(t);
+    free(sec);
+}
+END_TEST
+
 /* One epoch's batches: for every batch (repeats left out), a 64-bit digest of
  * its sorted rows; each kept row's count in *seen; padding (longest x n - frames)
  * summed in *padding. Checks the loader's budget on every batch. */
@@ -1028,6 +1105,7 @@ int main(void)
     tcase_add_test(plan, radix_sort_pairs_is_stable);
     tcase_add_test(plan, pad_copies_merge_as_a_full_sort);
     tcase_add_test(plan, accessors_match_written_lists);
+    tcase_add_test(plan, subset_plan_leaves_out_the_masked_rows);
     tcase_add_test(plan, speech_token_requirement);
     tcase_add_test(plan, empty_rank_or_worker_refused);
     tcase_add_test(plan, page_helpers_do_not_change_plans);

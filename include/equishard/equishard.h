@@ -667,6 +667,19 @@ ES_API void es_plan_defaults(es_plan_settings *s);
  * es_plan_write, es_plan_rank_shard and es_plan_batch_info's rows refer to it. */
 ES_API int es_plan_build(es_context *ctx, const es_plan_settings *s, const es_cost_table *t,
                          es_plan **out);
+/* es_plan_build over the table's rows less those `leave_out` marks: leave_out is
+ * NULL (every row, as es_plan_build) or holds es_cost_table_size(t) bytes, row i
+ * left out when leave_out[i] is nonzero. Left-out rows are planned as if absent
+ * (no batch, shard or load has them, and they are not counted as filtered), but
+ * the table stays whole: batches' rows still index t, and what es_plan_build
+ * derives from all rows (the cost model's settling, the token-count note, the
+ * duplicate check) is the same as for the whole table. A resumed epoch uses it:
+ * the utterances trained before the interruption left out, the rest planned for
+ * the new world size (docs/PYTHON.md, "Resuming and resizing"). The mask is read
+ * during the call only. ES_ERR_USAGE when every kept row is left out. */
+ES_API int es_plan_build_subset(es_context *ctx, const es_plan_settings *s,
+                                const es_cost_table *t, const unsigned char *leave_out,
+                                es_plan **out);
 ES_API void es_plan_free(es_plan *p);
 
 typedef struct es_plan_metrics {

@@ -287,6 +287,7 @@ _SIGNATURES = {
     "es_cost_model_defaults": (None, [POINTER(CostModel)]),
     "es_plan_defaults": (None, [POINTER(PlanSettings)]),
     "es_plan_build": (c_int, [P, POINTER(PlanSettings), P, POINTER(P)]),
+    "es_plan_build_subset": (c_int, [P, POINTER(PlanSettings), P, c_char_p, POINTER(P)]),
     "es_plan_free": (None, [P]),
     "es_plan_get_metrics": (c_int, [P, POINTER(PlanMetrics)]),
     "es_filter_reason_count": (c_size_t, []),

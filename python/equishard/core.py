@@ -473,12 +473,14 @@ class Plan(_Handle):
             ctx.check(lib().es_plan_write(ctx.ptr, p, out, arr, n))
 
 
-def plan(table, world_size, workers=1, mode="shard", recipe=None, **settings):
+def plan(table, world_size, workers=1, mode="shard", recipe=None, leave_out=None, **settings):
     """es_plan_build. table: a CostTable, or paths (cost tables or lists, as the
     CLI's COSTS | LIST...). settings: es_plan_settings / es_cost_model fields,
     e.g. max_frames_in_batch=2000, remainder="carry", seed=1, min_length=10;
     recipe (an equishard.Recipe or its yaml's path): its settings first, which
-    settings override; plan.json records it."""
+    settings override; plan.json records it. leave_out: table row indices to
+    plan as if absent (es_plan_build_subset: a resumed epoch's trained rows);
+    batches' rows still index the whole table."""
     s = _ffi.PlanSettings()
     lib().es_plan_defaults(byref(s))
     recipe = _recipe.as_recipe(recipe)
@@ -488,8 +490,16 @@ def plan(table, world_size, workers=1, mode="shard", recipe=None, **settings):
     table, owns = _table(table if isinstance(table, CostTable) else inputs, "plan", recipe)
     out = c_void_p()
     try:
+        mask = None
+        if leave_out is not None:
+            marks = bytearray(len(table))
+            for i in leave_out:
+                if not 0 <= i < len(marks):
+                    raise IndexError(f"plan: leave_out row {i} is not in the table's {len(marks)} rows")
+                marks[i] = 1
+            mask = bytes(marks)
         with table._use() as t, _Context() as ctx:
-            ctx.check(lib().es_plan_build(ctx.ptr, byref(s), t, byref(out)))
+            ctx.check(lib().es_plan_build_subset(ctx.ptr, byref(s), t, mask, byref(out)))
     except BaseException:
         if owns:
             table.close()

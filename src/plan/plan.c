@@ -87,12 +87,17 @@ static int filter_rows(es_context *ctx, es_plan *p)
         es_filter_reason why = es_filter_row(&p->s.model, row);
         p->frames[i] = es_row_frames(&p->s.model, row);
         p->cost[i] = es_row_cost(&p->s.model, row);
-        if (why == ES_KEEP)
+        if (p->leave_out && p->leave_out[i])
+            p->left_out++; /* not in this plan, and not the filter's doing */
+        else if (why == ES_KEEP)
             p->kept[p->n_kept++] = i;
         else
             p->filtered[why]++;
     }
     es_prefault_ahead_stop(ahead.a);
+    if (p->n_kept == 0 && p->left_out)
+        return es_fail(ctx, ES_ERR_USAGE, "plan: no utterances to plan (%zu rows, %llu of them "
+                       "left out, the rest filtered)", n, (unsigned long long)p->left_out);
     if (p->n_kept == 0)
         return es_fail(ctx, ES_ERR_FORMAT, "plan: no utterances to plan (%zu rows, all filtered "
                        "or empty input); see the filter flags", n);
@@ -224,6 +229,13 @@ static int check_every_worker(es_context *ctx, const es_plan *p)
 ES_API int es_plan_build(es_context *ctx, const es_plan_settings *s, const es_cost_table *t,
                          es_plan **out)
 {
+    return es_plan_build_subset(ctx, s, t, NULL, out);
+}
+
+ES_API int es_plan_build_subset(es_context *ctx, const es_plan_settings *s,
+                                const es_cost_table *t, const unsigned char *leave_out,
+                                es_plan **out)
+{
     es_clear_error(ctx);
     if (!out || !s || !t)
         return es_fail(ctx, ES_ERR_USAGE, "es_plan_build: settings, table and out are required");
@@ -238,6 +250,7 @@ ES_API int es_plan_build(es_context *ctx, const es_plan_settings *s, const es_co
         return es_fail(ctx, ES_ERR_NOMEM, "plan: out of memory");
     p->s = *s;
     p->table = t;
+    p->leave_out = leave_out;
     es_cost_model_settle(&p->s.model, t, ES_LOADER_COSYVOICE);
     es_token_gap(&p->s.model, t, &p->token_gap);
     es_token_gap_note(&p->token_gap, p->token_note, sizeof p->token_note);
@@ -253,6 +266,7 @@ ES_API int es_plan_build(es_context *ctx, const es_plan_settings *s, const es_co
         rc = check_every_worker(ctx, p);
     if (rc == ES_OK)
         rc = es_plan_index_build(ctx, p);
+    p->leave_out = NULL; /* the caller's: not kept past the build */
     if (rc != ES_OK) {
         es_plan_free(p);
         return rc;

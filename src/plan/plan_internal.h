@@ -52,6 +52,8 @@ struct es_plan {
     size_t *kept;
     size_t n_kept;
     uint64_t filtered[ES_DROP_REASONS];
+    const unsigned char *leave_out; /* es_plan_build_subset's mask, during the build only */
+    uint64_t left_out;  /* rows the mask left out (not counted as filtered) */
     uint32_t *frames;   /* per table row (0 for dropped rows) */
     double *cost;       /* per table row */
     /* shard mode */

@@ -251,6 +251,9 @@ int es_plan_json_write(es_context *ctx, const es_plan *p, FILE *fp, const char *
         return es_fail(ctx, ES_ERR_NOMEM, "plan.json: out of memory");
     if (p->reshard)
         es_reshard_json(p, json_object_get(root, "parameters"), json_object_get(root, "metrics"));
+    if (p->left_out) /* es_plan_build_subset: rows this plan leaves out (a resumed epoch's trained ones) */
+        json_object_set_new(json_object_get(root, "metrics"), "left_out",
+                            json_integer((json_int_t)p->left_out));
     es_strbuf text = {0};
     if (es_json_dump(&text, root, JSON_INDENT(2) | JSON_REAL_PRECISION(12)))
         rc = es_fail(ctx, ES_ERR_NOMEM, "plan.json: out of memory");

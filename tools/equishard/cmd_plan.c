@@ -3,6 +3,7 @@
  * (under mpirun/srun: plan_mpi.c) */
 #include <getopt.h> /* optind */
 #include <sys/resource.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -63,6 +64,14 @@ static const cli_option own[] = {
      .help = "mixed into that order (default 0)"},
     {.name = "max-imbalance", .kind = CLI_NUM, CLI_AT(plan_args, max_imbalance), .metavar = "X",
      .help = "exit 1 when the plan's imbalance exceeds X (e.g. 0.01)"},
+    {.name = "resume-from", .kind = CLI_STR, CLI_AT(plan_args, resume_from), .metavar = "OUTDIR",
+     .help = "batch mode, no inputs: the rest of OUTDIR's plan of\n"
+             "an epoch (--epoch, default plan.json's) after --step S\n"
+             "steps, planned for --world-size and --workers (default\n"
+             "OUTDIR's) with OUTDIR's other settings"},
+    {.name = "step", .kind = CLI_UINT, CLI_AT(plan_args, resume_step), .metavar = "S",
+     .help = "with --resume-from: the steps every rank trained\n"
+             "(default 0: the whole epoch)"},
 };
 
 static int parse_args(int argc, char **argv, plan_args *a)
@@ -81,17 +90,34 @@ static int parse_args(int argc, char **argv, plan_args *a)
     a->outdir = NULL;
     a->max_imbalance = -1;
     a->expand_sources = 0;
+    a->resume_from = NULL;
+    a->resume_step = 0;
     a->list = (cli_list_opts){0};
     void *const targets[CLI_T_COUNT] = {a, &a->plan.model, &a->measure, &a->list, &cli_tokenizer};
     if (cli_recipe_load(&cmd, targets, argc, argv))
         return -1;
     if (cli_recipe.r) /* the recipe's settings first: every flag overrides them */
         es_recipe_plan_settings(cli_recipe.r, &a->plan);
+    /* --resume-from takes OUTDIR's workers and epoch unless given: marked unset */
+    a->plan.workers = 0;
+    a->plan.epoch = INT64_MIN;
     int rc = cli_options_parse(&cmd, targets, argc, argv);
     if (rc)
         return rc;
     if (cli_tokenizer_check("plan"))
         return -1;
+    if (a->resume_from) {
+        if (!a->plan.world_size || !a->outdir || optind < argc)
+            return cli_usage_error(&cmd, "--resume-from OUTDIR takes --world-size and -o NEWDIR, "
+                                         "and no inputs (OUTDIR's costs.tsv.zst is the table)");
+        return 0;
+    }
+    if (!a->plan.workers)
+        a->plan.workers = 1;
+    if (a->plan.epoch == INT64_MIN)
+        a->plan.epoch = 0;
+    if (a->resume_step)
+        return cli_usage_error(&cmd, "--step goes with --resume-from OUTDIR");
     if (!a->plan.world_size || !a->outdir || optind >= argc)
         return cli_usage_error(&cmd, "--world-size, -o OUTDIR and at least one input are "
                                      "required");
@@ -225,6 +251,9 @@ int cmd_plan(int argc, char **argv)
     int rc = parse_args(argc, argv, &a);
     if (rc)
         return rc > 0 ? EXIT_OK : EXIT_BAD_INPUT;
+    if (a.resume_from)
+        return cli_refuse_output_input("plan", a.outdir, &a.resume_from, 1) ? EXIT_BAD_INPUT
+                                                                              : plan_resume(&a);
     if (a.plan.mode == ES_PLAN_RESHARD)
         raise_open_file_limit();
     const char *const *inputs = (const char *const *)argv + optind;

@@ -12,6 +12,8 @@ typedef struct plan_args {
     double max_imbalance; /* < 0: none */
     cli_list_opts list;   /* --quiet, --speech-tokens */
     int expand_sources;   /* --expand-sources (reshard: es_plan_write_expand_sources) */
+    const char *resume_from; /* --resume-from OUTDIR: plan_resume.c; NULL: none */
+    uint64_t resume_step;    /* --step S */
 } plan_args;
 
 /* Loads the inputs (cost tables, or lists measured on the fly; `quiet` keeps
@@ -44,5 +46,10 @@ void plan_report_stale(void *user, const char *path, long pid);
  * place; other modes are written by rank 0. Returns the same exit code on
  * every rank. */
 int plan_mpi(plan_args *a, const char *const *inputs, size_t n_inputs);
+
+/* --resume-from OUTDIR: the rest of OUTDIR's batch plan of an epoch after
+ * --step S steps, planned for --world-size/--workers and written to -o NEWDIR
+ * (plan_resume.c). Returns the exit code. */
+int plan_resume(plan_args *a);
 
 #endif

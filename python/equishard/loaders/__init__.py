@@ -19,6 +19,9 @@ by position themselves:
 - equishard.loaders.step_log: logs every step's keys and time in the training
   process (EQUISHARD_STEP_LOG=DIR; equal_steps does too) for `equishard calibrate`.
   The Datasets cannot: they run in DataLoader workers, which never see a step.
+- equishard.loaders.resume: a batch plan's epoch resumed at a step (set_epoch(e,
+  step=s), state_dict, EQUISHARD_RESUME=E:S), and re-planned for a job of another
+  world size (PlanDir.epoch_batches).
 - ShardList: WeNet's TextLineDataPipe(...).shard(partition) in
   wenet/dataset/datapipes.py (yields {"file_name", "line"}).
 
@@ -31,6 +34,7 @@ where it must be, on first use: reading a batch plan's costs.tsv.zst (the
 shards' recorded sizes and times, and per-epoch plans), fetching planned rows.
 """
 import json
+import logging
 import math
 import os
 import random
@@ -44,6 +48,7 @@ except ImportError:
     _IterableDataset = _IterDataPipe = object
 
 PLAN_ENV = "EQUISHARD_PLAN"
+_log = logging.getLogger("equishard")
 
 
 def distributed_info(rank=None, world_size=None):
@@ -164,20 +169,95 @@ class PlanDir:
         """The epoch the written rank files are for (plan.json's parameters)."""
         return self.info["parameters"].get("epoch", 0)
 
-    def epoch_batches(self, rank, worker, epoch):
+    def epoch_batches(self, rank, worker, epoch, step=0, world_size=None, workers=None):
         """Batch mode: this rank's and worker's batches of `epoch`, as dicts like
         batches()'s lines ({"step", "worker", "keys", "items", "repeat"}). The
         written files when epoch is the plan's (or < 0: set_epoch never called);
         else the plan rebuilt from OUTDIR/costs.tsv.zst with plan.json's
         parameters and this epoch: every rank computes the same plan, without
-        communication, and each epoch has its own batches (docs/PLAN.md)."""
-        if epoch < 0 or epoch == self.epoch:
-            return self.batches(rank, worker)
+        communication, and each epoch has its own batches (docs/PLAN.md).
+
+        step: resume the epoch there: the first `step` planned steps are left
+        out (not read), and the rest are handed to the DataLoader workers in
+        turn from worker 0 ("worker" = (step - first step) mod W), so that the
+        DataLoader's first batch is step `step`. world_size, workers: the
+        running job's, when not the plan's: the epoch is planned again for
+        them (resized(); the same in every rank and worker)."""
+        K = self.world_size if world_size is None else world_size
+        W = self.workers if workers is None else max(workers, 1)
+        if not 0 <= rank < K:
+            raise ValueError(f"{self.outdir}: rank {rank} of a world of {K}")
+        e = self.epoch if epoch < 0 else epoch
+        if (K, W) == (self.world_size, self.workers):
+            every = self.batches(rank) if e == self.epoch else self._rebuilt(e, rank)
+            if not 0 <= step <= len(every):
+                raise ValueError(f"{self.outdir}: resuming epoch {e} at step {step}, but it has "
+                                 f"{len(every)} steps a rank")
+            if step == 0:
+                return every if worker is None else [b for b in every if b["worker"] == worker]
+            out = every[step:]
+        else:
+            self._worker = worker or 0
+            out = self.resized(rank, e, step, K, W)
+        out = [dict(b, worker=(b["step"] - step) % W) for b in out]
+        return out if worker is None else [b for b in out if b["worker"] == worker]
+
+    def _plan(self, epoch, leave_out=None, **override):
+        """The library's plan of `epoch` with plan.json's parameters (and `override`)."""
         from .. import core  # the library is needed only from here on
-        with core.plan(self.table(), epoch=epoch, **self.plan_settings()) as p:
-            return [dict(step=b.step, worker=b.worker, keys=b.keys,
-                         items=[list(i) for i in b.items], repeat=b.repeat)
-                    for b in p.batches(rank, worker)]
+        return core.plan(self.table(), epoch=epoch, leave_out=leave_out,
+                         **dict(self.plan_settings(), **override))
+
+    @staticmethod
+    def _dicts(batches, first=0):
+        return [dict(step=b.step + first, worker=b.worker, keys=b.keys,
+                     items=[list(i) for i in b.items], repeat=b.repeat) for b in batches]
+
+    def _rebuilt(self, epoch, rank):
+        with self._plan(epoch) as p:
+            return self._dicts(p.batches(rank))
+
+    def trained_rows(self, epoch, step):
+        """The table rows the plan's first `step` steps of `epoch` train, on
+        every rank (the plan's world size and workers), and its steps a rank."""
+        rows = set()
+        steps = 0
+        with self._plan(epoch) as p:
+            for r in range(self.world_size):
+                batches = p.batches(r)
+                steps = len(batches)
+                for b in batches:
+                    if b.step < step:
+                        rows.update(b.rows)
+        if step > steps:
+            raise ValueError(f"{self.outdir}: resuming epoch {epoch} at step {step}, but it has "
+                             f"{steps} steps a rank")
+        return rows, steps
+
+    def resized(self, rank, epoch, step, world_size, workers):
+        """Batch mode, a job of world_size ranks and `workers` DataLoader workers
+        that the plan was not made for: rank's batches of `epoch` planned again
+        for them from costs.tsv.zst and plan.json's parameters. From step 0: the
+        whole epoch. Resumed at `step`: the utterances the plan's first `step`
+        steps trained (on the plan's ranks) are left out and the rest is planned
+        (es_plan_build_subset), its steps numbered on from `step`. Every rank and
+        worker computes the same, without communication; cached per process."""
+        cache = self.__dict__.setdefault("_resized", {})
+        key = (epoch, step, world_size, workers, rank)
+        if key not in cache:
+            left_out, steps = self.trained_rows(epoch, step) if step else (None, None)
+            if steps is not None and step == steps:
+                cache[key] = []  # the epoch was trained to its end
+            else:
+                with self._plan(epoch, left_out, world_size=world_size, workers=workers) as p:
+                    cache[key] = self._dicts(p.batches(rank), step)
+            if rank == 0 and self.__dict__.get("_worker", 0) == 0:  # one line a job
+                _log.warning("%s: planned for %d rank(s) x %d worker(s), running %d x %d: epoch %d "
+                             "planned again for them from costs.tsv.zst%s", self.outdir,
+                             self.world_size, self.workers, world_size, workers, epoch,
+                             f" (resumed at step {step}: the {len(left_out)} utterance(s) its first "
+                             f"{step} steps trained left out)" if step else "")
+        return cache[key]
 
     def table(self):
         """OUTDIR/costs.tsv.zst as an equishard.CostTable, read once. Loaded in
@@ -287,7 +367,10 @@ class DataList(_IterableDataset):
         self._rank, self._world = rank, world_size
         self._worker, self._workers = worker_id, num_workers
 
-    def set_epoch(self, epoch):
+    def set_epoch(self, epoch, step=0):
+        if step:
+            raise ValueError("DataList: resuming at a step needs a batch plan (a shard plan's "
+                             "steps are not fixed in advance)")
         self.epoch = epoch
 
     def sampler_info(self):

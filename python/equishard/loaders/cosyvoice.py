@@ -14,7 +14,10 @@ same pipeline from the recipe's yaml, same batches handed to `padding`:
   left out (they would reorder planned batches), and `batch` is replaced by a
   stage that hands each planned batch on intact. Every other stage (tokenize,
   filter, resample, compute_fbank, parse_embedding, ...) runs as the yaml lists
-  it. `set_epoch(e)` gives epoch e its own batches (PlanDir.epoch_batches).
+  it. `set_epoch(e)` gives epoch e its own batches (PlanDir.epoch_batches);
+  `set_epoch(e, step=s)` (or $EQUISHARD_RESUME=E:S) resumes an epoch at a step,
+  and a job of another world size or worker count has the epoch planned again
+  for it (resume.py, docs/PYTHON.md "Resuming and resizing").
   The recipe's filter and batch settings must be the plan's: a difference is an
   error before the first batch, and a planned batch that the pipeline empties
   is an error at that batch (the ranks' step counts would no longer agree).
@@ -38,6 +41,7 @@ import os
 from . import DataList, PlanDir, PLAN_ENV, _IterableDataset, distributed_info, worker_info
 from .fetch import RowFetcher, fetch_batches
 from .regroup import Trail, regroup, tag, watch
+from .resume import Resume
 from .stages import check_filter, check_token_counts, replan_hint, stage_name, stage_settings
 
 # stages that must not see planned batches: the list opener (replaced by the
@@ -59,8 +63,17 @@ class Processor(_IterableDataset):
         assert callable(f)
         self.source, self.f, self.args, self.kw = source, f, args, kw
 
-    def set_epoch(self, epoch):
-        self.source.set_epoch(epoch)
+    def set_epoch(self, epoch, step=0):
+        if step:
+            self.source.set_epoch(epoch, step=step)
+        else:
+            self.source.set_epoch(epoch)
+
+    def state_dict(self):
+        return self.source.state_dict()
+
+    def load_state_dict(self, state):
+        self.source.load_state_dict(state)
 
     def __iter__(self):
         return self.f(iter(self.source), *self.args, **self.kw)
@@ -107,19 +120,29 @@ class PlannedUtterances(_IterableDataset):
         self.plan, self.root, self.lookahead = plan, root, lookahead
         if plan.has_table():  # read here, once, before the DataLoader forks its workers:
             plan.table()      # they check each shard they open against it (check_shard)
-        self.epoch = -1
+        self.epoch, self.step = -1, 0
+        self.resume = Resume()
 
-    def set_epoch(self, epoch):
-        self.epoch = epoch
-        if epoch >= 0 and epoch != self.plan.epoch:
-            self.plan.table()  # read here, once, before the DataLoader forks its workers
+    def set_epoch(self, epoch, step=0):
+        """Epoch `epoch` from step `step` (resume.py: a pending resume from
+        $EQUISHARD_RESUME or load_state_dict applies here)."""
+        self.epoch, self.step = self.resume.set_epoch(epoch, step)
+        if (self.epoch >= 0 and self.epoch != self.plan.epoch or self.step
+                or distributed_info()[1] != self.plan.world_size):  # planned again in the workers:
+            self.plan.table()  # the table read here, once, before the DataLoader forks them
+
+    def state_dict(self):
+        return self.resume.state_dict()
+
+    def load_state_dict(self, state):
+        self.resume.load(state)
 
     def __iter__(self):
         rank, world = distributed_info()
         worker, workers = worker_info()
-        self.plan.check(rank, world, worker, workers)
         info = dict(rank=rank, world_size=world, worker_id=worker, num_workers=workers)
-        batches = self.plan.epoch_batches(rank, worker, self.epoch)
+        batches = self.plan.epoch_batches(rank, worker, self.epoch, self.step, world,
+                                          max(workers, 1))
         fetcher = RowFetcher(self.root, check=self.plan.check_shard)
         trail = Trail()  # which stage a batch lost in the pipeline did not come out of
         try:

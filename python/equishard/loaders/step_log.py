@@ -36,6 +36,8 @@ import os
 import stat
 import time
 
+from .resume import count_step, current_epoch, first_step
+
 STEP_LOG_ENV = "EQUISHARD_STEP_LOG"
 _KEY_FIELDS = ("utts", "keys", "key")  # CosyVoice's padding, WeNet's, a single sample
 _OPEN = {}  # (directory, rank) -> _Writer: one per process, steps counted across epochs
@@ -163,12 +165,20 @@ def timed(batches, log):
     """Yields `batches` (an iterator), logging each one's step to `log` (a
     writer from open_log); without a log, yields them untouched."""
     if log is None:
-        yield from batches
+        for batch in batches:
+            count_step()  # handed out: state_dict() counts it as trained
+            yield batch
         return
-    log.epoch += 1
+    # a batch plan's Dataset set the epoch (resume.py): its number, and a resumed
+    # epoch's steps go on from where it was interrupted, in a fresh process
+    epoch = current_epoch()
+    log.epoch = epoch if epoch is not None and epoch > log.epoch else log.epoch + 1
+    if log.step == 0:
+        log.step = first_step()
     clock, cpu = time.perf_counter, time.process_time
     try:
         for batch in batches:
+            count_step()
             t0, c0 = clock(), cpu()
             yield batch
             log.write(batch, clock() - t0, cpu() - c0)

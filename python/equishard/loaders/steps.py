@@ -20,6 +20,7 @@ calibrate` (step_log.py): the time from handing out a batch to the trainer's
 next request, measured here in the training process, before the all_reduce
 that waits for the other ranks.
 """
+from .resume import first_step
 from .step_log import open_log, timed
 
 
@@ -43,9 +44,10 @@ class equal_steps:
     group: the ranks that must agree (default: all, through a gloo group of
     equal_steps' own); a group passed in is used as it is (on an NCCL group the
     flag lives on the current CUDA device). step_log: a folder for the step
-    log (default $EQUISHARD_STEP_LOG; neither: no log). After the loop: .steps (batches
-    yielded) and .left_over (whether this rank still had a batch when another
-    ran dry)."""
+    log (default $EQUISHARD_STEP_LOG; neither: no log). After the loop: .steps (the
+    epoch's step reached: its first step, 0 unless a batch plan's epoch was
+    resumed (resume.py), plus the batches yielded) and .left_over (whether this
+    rank still had a batch when another ran dry)."""
 
     def __init__(self, loader, group=None, step_log=None):
         self.loader, self.group, self.step_log = loader, group, step_log
@@ -58,7 +60,7 @@ class equal_steps:
         return timed(self._batches(), open_log(self.step_log))
 
     def _batches(self):
-        self.steps, self.left_over = 0, False
+        self.steps, self.left_over = first_step(), False
         it = iter(self.loader)
         try:
             import torch

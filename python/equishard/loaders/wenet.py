@@ -26,7 +26,10 @@ per-utterance processors from the recipe's wenet.dataset.processor:
   batches) and the batch stage is replaced by one that hands each planned batch
   intact to processor.padding. Each new iteration (a new epoch: DataLoader
   workers are persistent in WeNet's recipe, so set_epoch does not reach them)
-  and `set_epoch(e)` give their own batches (PlanDir.epoch_batches).
+  and `set_epoch(e)` give their own batches (PlanDir.epoch_batches);
+  `set_epoch(e, step=s)` (or $EQUISHARD_RESUME=E:S) resumes an epoch at a step
+  on the workers' next iteration, and a job of another world size or worker
+  count has the epoch planned again for it (resume.py).
   The conf's filter and batch settings must be the plan's, and its features'
   frame rate the plan's --frame-rate: a difference is an error before the first
   batch; a planned batch that the pipeline empties is an error at that batch
@@ -59,6 +62,7 @@ import os
 from . import PLAN_ENV, PlanDir, ShardList, _IterableDataset, _IterDataPipe, distributed_info, worker_info
 from .fetch import RowFetcher, fetch_batches
 from .regroup import Trail, regroup, tag, watch
+from .resume import Resume
 from .stages import check_filter, check_token_counts, keyword_defaults, stage_name
 
 AUDIO_FORMAT_SETS = {"flac", "mp3", "m4a", "ogg", "opus", "wav", "wma"}  # processor.AUDIO_FORMAT_SETS
@@ -142,10 +146,21 @@ class PlannedUtterances(_IterableDataset):
         self.data_type, self.parse_json = data_type, parse_json
         self.cycle, self.lookahead = max(1, int(cycle)), lookahead
         self.epoch = None  # set_epoch's; None: the plan's own epoch
+        self.step = 0      # set_epoch's step: where the first iteration after it starts
         self._since = 0    # iterations since then (persistent workers never see set_epoch)
+        self.resume = Resume()
 
-    def set_epoch(self, epoch):
-        self.epoch, self._since = epoch, 0
+    def set_epoch(self, epoch, step=0):
+        """Epoch `epoch` from step `step` (resume.py: a pending resume from
+        $EQUISHARD_RESUME or load_state_dict applies here)."""
+        self.epoch, self.step = self.resume.set_epoch(epoch, step)
+        self._since = 0
+
+    def state_dict(self):
+        return self.resume.state_dict()
+
+    def load_state_dict(self, state):
+        self.resume.load(state)
 
     def next_epochs(self):
         """The epochs the next iteration trains (cycle of them), and counts them."""
@@ -156,8 +171,11 @@ class PlannedUtterances(_IterableDataset):
     def __iter__(self):
         rank, world = distributed_info()
         worker, workers = worker_info()
-        self.plan.check(rank, world, worker, workers)
-        batches = [b for e in self.next_epochs() for b in self.plan.epoch_batches(rank, worker, e)]
+        epochs = self.next_epochs()
+        step = self.step if self._since == self.cycle else 0  # the first iteration since set_epoch
+        batches = [b for i, e in enumerate(epochs)
+                   for b in self.plan.epoch_batches(rank, worker, e, step if i == 0 else 0, world,
+                                                    max(workers, 1))]
         if self.data_type == "raw":
             yield from self._raw(batches)
             return
@@ -245,8 +263,17 @@ class Pipeline(_IterableDataset):
     def __init__(self, source, stages):
         self.source, self.stages = source, stages
 
-    def set_epoch(self, epoch):
-        self.source.set_epoch(epoch)
+    def set_epoch(self, epoch, step=0):
+        if step:
+            self.source.set_epoch(epoch, step=step)
+        else:
+            self.source.set_epoch(epoch)
+
+    def state_dict(self):
+        return self.source.state_dict()
+
+    def load_state_dict(self, state):
+        self.source.load_state_dict(state)
 
     def __iter__(self):
         data = iter(self.source)
