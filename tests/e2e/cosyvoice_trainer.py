@@ -18,9 +18,10 @@ What the variants change, and nothing else:
   --equal-steps         the one loop line: enumerate(equal_steps(train_data_loader))
 
 Stand-ins, each for something not installable here (shims/README.md): the
-modules in shims/; torch.utils.tensorboard (no tensorboard package); Qwen's
-tokenizer (transformers) by a character tokenizer, so text tokens are code
-points, as equishard's cost table counts them; matcha's mel_spectrogram by a
+modules in shims/ (transformers' AutoTokenizer among them: upstream's
+get_qwen_tokenizer runs on the Qwen2 files of --qwen-pretrain-path through
+equishard's tokenizer, the ids `equishard measure --recipe` counts);
+torch.utils.tensorboard (no tensorboard package); matcha's mel_spectrogram by a
 band-energy feature with the same frame count (hop 320 at 16 kHz: 50 frames a
 second, as CosyVoice 2's hop 480 at 24 kHz); Executor.cv (cross-validation and
 checkpoint saving: not what is measured). The model is tiny, its step cost
@@ -50,6 +51,8 @@ def parse_args():
     ap = argparse.ArgumentParser()
     ap.add_argument("--recipe", required=True, help="third_party/cosyvoice")
     ap.add_argument("--data-list", required=True)
+    ap.add_argument("--qwen-pretrain-path", required=True,
+                    help="train.py's --qwen_pretrain_path: the folder of Qwen2's vocab.json, merges.txt")
     ap.add_argument("--dataset", choices=("cosyvoice", "equishard"), default="cosyvoice")
     ap.add_argument("--equal-steps", action="store_true")
     ap.add_argument("--epochs", type=int, default=2)
@@ -71,6 +74,7 @@ import torch.distributed as dist  # noqa: E402
 from torch.utils.data import DataLoader  # noqa: E402
 
 from cosyvoice.dataset import processor  # noqa: E402
+from cosyvoice.tokenizer.tokenizer import get_qwen_tokenizer  # noqa: E402
 from cosyvoice.utils import executor as executor_module  # noqa: E402
 from cosyvoice.utils import train_utils  # noqa: E402
 
@@ -81,13 +85,6 @@ else:
 from equishard.loaders import equal_steps  # noqa: E402
 
 torch.set_num_threads(1)  # 4 ranks x 3 processes on a 2-core machine
-
-
-class CharTokenizer:
-    """Stand-in for get_qwen_tokenizer(): one token per code point."""
-
-    def encode(self, text, allowed_special=None):
-        return [ord(c) for c in text]
 
 
 def band_energy(speech, n_fft=1280, hop=320, bands=80):
@@ -107,7 +104,8 @@ def pipeline():
     p = functools.partial
     return [
         p(processor.parquet_opener),
-        p(processor.tokenize, get_tokenizer=CharTokenizer, allowed_special="all"),
+        p(processor.tokenize, allowed_special="all",
+          get_tokenizer=p(get_qwen_tokenizer, token_path=args.qwen_pretrain_path, skip_special_tokens=True)),
         p(processor.filter, max_length=6000, min_length=100, token_max_length=200, token_min_length=1),
         p(processor.resample, resample_rate=16000),
         p(processor.compute_fbank, feat_extractor=band_energy, num_frames=640),

@@ -24,7 +24,7 @@ import wave
 
 SAMPLE_RATE = 16000
 EMB_DIM = 16
-FILE_SIZES = [8, 70, 12, 45, 90, 5, 30, 60, 20]  # utterances per file: uneven on purpose
+FILE_SIZES = [8, 50, 12, 45, 60, 5, 30, 40, 20, 30, 20, 20]  # utterances per file: uneven on purpose
 WORDS = "the of and to in a is that for it as was with be by on not he this are or his".split()
 
 

@@ -7,8 +7,8 @@ utterances as a WeNet raw list, raw.list ({"key", "wav", "txt"} a line, the wav
 files under raw/, as tools/make_raw_list.py writes it); units.txt,
 the character symbol table (<blank> 0, <unk> 1, the characters, '▁' for a space,
 <sos/eos> last, as tools/text2token.py and the recipes' dict); and truth.json:
-every utterance's key, shard, samples and whether WeNet's filter with the test's
-filter_conf keeps it (from the numbers this script chose, not from equishard).
+every utterance's key, shard, samples, transcript and whether WeNet's filter
+with the test's filter_conf keeps it (from the numbers this script chose, not from equishard).
 
 Shards differ a lot in utterance count and typical length, and a few
 utterances are shorter than min_length (filtered): WeNet's own split of the
@@ -89,7 +89,7 @@ def main():
                     f.write(wav)
                 raw_list.append(json.dumps(dict(key=key, wav=wav_path, txt=text), ensure_ascii=False))
                 frames = samples / SAMPLE_RATE * 100
-                truth.append(dict(key=key, shard=i, samples=samples,
+                truth.append(dict(key=key, shard=i, samples=samples, text=text,
                                   kept=MIN_LENGTH <= frames <= MAX_LENGTH))
                 n += 1
         data_list.append(path)

@@ -6,13 +6,22 @@ utterances in uneven parquet files, written by hyparquet-writer):
 1. the wheel (tools/wheel.sh: pyproject.toml, libequishard.so inside) pip-installed
    into a venv of the interpreter that has torch (Debian's python3-torch),
    `import equishard` from there, loading the venv's library;
-2. `equishard plan` (batch, shard, reshard) and `equishard simulate` with the CLI;
+2. README.md's `sh cosyvoice` block run as written (bash, set -euo pipefail) in a
+   scratch CosyVoice checkout (examples/libritts/cosyvoice2: conf/cosyvoice2.yaml,
+   upstream's; data/train.data.list, this corpus; ../../../pretrained_models/
+   CosyVoice2-0.5B/CosyVoice-BlankEN, Qwen2's tokenizer files from
+   ../shared/fixtures/tokenizers/qwen2) with the venv's `equishard` on PATH: it
+   must exit 0 and write the files it names; its exp/plan is the batch plan
+   trained below. The shard and reshard plans and the simulation are made from
+   its exp/costs.tsv.zst with the same --recipe (the yaml's numbers, never
+   retyped here);
 3. 4 ranks launched as torchrun launches them (python -m torch.distributed.run),
    2 DataLoader workers each, gloo, CosyVoice's recipe loop with its join
-   (cosyvoice_trainer.py), 2 epochs, for each variant:
+   (cosyvoice_trainer.py, its text tokens counted by upstream's
+   get_qwen_tokenizer on the same Qwen2 files), 2 epochs, for each variant:
 
    own      CosyVoice's Dataset on its data.list            (the problem)
-   batch    equishard.loaders.cosyvoice.Dataset, batch plan (the changed import)
+   batch    equishard.loaders.cosyvoice.Dataset, the README's plan (the changed import)
    shard    equishard's Dataset, shard plan, + equal_steps  (import + loop line)
    reshard  CosyVoice's Dataset on OUTDIR/data.list, + equal_steps (loop line)
 
@@ -23,8 +32,9 @@ aside) and epoch 1 trains other batches than epoch 0; shard and reshard with
 equal_steps never fail the join; simulate's join cut is within 2 batches of the
 one observed. The measured table is written to build/e2e-cosyvoice.md.
 
-SKIP (exit 77) without ../shared/third_party/cosyvoice, without torch for
-ES_TORCH_PYTHON (default /usr/bin/python3), or without node + hyparquet-writer.
+SKIP (exit 77) without ../shared/third_party/cosyvoice or
+../shared/fixtures/tokenizers/qwen2, without torch for ES_TORCH_PYTHON (default
+/usr/bin/python3), or without node + hyparquet-writer.
 """
 import collections
 import json
@@ -42,12 +52,14 @@ RECIPE = os.path.normpath(os.path.join(SRC, "..", "shared", "third_party", "cosy
 TORCH_PYTHON = os.environ.get("ES_TORCH_PYTHON", "/usr/bin/python3")
 NODE_MODULES = os.environ.get("ES_NODE_MODULES", os.path.join(SRC, "build-npm", "node_modules"))
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(SRC, "tests", "docs"))
+import doc_blocks  # noqa: E402  README.md's blocks, as tests/docs reads them
+
+# the README block's job: 4 ranks, 2 DataLoader workers each
 WORLD, WORKERS, EPOCHS, TIMEOUT = 4, 2, 2, 10
-# text tokens counted one a code point (a symbol table of <blank> and <unk> only),
-# as the trainer's CharTokenizer stand-in makes them: the recipe's filter drops on them
-CHAR_UNITS = os.path.join(SRC, "tests", "data", "char_units.txt")
-PLAN_ARGS = ["--world-size", str(WORLD), "--workers", str(WORKERS), "--max-length", "6000",
-             "--symbol-table", CHAR_UNITS]
+SIZE = ["--world-size", str(WORLD), "--workers", str(WORKERS)]
+YAML = os.path.join(RECIPE, "examples", "libritts", "cosyvoice2", "conf", "cosyvoice2.yaml")
+QWEN2 = os.path.normpath(os.path.join(SRC, "..", "shared", "fixtures", "tokenizers", "qwen2"))
 
 
 def skip(why):
@@ -65,6 +77,61 @@ def run(cmd, **kw):
     if r.returncode != 0:
         sys.exit(f"FAILED: {' '.join(map(str, cmd))}\n{r.stdout[-4000:]}\n{r.stderr[-8000:]}")
     return r.stdout
+
+
+def readme_block(kind, folder, py):
+    """Runs README.md's `sh KIND` block as written (bash, set -euo pipefail) in the
+    recipe folder `folder`, with the bin/ of the venv whose python is `py` (the
+    pip-installed wheel's `equishard`) first on PATH, as a user who installed it
+    runs it; fails unless it exits 0 and writes every file its commands name."""
+    found = doc_blocks.blocks(os.path.join(SRC, "README.md"), kind)
+    assert len(found) == 1, f"README.md has {len(found)} 'sh {kind}' blocks, not 1"
+    line, _, text = found[0]
+    bindir = os.path.dirname(py)
+    env = {k: v for k, v in os.environ.items() if k not in ("EQUISHARD_LIB", "EQUISHARD_CLI")}
+    env.update(PATH=bindir + os.pathsep + env.get("PATH", ""), PYTHONPATH="")
+    found_exe = shutil.which("equishard", path=env["PATH"])
+    assert found_exe == os.path.join(bindir, "equishard"), f"equishard on PATH is {found_exe}, not the venv's"
+    r = subprocess.run(["bash", "-c", "set -euo pipefail\n" + text], cwd=folder, env=env,
+                       capture_output=True, text=True)
+    if r.returncode != 0:
+        sys.exit(f"FAILED: README.md:{line}, the 'sh {kind}' block, in {folder}: exit {r.returncode}\n"
+                 f"{r.stdout[-4000:]}\n{r.stderr[-4000:]}")
+    for command in doc_blocks.commands(text):
+        for out in doc_blocks.outputs(command):
+            assert os.path.exists(os.path.join(folder, out)), f"README.md:{line}: `{command}` wrote no {out}"
+    print(f"ok: README.md:{line}, the 'sh {kind}' block, ran in {folder}")
+
+
+def recipe_folder(work, data_list):
+    """A CosyVoice checkout as the README block expects it: examples/libritts/
+    cosyvoice2 with conf/cosyvoice2.yaml (upstream's) and data/train.data.list
+    (this test's corpus), and pretrained_models/CosyVoice2-0.5B/CosyVoice-BlankEN
+    with Qwen2's tokenizer files (vocab.json, merges.txt, tokenizer_config.json).
+    Returns the recipe folder and the tokenizer folder."""
+    root = os.path.join(work, "CosyVoice")
+    folder = os.path.join(root, "examples", "libritts", "cosyvoice2")
+    blank_en = os.path.join(root, "pretrained_models", "CosyVoice2-0.5B", "CosyVoice-BlankEN")
+    for d in (os.path.join(folder, "conf"), os.path.join(folder, "data"), blank_en):
+        os.makedirs(d)
+    shutil.copy(YAML, os.path.join(folder, "conf", "cosyvoice2.yaml"))
+    shutil.copy(data_list, os.path.join(folder, "data", "train.data.list"))
+    for name in ("vocab.json", "merges.txt", "tokenizer_config.json"):
+        shutil.copy(os.path.join(QWEN2, name), blank_en)
+    return folder, blank_en
+
+
+def check_plan(plan_dir, kept):
+    """The plan the README block wrote is for the job trained here, kept every
+    utterance the recipe's filter keeps, and counted text tokens for all."""
+    with open(os.path.join(plan_dir, "plan.json")) as f:
+        plan = json.load(f)
+    params = plan["parameters"]
+    assert (params["world_size"], params["workers"]) == (WORLD, WORKERS), params
+    assert plan["metrics"]["kept"] == len(kept), (plan["metrics"]["kept"], len(kept))
+    tokens = plan.get("text_tokens") or {}
+    assert tokens.get("count") == "text_tokens" and not tokens.get("rows_without"), tokens
+    return plan
 
 
 def free_port():
@@ -116,9 +183,10 @@ def launch(py, work, name, trainer, args, plan=None, timeout=400, world=WORLD):
     return ranks
 
 
-def train(py, work, name, data_list, dataset="cosyvoice", plan=None, equal_steps=False):
-    args = ["--recipe", RECIPE, "--data-list", data_list, "--dataset", dataset, "--epochs", str(EPOCHS),
-            "--timeout", str(TIMEOUT), "--num-workers", str(WORKERS)]
+def train(py, work, name, data_list, tokenizer, dataset="cosyvoice", plan=None, equal_steps=False):
+    args = ["--recipe", RECIPE, "--data-list", data_list, "--qwen-pretrain-path", tokenizer,
+            "--dataset", dataset, "--epochs", str(EPOCHS), "--timeout", str(TIMEOUT),
+            "--num-workers", str(WORKERS)]
     return launch(py, work, name, "cosyvoice_trainer.py", args + (["--equal-steps"] if equal_steps else []),
                   plan=plan)
 
@@ -141,6 +209,8 @@ def require(recipe, what, parquet=True):
     TORCH_PYTHON and, for a parquet corpus, node + hyparquet-writer are here."""
     if not os.path.isdir(recipe):
         skip(f"{recipe} is absent ({what}'s upstream files, ../shared/third_party)")
+    if what == "CosyVoice" and not os.path.isfile(os.path.join(QWEN2, "vocab.json")):
+        skip(f"{QWEN2} is absent (Qwen2's tokenizer files, ../shared/fixtures)")
     if not shutil.which(TORCH_PYTHON) or subprocess.run(
             [TORCH_PYTHON, "-c", "import torch, torchaudio"], capture_output=True).returncode != 0:
         skip(f"{TORCH_PYTHON} has no torch/torchaudio (apt-get install python3-torch python3-torchaudio)")
@@ -158,16 +228,18 @@ def main():
     with open(os.path.join(corpus, "truth.json")) as f:
         truth = json.load(f)
     kept = {t["key"] for t in truth if t["kept"]}
-    data_list = os.path.join(corpus, "parquet", "data.list")
-    plans = {}
-    for mode in ("batch", "shard", "reshard"):
+    folder, tokenizer = recipe_folder(work, os.path.join(corpus, "parquet", "data.list"))
+    data_list = os.path.join(folder, "data", "train.data.list")
+    readme_block("cosyvoice", folder, py)  # measure, simulate, plan --mode batch -o exp/plan
+    costs = os.path.join(folder, "exp", "costs.tsv.zst")
+    recipe = ["--recipe", os.path.join(folder, "conf", "cosyvoice2.yaml")]  # the yaml, not its numbers
+    plans = {"batch": os.path.join(folder, "exp", "plan")}
+    batch_plan = check_plan(plans["batch"], kept)
+    for mode in ("shard", "reshard"):
         plans[mode] = os.path.join(work, mode)
-        run([CLI, "plan", *PLAN_ARGS, "--mode", mode, "-o", plans[mode], data_list])
-    with open(os.path.join(plans["batch"], "plan.json")) as f:
-        batch_plan = json.load(f)
-    assert batch_plan["metrics"]["kept"] == len(kept), (batch_plan["metrics"]["kept"], len(kept))
-    sim = json.loads(run([CLI, "simulate", "--loader", "cosyvoice", *PLAN_ARGS, "--epochs", f"0:{EPOCHS - 1}",
-                          "--json", "--quiet", data_list]))
+        run([CLI, "plan", "-q", *recipe, *SIZE, "--mode", mode, "-o", plans[mode], costs])
+    sim = json.loads(run([CLI, "simulate", *recipe, *SIZE, "--epochs", f"0:{EPOCHS - 1}",
+                          "--json", "--quiet", costs]))
     # simulate --plan: the shard plan as equishard's Dataset feeds it (its inputs from
     # plan.json), the reshard plan as the recipe splits OUTDIR/data.list (the default)
     sim_plan = {mode: json.loads(run([CLI, "simulate", "--loader", "cosyvoice", "--plan", plans[mode],
@@ -175,18 +247,18 @@ def main():
                 for mode in ("shard", "reshard")}
 
     runs = {
-        "CosyVoice's own data.list": train(py, work, "own", data_list),
+        "CosyVoice's own data.list": train(py, work, "own", data_list, tokenizer),
         "plan --mode batch + equishard.loaders.cosyvoice.Dataset": train(
-            py, work, "batch", data_list, dataset="equishard", plan=plans["batch"]),
+            py, work, "batch", data_list, tokenizer, dataset="equishard", plan=plans["batch"]),
         "plan --mode shard + Dataset + equal_steps": train(
-            py, work, "shard", data_list, dataset="equishard", plan=plans["shard"], equal_steps=True),
+            py, work, "shard", data_list, tokenizer, dataset="equishard", plan=plans["shard"], equal_steps=True),
         "plan --mode reshard (its data.list) + equal_steps": train(
-            py, work, "reshard", os.path.join(plans["reshard"], "data.list"), equal_steps=True),
+            py, work, "reshard", os.path.join(plans["reshard"], "data.list"), tokenizer, equal_steps=True),
         # for comparison, not asserted: the plans without equal_steps
         "plan --mode shard + Dataset, no equal_steps": train(
-            py, work, "shard-alone", data_list, dataset="equishard", plan=plans["shard"]),
+            py, work, "shard-alone", data_list, tokenizer, dataset="equishard", plan=plans["shard"]),
         "plan --mode reshard, unmodified recipe": train(
-            py, work, "reshard-alone", os.path.join(plans["reshard"], "data.list")),
+            py, work, "reshard-alone", os.path.join(plans["reshard"], "data.list"), tokenizer),
     }
     views = {name: [epoch_view(r, e, kept) for e in range(EPOCHS)] for name, r in runs.items()}
     table = ["| variant | steps per rank (epoch 0; 1) | join failed (epochs) | longest join wait, s | kept utterances trained (epoch 0; 1) |",
