@@ -303,6 +303,21 @@ class WeNetResumeTest(unittest.TestCase):
             self.assertEqual(first, [b["keys"] for b in self.lines[r][s:]])
             self.assertEqual(second, [b["keys"] for b in PlanDir(self.plan).epoch_batches(r, None, 1)])
 
+    def test_resume_from_the_environment_without_set_epoch(self):
+        """WeNet's bin/train.py never calls set_epoch: $EQUISHARD_RESUME applies to
+        the first iteration (each persistent worker's), the next is epoch 1 whole."""
+        s = 3
+        conf = dict(test_wenet_loader.CONF,
+                    batch_conf={"batch_type": "dynamic", "max_frames_in_batch": 1000})
+        for r in range(2):
+            with mock.patch.dict(os.environ, RANK=str(r), WORLD_SIZE="2", EQUISHARD_RESUME=f"0:{s}"), \
+                    self.assertLogs("equishard", "WARNING"):
+                d = wenet.Dataset("shard", test_wenet_loader.SHARDS, None, conf, plan=self.plan,
+                                  root=CORPUS, processor=test_wenet_loader.PROCESSOR)
+                first, second = [[b["keys"] for b in d] for _ in range(2)]
+            self.assertEqual(first, [b["keys"] for b in self.lines[r][s:]])
+            self.assertEqual(second, [b["keys"] for b in PlanDir(self.plan).epoch_batches(r, None, 1)])
+
     def test_resized_resume_trains_the_rest_once(self):
         s = 2
         before = {k for r in range(2) for b in self.lines[r][:s] for k in b["keys"]}

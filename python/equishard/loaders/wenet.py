@@ -28,7 +28,8 @@ per-utterance processors from the recipe's wenet.dataset.processor:
   workers are persistent in WeNet's recipe, so set_epoch does not reach them)
   and `set_epoch(e)` give their own batches (PlanDir.epoch_batches);
   `set_epoch(e, step=s)` (or $EQUISHARD_RESUME=E:S) resumes an epoch at a step
-  on the workers' next iteration, and a job of another world size or worker
+  on the workers' next iteration (with no set_epoch, as WeNet's train.py: on
+  their first), and a job of another world size or worker
   count has the epoch planned again for it (resume.py).
   The conf's filter and batch settings must be the plan's, and its features'
   frame rate the plan's --frame-rate: a difference is an error before the first
@@ -164,6 +165,12 @@ class PlannedUtterances(_IterableDataset):
 
     def next_epochs(self):
         """The epochs the next iteration trains (cycle of them), and counts them."""
+        if self.epoch is None and not self._since:
+            # The first iteration with no set_epoch before it: WeNet's bin/train.py
+            # never calls set_epoch, so a pending resume ($EQUISHARD_RESUME,
+            # load_state_dict) applies here, in each worker's copy (persistent
+            # workers: their first iteration only; later ones count on from it).
+            self.set_epoch(self.plan.epoch)
         first = (self.plan.epoch if self.epoch is None else self.epoch) + self._since
         self._since += self.cycle
         return list(range(first, first + self.cycle))
