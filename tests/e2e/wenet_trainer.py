@@ -26,6 +26,12 @@ What the variants change, and nothing else:
                         equishard.loaders.wenet.Dataset (EQUISHARD_PLAN names the plan)
   --equal-steps         the one loop line: enumerate(equal_steps(train_data_loader))
 
+A preempted job and its restart (test_wenet_resume_e2e.py):
+  --stop-after S        the first epoch this process trains stops before its
+                        step S + 1 and waits (the test then SIGKILLs the job);
+                        each step's keys go to OUT/steps-rank-R.jsonl as it is
+                        trained, so what was trained survives the kill
+
 Stand-ins, each for something not installable here (shims/README.md): the
 modules in shims/ (wenet's own modules the shared copy leaves out, langid,
 librosa, tensorboardX, deepspeed) and shims/torch_compat.py (torch 2.0's
@@ -58,7 +64,8 @@ def parse_args():
     ap.add_argument("--dataset", choices=("wenet", "equishard"), default="wenet")
     ap.add_argument("--equal-steps", action="store_true")
     ap.add_argument("--join", choices=("ddp", "barrier"), default="ddp")
-    ap.add_argument("--epochs", type=int, default=2)
+    ap.add_argument("--epochs", type=int, default=2, help="the yaml's max_epoch")
+    ap.add_argument("--stop-after", type=int, default=None)
     ap.add_argument("--timeout", type=int, default=5, help="the recipe's --timeout (group_join), s")
     ap.add_argument("--num-workers", type=int, default=2)
     ap.add_argument("--out", required=True)
@@ -87,6 +94,7 @@ from equishard.loaders import equal_steps  # noqa: E402
 torch.set_num_threads(1)  # 4 ranks x 3 processes on a 2-core machine
 
 TRAINED = []  # the keys of every step this rank trained, in order
+STOP = {"first": True, "log": None}  # --stop-after: in the first epoch; the steps log
 
 
 class TinyModel(torch.nn.Module):
@@ -98,6 +106,11 @@ class TinyModel(torch.nn.Module):
         self.out = torch.nn.Linear(80, 1)
 
     def forward(self, batch, device):
+        if STOP["log"] is not None:
+            if STOP["first"] and len(TRAINED) == args.stop_after:
+                time.sleep(10 ** 6)  # preempted here: the test kills the job
+            STOP["log"].write(json.dumps({"utts": list(batch["keys"])}) + "\n")
+            STOP["log"].flush()
         TRAINED.append(list(batch["keys"]))
         h = torch.tanh(self.proj(batch["feats"]))
         return {"loss": self.out(h).pow(2).mean()}
@@ -133,6 +146,9 @@ executor_module.update_parameter_and_lr = observed_update
 def main():
     dist.init_process_group("gloo")  # train_utils.init_distributed, torch_ddp on CPU
     rank = dist.get_rank()
+    if args.stop_after is not None:
+        os.makedirs(args.out, exist_ok=True)
+        STOP["log"] = open(os.path.join(args.out, f"steps-rank-{rank}.jsonl"), "a")
     torch.manual_seed(777)
     with open(args.conf) as f:
         dataset_conf = json.load(f)
@@ -161,6 +177,7 @@ def main():
                            join_seconds_max=max((s for s, _ in JOINS), default=0.0),
                            tail_wait=end - (LAST_STEP[-1] if LAST_STEP else start),
                            seconds=end - start))
+        STOP["first"] = False
         dist.destroy_process_group(group_join)
     os.makedirs(args.out, exist_ok=True)
     with open(os.path.join(args.out, f"rank-{rank}.json"), "w") as f:
