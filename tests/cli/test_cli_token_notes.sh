@@ -111,5 +111,18 @@ PY
 else
     echo "SKIP 4: no ../shared/fixtures/tokenizers/qwen2"
 fi
+# the same for a symbol table named in latin-1 given to plan over a table
+# without counts: plan.json names it (its "files" is the file's name; the
+# record was null, the name refused as a JSON string)
+unitsef="$WORK/$(printf 'un\xefts.txt')"
+cp "$WORK/units.txt" "$unitsef"
+expect_exit 0 "$BIN" plan -q -k 2 --symbol-table "$unitsef" -o "$WORK/pef" "$WORK/plain.tsv"
+python3 - "$WORK/pef/plan.json" "$unitsef" <<'PY' || fail "symbol table not UTF-8: $(grep -A3 '"tokenizer"' "$WORK/pef/plan.json")"
+import json, os, sys
+t = json.load(open(sys.argv[1]))['text_tokens']['tokenizer']
+assert t['kind'] == 'wenet_char', t
+assert t['path'].encode('utf-8', 'surrogateescape') == os.fsencode(sys.argv[2]), t
+assert t['files'].encode('utf-8', 'surrogateescape') == os.path.basename(os.fsencode(sys.argv[2])), t
+PY
 
 exit $((failures > 0))
