@@ -301,6 +301,42 @@ START_TEST(test_json_dump)
 }
 END_TEST
 
+/* es_json_load_bytes reads what Python's json.dumps writes for strings that
+ * were bytes decoded with surrogateescape; the bytes expected are Python's
+ * [x.encode("utf-8", "surrogateescape") for x in json.loads(text)["p"]]. Text
+ * jansson refuses stays refused (a lone \udc41 is no byte). */
+START_TEST(test_json_load_bytes)
+{
+    static const char text[] = "{\"p\": [\"a\\udce9\\udcc3\\\"b\", \"x\\u0000y\", "
+                               "\"\\ud83d\\udc80\\udcff\", \"\\\\\\\\udcff\"], \"n\": 1.5}";
+    static const struct {
+        const char *bytes;
+        size_t len;
+    } want[] = {{"a\xe9\xc3\"b", 5}, {"x\0y", 3}, {"\xf0\x9f\x92\x80\xff", 5}, {"\\\\udcff", 7}};
+    json_t *doc = es_json_load_bytes(text, sizeof text - 1, JSON_REJECT_DUPLICATES, NULL);
+    ck_assert_ptr_nonnull(doc);
+    json_t *p = json_object_get(doc, "p");
+    ck_assert_int_eq(json_array_size(p), 4);
+    for (size_t i = 0; i < 4; i++) {
+        json_t *s = json_array_get(p, i);
+        ck_assert_uint_eq(json_string_length(s), want[i].len);
+        ck_assert_mem_eq(json_string_value(s), want[i].bytes, want[i].len);
+    }
+    ck_assert(json_real_value(json_object_get(doc, "n")) == 1.5);
+    /* and written back as it was read (es_json_dump's \u0000 for NUL) */
+    es_strbuf got = {0};
+    ck_assert_int_eq(es_json_dump(&got, p, JSON_COMPACT), 0);
+    ck_assert_str_eq(got.buf, "[\"a\\udce9\\udcc3\\\"b\",\"x\\u0000y\",\"\xf0\x9f\x92\x80\\udcff\","
+                              "\"\\\\\\\\udcff\"]");
+    es_strbuf_release(&got);
+    json_decref(doc);
+    static const char *const bad[] = {"[\"\\udc41\"]", "[\"\\udcff\"", "{\"a\": 1, \"a\": 2}"};
+    for (size_t i = 0; i < 3; i++)
+        ck_assert_ptr_null(
+            es_json_load_bytes(bad[i], strlen(bad[i]), JSON_REJECT_DUPLICATES, NULL));
+}
+END_TEST
+
 /* ---- grow -------------------------------------------------------------------- */
 
 START_TEST(test_grow)
@@ -867,6 +903,7 @@ static Suite *core_suite(void)
     tcase_add_test(files, test_line_reader_too_long);
     tcase_add_test(files, test_line_reader_out_of_memory);
     tcase_add_test(files, test_json_dump);
+    tcase_add_test(files, test_json_load_bytes);
     tcase_add_test(files, test_atomic_commit_and_abort);
     tcase_add_test(files, test_atomic_missing_dir);
     tcase_add_test(files, test_file_digest_identity);

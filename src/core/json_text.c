@@ -1,6 +1,7 @@
 #include "core/json_text.h"
 
 #include <stdint.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -200,4 +201,119 @@ static int dump(es_strbuf *sb, const json_t *v, size_t flags, int depth)
 int es_json_dump(es_strbuf *sb, const json_t *v, size_t flags)
 {
     return dump(sb, v, flags, 0) || sb->oom ? -1 : 0;
+}
+
+/* ---- reading it back ------------------------------------------------------------ */
+
+/* jansson refuses lone surrogates, so es_json_load_bytes hands it a copy where
+ * \udcXX (XX 80..ff) is \u0000 followed by the two hex digits XX, and a real
+ * \u0000 is \u0000 followed by "00"; loaded with JSON_ALLOW_NUL, every NUL in a
+ * string is then such a mark, decoded below. Escapes only occur in strings, so
+ * the rewrite needs no parse; a surrogate pair (\ud83d\udc80) is left whole. */
+
+static int hex4(const char *s, size_t n, size_t i, unsigned *v)
+{
+    if (n - i < 4)
+        return 0;
+    *v = 0;
+    for (size_t k = 0; k < 4; k++) {
+        char c = s[i + k];
+        unsigned d = c >= '0' && c <= '9'   ? (unsigned)(c - '0')
+                     : c >= 'a' && c <= 'f' ? (unsigned)(c - 'a' + 10)
+                     : c >= 'A' && c <= 'F' ? (unsigned)(c - 'A' + 10)
+                                            : 16;
+        if (d == 16)
+            return 0;
+        *v = *v << 4 | d;
+    }
+    return 1;
+}
+
+static void mark_escapes(es_strbuf *sb, const char *s, size_t n)
+{
+    size_t from = 0;
+    for (size_t i = 0; i + 1 < n; i++) {
+        if (s[i] != '\\')
+            continue;
+        unsigned v, w;
+        if (s[i + 1] != 'u' || !hex4(s, n, i + 2, &v)) {
+            i++; /* \" \\ \n …: the escaped character is not a backslash */
+            continue;
+        }
+        if (v >= 0xD800 && v <= 0xDBFF && n - i >= 12 && s[i + 6] == '\\' && s[i + 7] == 'u' &&
+            hex4(s, n, i + 8, &w) && w >= 0xDC00 && w <= 0xDFFF) {
+            i += 11; /* a pair: one code point, jansson reads it */
+            continue;
+        }
+        if (v == 0 || (v >= 0xDC80 && v <= 0xDCFF)) {
+            es_strbuf_append(sb, s + from, i - from);
+            es_strbuf_puts(sb, "\\u0000");
+            es_strbuf_putc(sb, hex_lower[v >> 4 & 15]);
+            es_strbuf_putc(sb, hex_lower[v & 15]);
+            from = i + 6;
+        }
+        i += 5;
+    }
+    es_strbuf_append(sb, s + from, n - from);
+}
+
+static int hex_digit(char c)
+{
+    return c >= '0' && c <= '9' ? c - '0' : c - 'a' + 10;
+}
+
+/* v's strings with their marks decoded, in place; -1 when out of memory. */
+static int unmark(json_t *v)
+{
+    if (json_is_string(v)) {
+        const char *s = json_string_value(v);
+        size_t n = json_string_length(v);
+        if (!memchr(s, '\0', n))
+            return 0;
+        char *out = malloc(n), *w = out;
+        if (!out)
+            return -1;
+        for (size_t i = 0; i < n; i++) {
+            if (s[i] != '\0') {
+                *w++ = s[i];
+                continue;
+            }
+            *w++ = (char)(hex_digit(s[i + 1]) << 4 | hex_digit(s[i + 2]));
+            i += 2;
+        }
+        int rc = json_string_setn_nocheck(v, out, (size_t)(w - out));
+        free(out);
+        return rc;
+    }
+    if (json_is_array(v)) {
+        for (size_t i = 0; i < json_array_size(v); i++)
+            if (unmark(json_array_get(v, i)))
+                return -1;
+    } else if (json_is_object(v)) {
+        for (void *it = json_object_iter(v); it; it = json_object_iter_next(v, it))
+            if (unmark(json_object_iter_value(it)))
+                return -1;
+    }
+    return 0;
+}
+
+json_t *es_json_load_bytes(const char *text, size_t n, size_t flags, json_error_t *err)
+{
+    es_strbuf sb = {0};
+    mark_escapes(&sb, text, n);
+    if (sb.oom) {
+        es_strbuf_release(&sb);
+        if (err)
+            snprintf(err->text, sizeof err->text, "out of memory");
+        return NULL;
+    }
+    json_t *v = json_loadb(sb.buf ? sb.buf : "", sb.len, flags | JSON_ALLOW_NUL, err);
+    es_strbuf_release(&sb);
+    if (v && unmark(v)) {
+        json_decref(v);
+        v = NULL;
+        if (err)
+            snprintf(err->text, sizeof err->text, "out of memory");
+    }
+    return v;
 }

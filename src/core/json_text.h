@@ -41,4 +41,13 @@ json_t *es_json_bytes(const char *s);
  * (sb->oom) or v is NULL somewhere. */
 int es_json_dump(es_strbuf *sb, const json_t *v, size_t flags);
 
+/* The reader of such text: text[0..n) loaded by json_loadb(flags) into a
+ * document whose strings hold the bytes es_json_escape was given, \udcXX read
+ * back as byte XX (0x80..0xff) and \u0000 as a NUL byte (json_string_length
+ * counts it); write it with es_json_dump. Object keys are as jansson reads them
+ * (UTF-8, no NUL, no \udcXX). NULL for text that is not such JSON, or when out
+ * of memory (err, when given, says which, its positions those of a rewritten
+ * copy). */
+json_t *es_json_load_bytes(const char *text, size_t n, size_t flags, json_error_t *err);
+
 #endif

@@ -39,6 +39,7 @@
 #include "core/file_digest.h"
 #include "core/file_stream.h"
 #include "core/grow.h"
+#include "core/json_text.h"
 
 enum {
     CHUNK = 1 << 20,  /* initial line buffer; grows for longer lines */
@@ -563,10 +564,11 @@ static int parse_version(parser *p, const char *s, size_t n)
                       "not an equishard cost table (expected " ES_COSTS_MAGIC_LINE ")");
 }
 
-/* 1 when text[0..n) is a tokenizer record as measure writes it (text/tok_identity.h). */
+/* 1 when text[0..n) is a tokenizer record as measure writes it
+ * (text/tok_identity.h): its paths may hold \udcXX, a byte that is not UTF-8. */
 static int tokenizer_record(const char *text, size_t n)
 {
-    json_t *o = json_loadb(text, n, JSON_REJECT_DUPLICATES, NULL);
+    json_t *o = es_json_load_bytes(text, n, JSON_REJECT_DUPLICATES, NULL);
     static const char *const keys[] = {"kind", "path", "files", "specials", "digest"};
     int ok = json_is_object(o) && json_is_integer(json_object_get(o, "vocab_size"));
     for (size_t i = 0; ok && i < sizeof keys / sizeof keys[0]; i++)

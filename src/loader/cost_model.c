@@ -1,5 +1,6 @@
 #include "loader/cost_model.h"
 
+#include "core/json_text.h"
 #include "costs/cost_table.h"
 
 #include <jansson.h>
@@ -133,7 +134,8 @@ json_t *es_token_report(const es_cost_model *m, const es_token_gap_counts *g, co
                         json_t *tokenizer, const char *table_tokenizer)
 {
     if (!tokenizer && table_tokenizer)
-        tokenizer = json_loads(table_tokenizer, 0, NULL);
+        /* its paths may hold \udcXX (not UTF-8), which json_loads refuses */
+        tokenizer = es_json_load_bytes(table_tokenizer, strlen(table_tokenizer), 0, NULL);
     json_t *o = json_pack("{s:o, s:s, s:I, s:I}", "tokenizer", tokenizer ? tokenizer : json_null(),
                           "count", m->token_chars > 0 ? "text_len" : "text_tokens",
                           "rows_counted", (json_int_t)g->counted, "rows_without",

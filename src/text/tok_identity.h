@@ -8,10 +8,11 @@
 #include "text/tok_model.h"
 
 /* {"kind", "path", "files", "vocab_size", "specials", "digest": "xxh3-64:…"};
- * strings that are not UTF-8 carry U+FFFD for the bad bytes. NULL when out of
- * memory. */
+ * path and files are es_json_bytes strings (their bytes as they are, UTF-8 or
+ * not). NULL when out of memory. */
 json_t *es_tok_identity(const tok_model *m);
-/* The same as one line of compact JSON (malloc'd; NULL when out of memory). */
+/* The same as one line of compact JSON written by es_json_dump (bytes that are
+ * not UTF-8 as \udcXX; malloc'd; NULL when out of memory). */
 char *es_tok_identity_text(const tok_model *m);
 
 #endif

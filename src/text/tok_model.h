@@ -3,7 +3,9 @@
  * (../shared/fixtures/tokenizers/qwen2/PROVENANCE.md). The pipeline, top-down:
  *
  *   tok_added.c   added tokens split out of the raw text (leftmost-longest)
- *   tokenizer.c   each remaining segment: UTF-8 check, NFC (libutf8proc)
+ *   tokenizer.c   each remaining segment: UTF-8 check, then NFC
+ *   tok_nfc.c     NFC as HF computes it (libutf8proc, code points newer than
+ *                 Unicode 9.0 left as HF's tables leave them)
  *   tok_pretok.c  Qwen2's Split regex as a scanner over Unicode properties
  *   tok_bpe.c     bytes → ids by merge rank, with a per-word cache
  *
@@ -172,6 +174,10 @@ int tok_add_specials(es_context *ctx, tok_model *m, const char *which);
 int tok_specials_resolve(tok_model *m, const tok_vocab *v);
 /* Changes when that list does (tok_cache.c keeps special ids by position). */
 uint64_t tok_specials_digest(void);
+
+/* tok_nfc.c: st->cps = the NFC of text[0..n) (valid UTF-8) as HF's normalizer
+ * computes it; the count, or -1 when out of memory. */
+long tok_nfc(tok_state *st, const char *text, size_t n);
 
 /* tok_pretok.c: classes and the Qwen2 split. */
 enum { TOK_L = 1, TOK_N = 2, TOK_WS = 4, TOK_CRLF = 8 };

@@ -1,7 +1,7 @@
 /* The encoding pipeline HF runs for CosyVoice's Qwen2 tokenizer, and the public
  * API (es_tokenizer_*). Per text: check UTF-8 (strictly, as Python's decode
  * does: such text never reaches the recipe's tokenizer); cut out added tokens
- * on the raw text; NFC each remaining segment; split it with Qwen2's
+ * on the raw text; NFC each remaining segment (as HF's, tok_nfc.c); split it with Qwen2's
  * pre-tokenizer; BPE each piece's bytes. */
 #include "text/tokenizer.h"
 
@@ -74,19 +74,10 @@ static long segment_cps(tok_state *st, const char *s, size_t n, int *plain)
         st->off[k] = (uint32_t)n;
         return (long)k;
     }
-    int opts = UTF8PROC_STABLE | UTF8PROC_COMPOSE;
-    utf8proc_ssize_t m = utf8proc_decompose(u, (utf8proc_ssize_t)n, st->cps,
-                                            (utf8proc_ssize_t)st->cap_cps, opts);
-    if (m > (utf8proc_ssize_t)st->cap_cps) {
-        p = st->cps;
-        if (reserve(&p, &st->cap_cps, (size_t)m, sizeof *st->cps))
-            return -1;
-        st->cps = p;
-        m = utf8proc_decompose(u, (utf8proc_ssize_t)n, st->cps, (utf8proc_ssize_t)st->cap_cps, opts);
-    }
+    long m = tok_nfc(st, s, n);
     if (m < 0)
         return -1;
-    k = (size_t)utf8proc_normalize_utf32(st->cps, m, opts);
+    k = (size_t)m;
     r = st->cls;
     if (reserve(&r, &st->cap_cls, k + 1, 1))
         return -1;

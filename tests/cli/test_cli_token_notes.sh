@@ -76,4 +76,53 @@ sed '2s/"kind"/"kinds"/' "$WORK/char.tsv" >"$WORK/damaged.tsv"
 expect_exit 2 "$BIN" plan -k 2 -o "$WORK/pd" "$WORK/damaged.tsv"
 grep -q "damaged.tsv: line 2: tokenizer: expected a JSON object" "$WORK/err" || fail "damaged: $(cat "$WORK/err")"
 
+# 4. a tokenizer folder whose path is not UTF-8 (byte 0xff): the record writes
+# the byte \udcff as every JSON output does, so Python's json.loads and
+# .encode("utf-8", "surrogateescape") give back the exact path bytes; plan.json,
+# simulate's and validate's JSON keep it, and a table measured again with the
+# same tokenizer concatenates with it.
+qwen2=
+for d in "$ES_SOURCE_ROOT/../shared/fixtures/tokenizers/qwen2" "$ES_SOURCE_ROOT/shared/fixtures/tokenizers/qwen2"; do
+    [[ -d $d ]] && { qwen2=$d; break; }
+done
+if [[ -n $qwen2 ]]; then
+    tokff="$WORK/$(printf 'tok\xff')"
+    cp -r "$qwen2" "$tokff"
+    expect_exit 0 "$BIN" measure --root "$A" --tokenizer "$tokff" -o "$WORK/ff.tsv" "$A/kaldi"
+    expect_exit 0 "$BIN" measure --root "$A" --tokenizer "$tokff" -o "$WORK/ff2.tsv" "$A/kaldi"
+    cat "$WORK/ff.tsv" "$WORK/ff2.tsv" >"$WORK/ffcat.tsv"
+    expect_exit 0 "$BIN" plan -q -k 2 -o "$WORK/pff" "$WORK/ff.tsv"
+    expect_exit 0 "$BIN" simulate -q --loader cosyvoice -k 2 --no-plan -o "$WORK/simff.json" "$WORK/ff.tsv"
+    expect_exit 0 "$BIN" validate -q --costs "$WORK/ffcat.tsv" --json "$WORK/valff.json"
+    python3 - "$WORK/ff.tsv" "$tokff" "$WORK/pff/plan.json" "$WORK/simff.json" "$WORK/valff.json" <<'PY' \
+        || fail "tokenizer path not UTF-8: $(sed -n 2p "$WORK/ff.tsv")"
+import json, os, sys
+line = open(sys.argv[1], 'rb').read().split(b'\n')[1].decode('utf-8')   # UTF-8 throughout
+assert line.startswith('# tokenizer: ') and '\\udcff' in line and '\ufffd' not in line, line
+ident = json.loads(line[len('# tokenizer: '):])
+want = os.fsencode(sys.argv[2])
+assert ident['path'].encode('utf-8', 'surrogateescape') == want, ident
+p = json.load(open(sys.argv[3]))['text_tokens']['tokenizer']
+s = json.load(open(sys.argv[4]))['text_tokens']['tokenizer']
+v = json.load(open(sys.argv[5]))['summary']['text_tokens']['tokenizer']
+assert p == s == v == ident, (p, s, v, ident)
+assert p['path'].encode('utf-8', 'surrogateescape') == want, p
+PY
+else
+    echo "SKIP 4: no ../shared/fixtures/tokenizers/qwen2"
+fi
+# the same for a symbol table named in latin-1 given to plan over a table
+# without counts: plan.json names it (its "files" is the file's name; the
+# record was null, the name refused as a JSON string)
+unitsef="$WORK/$(printf 'un\xefts.txt')"
+cp "$WORK/units.txt" "$unitsef"
+expect_exit 0 "$BIN" plan -q -k 2 --symbol-table "$unitsef" -o "$WORK/pef" "$WORK/plain.tsv"
+python3 - "$WORK/pef/plan.json" "$unitsef" <<'PY' || fail "symbol table not UTF-8: $(grep -A3 '"tokenizer"' "$WORK/pef/plan.json")"
+import json, os, sys
+t = json.load(open(sys.argv[1]))['text_tokens']['tokenizer']
+assert t['kind'] == 'wenet_char', t
+assert t['path'].encode('utf-8', 'surrogateescape') == os.fsencode(sys.argv[2]), t
+assert t['files'].encode('utf-8', 'surrogateescape') == os.path.basename(os.fsencode(sys.argv[2])), t
+PY
+
 exit $((failures > 0))

@@ -144,5 +144,125 @@ k = json.load(open('$WORK/plan-tok/plan.json'))['text_tokens']['tokenizer']
 assert t['kind'] == 'qwen2_bpe' and t['digest'] == k['digest'] and t['vocab_size'] == k['vocab_size'], (t, k)
 " || fail "plan.json tokenizer record"
 
+# 7. NFC as HF's normalizer computes it: the unicode-normalization-alignments
+#    crate HF tokenizers uses has Unicode 9.0 tables, so a code point added
+#    since (combining marks of Unicode 10-14 here; DerivedAge) has combining
+#    class 0 and neither decomposes nor composes, where libutf8proc reorders
+#    and composes around it. truth.jsonl has no such code point, so the ids
+#    expected come from an independent Python tokenizer: NFC written out from
+#    the Unicode algorithm over Python's unicodedata with that rule applied to
+#    the listed code points, then the Split regex (Python `regex`), byte-level
+#    and rank-order BPE over vocab.json/merges.txt. It is checked first against
+#    truth.jsonl (HF's own ids) on every record without an added token.
+python3 - "$TOK" >"$WORK/nfc9.jsonl" <<'PY' || fail "HF NFC oracle: $(tail -3 "$WORK/nfc9.jsonl")"
+import json, sys, unicodedata
+import regex
+tok = sys.argv[1]
+# Added after Unicode 9.0 (DerivedAge.txt): U+07FD 11.0, U+1DF6 10.0,
+# U+1ABF and U+11930/U+11935/U+11938 13.0, U+1DFA and U+0898 14.0.
+NEW = {0x07FD, 0x1DF6, 0x1ABF, 0x11930, 0x11935, 0x11938, 0x1DFA, 0x0898}
+try:
+    for line in open('/usr/share/unicode/DerivedAge.txt', encoding='utf-8'):
+        f = line.split('#')[0].split(';')
+        if len(f) == 2:
+            a, _, b = f[0].strip().partition('..')
+            for c in NEW & set(range(int(a, 16), int(b or a, 16) + 1)):
+                assert float(f[1]) > 9.0, (hex(c), f[1])
+except FileNotFoundError:
+    pass
+
+def ccc(c):
+    return 0 if c in NEW else unicodedata.combining(chr(c))
+
+def decompose(c):
+    if 0xAC00 <= c < 0xAC00 + 11172:  # Hangul syllables: L V [T]
+        s = c - 0xAC00
+        return [0x1100 + s // 588, 0x1161 + s % 588 // 28] + ([0x11A7 + s % 28] if s % 28 else [])
+    d = '' if c in NEW else unicodedata.decomposition(chr(c))
+    if not d or d.startswith('<'):
+        return [c]
+    return [x for p in d.split() for x in decompose(int(p, 16))]
+
+def excluded(c):  # Full_Composition_Exclusion (stable since Unicode 3.1)
+    return unicodedata.normalize('NFC', chr(c)) != chr(c)
+
+PAIRS = {}
+for c in range(0x110000):
+    d = unicodedata.decomposition(chr(c)) if c not in NEW else ''
+    if d and not d.startswith('<') and len(d.split()) == 2 and not excluded(c):
+        PAIRS[tuple(int(p, 16) for p in d.split())] = c
+
+def pair(a, b):
+    if 0x1100 <= a < 0x1100 + 19 and 0x1161 <= b < 0x1161 + 21:
+        return 0xAC00 + ((a - 0x1100) * 21 + b - 0x1161) * 28
+    if 0xAC00 <= a < 0xAC00 + 11172 and (a - 0xAC00) % 28 == 0 and 0x11A7 < b < 0x11A7 + 28:
+        return a + b - 0x11A7
+    return PAIRS.get((a, b))
+
+def nfc(s):
+    cps = [x for ch in s for x in decompose(ord(ch))]
+    for i in range(1, len(cps)):  # canonical ordering: a stable insertion sort of each run
+        j = i
+        while j > 0 and ccc(cps[j]) and ccc(cps[j - 1]) > ccc(cps[j]):
+            cps[j - 1], cps[j] = cps[j], cps[j - 1]
+            j -= 1
+    out, starter, last = [], None, 0
+    for c in cps:
+        k = ccc(c)
+        p = pair(out[starter], c) if starter is not None and (len(out) - 1 == starter or 0 < last < k) else None
+        if p:
+            out[starter] = p
+            continue
+        if k == 0:
+            starter = len(out)
+        last = k
+        out.append(c)
+    return ''.join(map(chr, out))
+
+bs = list(range(ord('!'), ord('~') + 1)) + list(range(0xA1, 0xAD)) + list(range(0xAE, 0x100))
+rest = [b for b in range(256) if b not in bs]  # GPT-2's bytes_to_unicode
+byte_char = {b: chr(c) for b, c in zip(bs + rest, bs + [256 + n for n in range(len(rest))])}
+vocab = json.load(open(tok + '/qwen2/vocab.json', encoding='utf-8'))
+ranks = {tuple(l.split()): i for i, l in enumerate(open(tok + '/qwen2/merges.txt', encoding='utf-8').read().split('\n')[1:]) if l}
+PAT = regex.compile(r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+""")
+
+def bpe(word):
+    parts = [byte_char[b] for b in word.encode('utf-8')]
+    while len(parts) > 1:
+        r, i = min((ranks.get((parts[i], parts[i + 1]), 1 << 30), i) for i in range(len(parts) - 1))
+        if r == 1 << 30:
+            break
+        parts[i:i + 2] = [parts[i] + parts[i + 1]]
+    return [vocab[p] for p in parts]
+
+def ids(text):
+    return [i for w in PAT.findall(nfc(text)) for i in bpe(w)]
+
+added = [l.split('\t', 1)[1].rstrip('\n') for l in open(tok + '/qwen2/added_tokens_cosyvoice2.tsv', encoding='utf-8')]
+checked = 0
+for line in open(tok + '/truth.jsonl', encoding='utf-8'):
+    t = json.loads(line)
+    if not any(a in t['text'] for a in added) and not regex.search(r'[\x1c-\x1f]', t['text']):
+        assert ids(t['text']) == t['ids'], t['id']
+        checked += 1
+assert checked > 500, checked
+texts = ['a\u1abf\u0301', 'x\u0301\u1abf', 'e\u0301\u1dfa\u0323 caf\u00e9',
+         '\U00011935\U00011930 \U00011938', '\u0301\u1abfa\u0301b', 'o\u0308\u1df6\u0304 \u4f60\u597d\u0898\u0651\u064e',
+         '\u07fd\u0323 \u0627\u0651\u07fd\u064e', 'q\u0323\u1dfa\u0307\u1abf\u0302']
+for t in texts:
+    # the rule changes each of them: Python's own NFC (Unicode 14) differs
+    assert nfc(t) != unicodedata.normalize('NFC', t), ascii(t)
+    print(json.dumps({'text': t, 'ids': ids(t)}))
+PY
+expect_exit 0 "$BIN" tokenize --tokenizer "$TOK/qwen2" --jsonl "$WORK/nfc9.jsonl"
+python3 - "$WORK/nfc9.jsonl" "$WORK/out" <<'PY' || fail "NFC as HF: $(cat "$WORK/out")"
+import json, sys
+want = [json.loads(l) for l in open(sys.argv[1], encoding='utf-8')]
+got = [json.loads(l) for l in open(sys.argv[2], encoding='utf-8')]
+assert len(want) == 8 and len(got) == 8, (len(want), len(got))
+bad = [(ascii(w['text']), w['ids'], g['ids']) for w, g in zip(want, got) if g['ids'] != w['ids']]
+assert not bad, bad
+PY
+
 ((failures == 0)) || exit 1
 echo "tokenize: all passed"
