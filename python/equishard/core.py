@@ -319,14 +319,37 @@ Paths = typing.Union[PathArg, typing.Iterable[PathArg]]
 def measure(lists: Paths, threads: int = 0, root: typing.Optional[PathArg] = None,
             on_error: typing.Union[str, int] = "fail", hash: typing.Union[bool, int] = False,
             tokenizer: "typing.Optional[Tokenizer]" = None,
-            recipe: "typing.Union[None, Recipe, PathArg]" = None) -> "CostTable":
+            recipe: "typing.Union[None, Recipe, PathArg]" = None, *,
+            utt_emb: typing.Optional[PathArg] = None, spk_emb: typing.Optional[PathArg] = None,
+            utt_keys: typing.Optional[PathArg] = None, spk_keys: typing.Optional[PathArg] = None,
+            speech_tokens: typing.Optional[PathArg] = None) -> "CostTable":
     """es_measure over shard lists, shards, raw lists or Kaldi dirs -> CostTable;
     with tokenizer (an equishard.Tokenizer) every row's text_tokens is counted;
     recipe (an equishard.Recipe or its yaml's path): its tokenizer, when none is given.
-    threads 0: every core (`equishard measure -j`); on_error "fail" or "skip"."""
+    threads 0: every core (`equishard measure -j`); on_error "fail" or "skip".
+    utt_emb/spk_emb (with utt_keys/spk_keys for .npy; root also resolves
+    inside their lists): the rows' utt_emb/spk_emb flags
+    (es_cost_table_mark_embeddings, --utt-emb/--spk-emb); speech_tokens:
+    utt2speech_token.pt's counts (--speech-tokens)."""
     lists = _args.paths("measure: lists", lists)
     tokenizer = _recipe.tokenizer_for(_recipe.as_recipe(recipe), lists, tokenizer)
-    return _table_from(lib().es_measure, "measure", lists, threads, root, on_error, hash, tokenizer)
+    src = _apply(_ffi.EmbSources(), {k: v for k, v in (("utt_emb", utt_emb), ("spk_emb", spk_emb),
+                                                       ("utt_keys", utt_keys),
+                                                       ("spk_keys", spk_keys), ("root", root))
+                                     if v is not None}, "measure")
+    tokens = _args.path("measure: speech_tokens", speech_tokens, optional=True)
+    table = _table_from(lib().es_measure, "measure", lists, threads, root, on_error, hash,
+                        tokenizer)
+    try:
+        with table._use() as t, _Context() as ctx:
+            if src.utt_emb or src.spk_emb:  # before the speech tokens, as the CLI
+                ctx.check(lib().es_cost_table_mark_embeddings(ctx.ptr, t, byref(src)))
+            if tokens is not None:
+                ctx.check(lib().es_cost_table_set_speech_tokens(ctx.ptr, t, tokens, None))
+    except BaseException:
+        table.close()
+        raise
+    return table
 
 
 @settings_api(_MEASURE_GROUPS, _measure_defaults, cost_model=False)
@@ -708,6 +731,8 @@ def simulate(table: "typing.Union[None, CostTable, Paths]" = None,
             s.plan_dir = plan_path
     elif table is None:
         raise ValueError("simulate: give a table (a CostTable or paths) or plan=")
+    if workers is not None:  # 0 is 1, as --workers 0 (one process, no DataLoader workers)
+        workers = _args.integer("simulate: workers", workers, _args.UINT32) or 1
     given = {k: v for k, v in (("world_size", world_size), ("workers", workers)) if v is not None}
     if plan is None:
         given = dict(dict(world_size=1, workers=1), **given)
@@ -908,6 +933,9 @@ def validate(lists: "typing.Union[None, CostTable, Paths]" = None,
     lib().es_simulate_defaults(byref(sim), _args.enum("validate: loader", loader, ENUMS["loader"]))
     data.model = sim.model
     _recipe.apply(recipe, "validate_data", data)
+    if "workers" in settings:  # 0 is 1, as --workers 0
+        settings["workers"] = _args.integer("validate: workers", settings["workers"],
+                                            _args.UINT32) or 1
     _apply(data, {k: v for k, v in settings.items()
                   if k not in _SOURCE_FIELDS and k not in _VALIDATE_FIELDS}, "validate")
     tokens = _args.path("validate: speech_tokens", speech_tokens, optional=True)

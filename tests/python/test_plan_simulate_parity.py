@@ -151,6 +151,29 @@ class PlanSimulateParityTest(unittest.TestCase):
         self.assert_same_simulate(["--recipe", CV2_YAML, "-k", "2"], [self.pq_costs],
                                   recipe=CV2_YAML, world_size=2)
 
+    # ---- measure ----------------------------------------------------------------
+
+    def assert_same_table(self, cli_args, inputs, where=CORPUS, **kwargs):
+        out = os.path.join(self.tmp, "m.tsv")
+        run = subprocess.run([CLI, "measure", "-q", *cli_args, "-o", out + ".cli", *inputs],
+                             cwd=where, capture_output=True, text=True)
+        self.assertEqual(run.returncode, 0, run.stderr)
+        with cwd(where), equishard.measure(list(inputs), **kwargs) as t:
+            t.write(out)
+        with open(out, "rb") as a, open(out + ".cli", "rb") as b:
+            self.assertEqual(a.read(), b.read())
+
+    def test_measure_tables(self):
+        self.assert_same_table(["--hash", "-j", "1"], ["shards/shards.list", "raw.list"],
+                               hash=True, threads=1)
+        self.assert_same_table(["--root", CORPUS, "--on-error", "skip"],
+                               [os.path.join(CORPUS, "shards", "shards.list"), self.bad],
+                               where=self.tmp, root=CORPUS, on_error="skip")
+        emb, spk = (os.path.join(KALDI, n) for n in ("utt2embedding.pt", "spk2embedding.pt"))
+        tokens = os.path.join(KALDI, "utt2speech_token.pt")
+        self.assert_same_table(["--utt-emb", emb, "--spk-emb", spk, "--speech-tokens", tokens],
+                               ["kaldi"], utt_emb=emb, spk_emb=spk, speech_tokens=tokens)
+
     # ---- simulate ---------------------------------------------------------------
 
     def assert_same_simulate(self, cli_args, inputs, where=CORPUS, **kwargs):
@@ -179,6 +202,13 @@ class PlanSimulateParityTest(unittest.TestCase):
         self.assert_same_simulate(["--loader", "wenet", "-k", "4", "--root", CORPUS],
                                   [os.path.join(CORPUS, "raw.list")], where=self.tmp,
                                   loader="wenet", world_size=4, root=CORPUS)
+
+    def test_simulate_workers_0_is_1(self):
+        """--workers 0 reads as 1 (no DataLoader workers): workers=0 too."""
+        j = self.assert_same_simulate(["--loader", "cosyvoice", "-k", "2", "-w", "0"],
+                                      ["shards/shards.list"], loader="cosyvoice", world_size=2,
+                                      workers=0)
+        self.assertEqual(j["parameters"]["workers"], 1)
 
     def test_simulate_a_plan_without_inputs(self):
         """--plan OUTDIR with no inputs replays plan.json's inputs (shard) or
