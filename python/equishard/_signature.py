@@ -73,9 +73,9 @@ class _Default:
         return repr(v)
 
 
-def fields(struct, skip=()):
+def fields(struct):
     """[(name, ctypes type)] of the settings a caller may set, in header order."""
-    return [(f, t) for f, t in struct._fields_ if f not in HIDDEN and f not in skip
+    return [(f, t) for f, t in struct._fields_ if f not in HIDDEN
             and t is not ctypes.c_void_p and not isinstance(t, type(ctypes.CFUNCTYPE(None)))]
 
 
@@ -108,8 +108,8 @@ def defaults_of(make):
 
 
 def settings_api(groups, read_defaults, cost_model=True, note=""):
-    """Decorator: groups is [(C name, ctypes structure, fields to leave out)],
-    read_defaults a defaults_of() reader. The function keeps its own parameters
+    """Decorator: groups is [(C name, ctypes structure, {field: the parameter
+    that sets it instead}), ...], read_defaults a defaults_of() reader. The function keeps its own parameters
     (their defaults are its own) and its **settings; the fields of the groups
     it does not name become keyword-only parameters after them."""
     def wrap(fn):
@@ -120,17 +120,18 @@ def settings_api(groups, read_defaults, cost_model=True, note=""):
         extra, lines = [], []
         groups_all = list(groups)
         if cost_model:
-            groups_all.append(("es_cost_model", _ffi.CostModel, ()))
+            groups_all.append(("es_cost_model", _ffi.CostModel, {}))
         try:
             defaults = read_defaults()
         except Exception:  # no library at import: the defaults are named, not shown
             defaults = {}
         for cname, struct, skip in groups_all:
             lines.append(f"  {cname}:")
-            for f, t in fields(struct, skip):
+            for f, t in fields(struct):
                 d = repr(defaults[f]) if f in defaults else "the library's"
-                lines.append(f"    {f}: {c_type(f, t)} = {d}")
-                if f in have:
+                via = f" (set by {skip[f]}=)" if f in skip else ""
+                lines.append(f"    {f}: {c_type(f, t)} = {d}{via}")
+                if f in have or f in skip:
                     continue
                 have.add(f)
                 extra.append(inspect.Parameter(f, inspect.Parameter.KEYWORD_ONLY,
@@ -146,7 +147,6 @@ def settings_api(groups, read_defaults, cost_model=True, note=""):
             "\n\n    Settings (keyword-only; name: C type = default, from the header's "
             "structures;\n    an unknown name raises TypeError naming it)" +
             (f"; {note}" if note else "") + ":\n" + "\n".join("  " + x for x in lines) + "\n")
-        fn.__wrapped_settings__ = [f for _, s, skip in groups_all for f, _ in fields(s, skip)]
         return fn
     return wrap
 

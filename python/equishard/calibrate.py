@@ -56,7 +56,7 @@ class Calibration(_Handle):
             ctx.check(lib().es_calibration_write_json(ctx.ptr, p, b, arr, n))
 
 
-@settings_api([("es_calibrate_settings", _ffi.CalibrateSettings, ())],
+@settings_api([("es_calibrate_settings", _ffi.CalibrateSettings, {})],
               defaults_of(lib_defaults((_ffi.CalibrateSettings, "es_calibrate_defaults", ()))))
 def calibrate(table, logs, **settings):
     """es_calibrate. table: a CostTable or paths (cost tables); logs: step-log

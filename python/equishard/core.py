@@ -310,7 +310,7 @@ def _table_from(fn, owner, inputs, threads, root, on_error, hash, tokenizer=None
     return CostTable(out.value)
 
 
-_MEASURE_GROUPS = [("es_measure_settings", _ffi.MeasureSettings, ())]
+_MEASURE_GROUPS = [("es_measure_settings", _ffi.MeasureSettings, {})]
 _measure_defaults = defaults_of(lib_defaults((_ffi.MeasureSettings, "es_measure_defaults", ())))
 Paths = typing.Union[PathArg, typing.Iterable[PathArg]]
 
@@ -535,7 +535,7 @@ class Plan(_Handle):
             ctx.check(lib().es_plan_write(ctx.ptr, p, out, arr, n))
 
 
-@settings_api([("es_plan_settings", _ffi.PlanSettings, ())],
+@settings_api([("es_plan_settings", _ffi.PlanSettings, {})],
               defaults_of(lib_defaults((_ffi.PlanSettings, "es_plan_defaults", ()))))
 def plan(table: "typing.Union[CostTable, Paths]", world_size: int, workers: int = 1,
          mode: typing.Union[str, int] = "shard",
@@ -685,7 +685,7 @@ def _plan_inputs(plan_dir, mode):
 
 
 @settings_api([("es_simulate_settings", _ffi.SimulateSettings,
-                ("epoch_first", "epoch_last", "plan_dir"))], _SIM_DEFAULTS,
+                dict(epoch_first="epochs", epoch_last="epochs", plan_dir="plan"))], _SIM_DEFAULTS,
               note="defaults of the cosyvoice loader (wenet's: frame_rate 100, min_length 0)")
 def simulate(table: "typing.Union[None, CostTable, Paths]" = None,
              loader: typing.Union[None, str, int] = None,
@@ -888,9 +888,9 @@ def _embedded_sources(src, inputs, table):
                          "embedding columns in the lists) and no utterances")
 
 
-@settings_api([("es_emb_sources", _ffi.EmbSources, ("root",)),
-               ("es_validate_settings", _ffi.ValidateSettings, ()),
-               ("es_validate_data_settings", _ffi.ValidateDataSettings, ())],
+@settings_api([("es_emb_sources", _ffi.EmbSources, {}),
+               ("es_validate_settings", _ffi.ValidateSettings, {}),
+               ("es_validate_data_settings", _ffi.ValidateDataSettings, {})],
               defaults_of(lib_defaults((_ffi.EmbSources, None, ()),
                                        (_ffi.ValidateSettings, "es_validate_defaults", ()),
                                        (_ffi.ValidateDataSettings, "es_validate_data_defaults",
