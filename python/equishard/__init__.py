@@ -10,7 +10,8 @@ docs/PYTHON.md. Nothing beyond the standard library is needed at run time.
         p.write("plan")
 
 `equishard.loaders` (CosyVoice / WeNet drop-ins that read a plan's OUTDIR) does
-not load the library.
+not need the library; `import equishard` loads it when it is there (help()
+shows its defaults) and imports without it.
 """
 from .core import (Batch, CostRow, CostTable, Error, Finding, Load, Plan, PlanMetrics,
                    SimulateResult, ValidateResult, describe, load, measure, plan, simulate, validate,

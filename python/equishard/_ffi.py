@@ -339,6 +339,7 @@ _SIGNATURES = {
     "es_validate": (c_int, [P, POINTER(ValidateSettings), POINTER(EmbSources), P, POINTER(P)]),
     "es_validate_data_defaults": (None, [POINTER(ValidateDataSettings)]),
     "es_validate_data": (c_int, [P, POINTER(ValidateDataSettings), P, P]),
+    "es_cost_table_mark_embeddings": (c_int, [P, P, POINTER(EmbSources)]),
     "es_cost_table_set_speech_tokens": (c_int, [P, P, c_char_p, POINTER(SpeechTokenStats)]),
     "es_validate_result_free": (None, [P]),
     "es_validate_count": (c_size_t, [P, c_int]),

@@ -11,6 +11,7 @@ from ctypes import byref, c_void_p
 
 from . import _args, _ffi
 from ._ffi import lib
+from ._signature import defaults_of, lib_defaults, settings_api
 from .core import _Context, _Handle, _apply, _record, _str, _strings, _table, _values
 
 CalibrationInfo = _record("CalibrationInfo", _ffi.CalibrationInfo)
@@ -55,6 +56,8 @@ class Calibration(_Handle):
             ctx.check(lib().es_calibration_write_json(ctx.ptr, p, b, arr, n))
 
 
+@settings_api([("es_calibrate_settings", _ffi.CalibrateSettings, {})],
+              defaults_of(lib_defaults((_ffi.CalibrateSettings, "es_calibrate_defaults", ()))))
 def calibrate(table, logs, **settings):
     """es_calibrate. table: a CostTable or paths (cost tables); logs: step-log
     paths. settings: es_calibrate_settings / es_cost_model fields (warmup=3,

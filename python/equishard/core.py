@@ -18,11 +18,19 @@ import contextlib
 import ctypes
 import ctypes.util
 import dataclasses
+import os
 import threading
 from ctypes import byref, c_char_p, c_int32, c_size_t, c_void_p
 
+import typing
+
 from . import _args, _ffi
 from ._ffi import lib
+from ._signature import PathArg, defaults_of, lib_defaults, settings_api
+
+if typing.TYPE_CHECKING:
+    from .recipe import Recipe
+    from .text import Tokenizer
 
 class _Enums(collections.abc.Mapping):
     """{field: {name: value}} for every named enum of the library (es_enum_field,
@@ -302,16 +310,53 @@ def _table_from(fn, owner, inputs, threads, root, on_error, hash, tokenizer=None
     return CostTable(out.value)
 
 
-def measure(lists, threads=0, root=None, on_error="fail", hash=False, tokenizer=None, recipe=None):
+_MEASURE_GROUPS = [("es_measure_settings", _ffi.MeasureSettings, {})]
+_measure_defaults = defaults_of(lib_defaults((_ffi.MeasureSettings, "es_measure_defaults", ())))
+Paths = typing.Union[PathArg, typing.Iterable[PathArg]]
+
+
+@settings_api(_MEASURE_GROUPS, _measure_defaults, cost_model=False)
+def measure(lists: Paths, threads: int = 0, root: typing.Optional[PathArg] = None,
+            on_error: typing.Union[str, int] = "fail", hash: typing.Union[bool, int] = False,
+            tokenizer: "typing.Optional[Tokenizer]" = None,
+            recipe: "typing.Union[None, Recipe, PathArg]" = None, *,
+            utt_emb: typing.Optional[PathArg] = None, spk_emb: typing.Optional[PathArg] = None,
+            utt_keys: typing.Optional[PathArg] = None, spk_keys: typing.Optional[PathArg] = None,
+            speech_tokens: typing.Optional[PathArg] = None) -> "CostTable":
     """es_measure over shard lists, shards, raw lists or Kaldi dirs -> CostTable;
     with tokenizer (an equishard.Tokenizer) every row's text_tokens is counted;
-    recipe (an equishard.Recipe or its yaml's path): its tokenizer, when none is given."""
+    recipe (an equishard.Recipe or its yaml's path): its tokenizer, when none is given.
+    threads 0: every core (`equishard measure -j`); on_error "fail" or "skip".
+    utt_emb/spk_emb (with utt_keys/spk_keys for .npy; root also resolves
+    inside their lists): the rows' utt_emb/spk_emb flags
+    (es_cost_table_mark_embeddings, --utt-emb/--spk-emb); speech_tokens:
+    utt2speech_token.pt's counts (--speech-tokens)."""
     lists = _args.paths("measure: lists", lists)
     tokenizer = _recipe.tokenizer_for(_recipe.as_recipe(recipe), lists, tokenizer)
-    return _table_from(lib().es_measure, "measure", lists, threads, root, on_error, hash, tokenizer)
+    src = _apply(_ffi.EmbSources(), {k: v for k, v in (("utt_emb", utt_emb), ("spk_emb", spk_emb),
+                                                       ("utt_keys", utt_keys),
+                                                       ("spk_keys", spk_keys), ("root", root))
+                                     if v is not None}, "measure")
+    tokens = _args.path("measure: speech_tokens", speech_tokens, optional=True)
+    table = _table_from(lib().es_measure, "measure", lists, threads, root, on_error, hash,
+                        tokenizer)
+    try:
+        with table._use() as t, _Context() as ctx:
+            if src.utt_emb or src.spk_emb:  # before the speech tokens, as the CLI
+                ctx.check(lib().es_cost_table_mark_embeddings(ctx.ptr, t, byref(src)))
+            if tokens is not None:
+                ctx.check(lib().es_cost_table_set_speech_tokens(ctx.ptr, t, tokens, None))
+    except BaseException:
+        table.close()
+        raise
+    return table
 
 
-def load(inputs, threads=0, root=None, on_error="fail", hash=False, tokenizer=None, recipe=None):
+@settings_api(_MEASURE_GROUPS, _measure_defaults, cost_model=False)
+def load(inputs: Paths, threads: int = 0, root: typing.Optional[PathArg] = None,
+         on_error: typing.Union[str, int] = "fail", hash: typing.Union[bool, int] = False,
+         tokenizer: "typing.Optional[Tokenizer]" = None,
+         recipe: "typing.Union[None, Recipe, PathArg]" = None) -> "CostTable":
     """es_load_inputs: cost tables are read, anything else measured -> CostTable."""
     inputs = _args.paths("load: inputs", inputs)
     tokenizer = _recipe.tokenizer_for(_recipe.as_recipe(recipe), inputs, tokenizer)
@@ -319,11 +364,28 @@ def load(inputs, threads=0, root=None, on_error="fail", hash=False, tokenizer=No
                        tokenizer)
 
 
-def _table(t, owner="table", recipe=None):
-    """A CostTable and whether we made it (from paths)."""
-    if isinstance(t, CostTable):
-        return t, False
-    return load(_args.paths(f"{owner}: table", t), recipe=recipe), True
+def _table(t, owner="table", recipe=None, measure=None, speech_tokens=None):
+    """A CostTable and whether we made it (from paths, measured with the measure
+    settings given: threads, root, on_error, hash, tokenizer, as the CLI's
+    measure flags); speech_tokens (the CLI's --speech-tokens) set on it either way."""
+    tokens = _args.path(f"{owner}: speech_tokens", speech_tokens, optional=True)
+    owns = not isinstance(t, CostTable)
+    if owns:
+        t = load(_args.paths(f"{owner}: table", t), recipe=recipe, **(measure or {}))
+    if tokens is not None:
+        try:
+            with t._use() as p, _Context() as ctx:
+                ctx.check(lib().es_cost_table_set_speech_tokens(ctx.ptr, p, tokens, None))
+        except BaseException:
+            if owns:
+                t.close()
+            raise
+    return t, owns
+
+
+def _measure_args(threads, root, on_error, hash, tokenizer):
+    """load()'s settings for a call that measures lists on the way (plan, simulate, describe)."""
+    return dict(threads=threads, root=root, on_error=on_error, hash=hash, tokenizer=tokenizer)
 
 
 def _paths(t, owner="table"):
@@ -473,21 +535,37 @@ class Plan(_Handle):
             ctx.check(lib().es_plan_write(ctx.ptr, p, out, arr, n))
 
 
-def plan(table, world_size, workers=1, mode="shard", recipe=None, leave_out=None, **settings):
-    """es_plan_build. table: a CostTable, or paths (cost tables or lists, as the
-    CLI's COSTS | LIST...). settings: es_plan_settings / es_cost_model fields,
-    e.g. max_frames_in_batch=2000, remainder="carry", seed=1, min_length=10;
-    recipe (an equishard.Recipe or its yaml's path): its settings first, which
-    settings override; plan.json records it. leave_out: table row indices to
-    plan as if absent (es_plan_build_subset: a resumed epoch's trained rows);
-    batches' rows still index the whole table."""
+@settings_api([("es_plan_settings", _ffi.PlanSettings, {})],
+              defaults_of(lib_defaults((_ffi.PlanSettings, "es_plan_defaults", ()))))
+def plan(table: "typing.Union[CostTable, Paths]", world_size: int, workers: int = 1,
+         mode: typing.Union[str, int] = "shard",
+         recipe: "typing.Union[None, Recipe, PathArg]" = None,
+         leave_out: typing.Optional[typing.Iterable[int]] = None, *,
+         root: typing.Optional[PathArg] = None, threads: int = 0,
+         on_error: typing.Union[str, int] = "fail", hash: typing.Union[bool, int] = False,
+         tokenizer: "typing.Optional[Tokenizer]" = None,
+         speech_tokens: typing.Optional[PathArg] = None, **settings) -> "Plan":
+    """es_plan_build: what `equishard plan` does. table: a CostTable, or paths
+    (cost tables or lists, as the CLI's COSTS | LIST...), measured with threads,
+    root, on_error, hash and tokenizer (the CLI's -j, --root, --on-error,
+    --hash, --tokenizer/--symbol-table as an equishard.Tokenizer); root is also
+    where reshard reads the shards (es_plan_settings.root, as --root);
+    speech_tokens: --speech-tokens. settings: es_plan_settings / es_cost_model
+    fields, e.g. max_frames_in_batch=2000, remainder="carry", seed=1,
+    min_length=10; recipe (an equishard.Recipe or its yaml's path): its
+    settings first, which settings override; plan.json records it. leave_out:
+    table row indices to plan as if absent (es_plan_build_subset: a resumed
+    epoch's trained rows); batches' rows still index the whole table."""
     s = _ffi.PlanSettings()
     lib().es_plan_defaults(byref(s))
     recipe = _recipe.as_recipe(recipe)
-    _apply(_recipe.apply(recipe, "plan", s),
-           dict(settings, world_size=world_size, workers=workers, mode=mode), "plan")
+    given = dict(settings, world_size=world_size, workers=workers, mode=mode)
+    if root is not None:
+        given["root"] = root
+    _apply(_recipe.apply(recipe, "plan", s), given, "plan")
     inputs = _paths(table, "plan")  # (a generator of paths is read once, here)
-    table, owns = _table(table if isinstance(table, CostTable) else inputs, "plan", recipe)
+    table, owns = _table(table if isinstance(table, CostTable) else inputs, "plan", recipe,
+                         _measure_args(threads, root, on_error, hash, tokenizer), speech_tokens)
     out = c_void_p()
     try:
         mask = None
@@ -583,18 +661,57 @@ def _epochs(epochs):
     return 0, n - 1
 
 
-def simulate(table, loader=None, world_size=None, workers=None, epochs=1, plan=None,
-             recipe=None, **settings):
-    """es_simulate: the loader's own split replayed. epochs: n (epochs 0..n-1) or
-    (first, last) inclusive. settings: es_simulate_settings / es_cost_model fields
-    over the loader's defaults (es_simulate_defaults), e.g. min_length=10, trials=8.
-    plan: a plan OUTDIR whose settings come first (es_simulate_settings_from_plan;
-    world_size, workers and settings given override them); a shard plan is
-    replayed as equishard.loaders feed it, a reshard plan is simulated on the
-    table of its data.list (pass that table), a batch plan is refused (equal
+_SIM_DEFAULTS = defaults_of(lib_defaults((_ffi.SimulateSettings, "es_simulate_defaults", (0,))))
+
+
+def _plan_inputs(plan_dir, mode):
+    """The inputs of a plan replay given none (`equishard simulate --plan OUTDIR`
+    with no inputs, cmd_simulate.c plan_inputs): a reshard plan's
+    OUTDIR/data.list; a shard plan's plan.json "inputs", each readable from here."""
+    import json
+    d = os.fsdecode(plan_dir)
+    if mode == ENUMS["mode"]["reshard"]:
+        return [os.path.join(d, "data.list")]
+    path = os.path.join(d, "plan.json")
+    with open(path, encoding="utf-8") as f:
+        inputs = [i.get("path") for i in json.load(f).get("inputs", [])]
+    for i in inputs:
+        if not isinstance(i, str) or not os.access(i, os.R_OK):
+            raise ValueError(f"simulate: {path}: planned input {i or '(none)'} is not readable "
+                             "from here: give the cost table or lists the plan was made from")
+    if not inputs:
+        raise ValueError(f"simulate: {path} names no inputs: give the data it was planned from")
+    return inputs
+
+
+@settings_api([("es_simulate_settings", _ffi.SimulateSettings,
+                dict(epoch_first="epochs", epoch_last="epochs", plan_dir="plan"))], _SIM_DEFAULTS,
+              note="defaults of the cosyvoice loader (wenet's: frame_rate 100, min_length 0)")
+def simulate(table: "typing.Union[None, CostTable, Paths]" = None,
+             loader: typing.Union[None, str, int] = None,
+             world_size: typing.Optional[int] = None, workers: typing.Optional[int] = None,
+             epochs: typing.Union[int, typing.Tuple[int, int]] = 1,
+             plan: typing.Optional[PathArg] = None,
+             recipe: "typing.Union[None, Recipe, PathArg]" = None, *,
+             threads: int = 0, root: typing.Optional[PathArg] = None,
+             on_error: typing.Union[str, int] = "fail", hash: typing.Union[bool, int] = False,
+             tokenizer: "typing.Optional[Tokenizer]" = None,
+             speech_tokens: typing.Optional[PathArg] = None,
+             **settings) -> "SimulateResult":
+    """es_simulate: the loader's own split replayed, as `equishard simulate`. table:
+    a CostTable or paths, measured with threads, root, on_error, hash, tokenizer
+    (the CLI's measure flags); speech_tokens: --speech-tokens. epochs: n (epochs
+    0..n-1) or (first, last) inclusive. settings: es_simulate_settings /
+    es_cost_model fields over the loader's defaults (es_simulate_defaults), e.g.
+    min_length=10, trials=8. plan: a plan OUTDIR whose settings come first
+    (es_simulate_settings_from_plan; world_size, workers and settings given
+    override them); a shard plan is replayed as equishard.loaders feed it (table
+    None: plan.json's inputs), a reshard plan is simulated on the table of its
+    data.list (table None: OUTDIR/data.list), a batch plan is refused (equal
     steps by construction). loader: "cosyvoice" (default) or "wenet"; recipe (an
     equishard.Recipe or its yaml's path): its loader and settings, over the
-    plan's, under settings given."""
+    plan's, under settings given. world_size defaults to 1 without a plan (the
+    CLI requires --world-size)."""
     first, last = _epochs(epochs)
     recipe = _recipe.as_recipe(recipe)
     loader = _recipe.loader_of(recipe, loader)
@@ -612,12 +729,19 @@ def simulate(table, loader=None, world_size=None, workers=None, epochs=1, plan=N
         s.plan_side = 0
         if s.plan_dir:  # held by the structure, not by the call's temporary
             s.plan_dir = plan_path
+    elif table is None:
+        raise ValueError("simulate: give a table (a CostTable or paths) or plan=")
+    if workers is not None:  # 0 is 1, as --workers 0 (one process, no DataLoader workers)
+        workers = _args.integer("simulate: workers", workers, _args.UINT32) or 1
     given = {k: v for k, v in (("world_size", world_size), ("workers", workers)) if v is not None}
     if plan is None:
         given = dict(dict(world_size=1, workers=1), **given)
     _apply(_recipe.apply(recipe, "simulate", s),
            dict(settings, epoch_first=first, epoch_last=last, **given), "simulate")
-    table, owns = _table(table, "simulate", recipe)
+    if table is None:
+        table = _plan_inputs(plan_path, mode.value)
+    table, owns = _table(table, "simulate", recipe,
+                         _measure_args(threads, root, on_error, hash, tokenizer), speech_tokens)
     out = c_void_p()
     try:
         with table._use() as t, _Context() as ctx:
@@ -630,12 +754,22 @@ def simulate(table, loader=None, world_size=None, workers=None, epochs=1, plan=N
 
 # ---- describe ------------------------------------------------------------------
 
-def describe(table, loader=None, recipe=None, **settings):
+@settings_api([], _SIM_DEFAULTS,
+              note="defaults of the cosyvoice loader (wenet's: frame_rate 100, min_length 0)")
+def describe(table: "typing.Union[CostTable, Paths]",
+             loader: typing.Union[None, str, int] = None,
+             recipe: "typing.Union[None, Recipe, PathArg]" = None, *,
+             threads: int = 0, root: typing.Optional[PathArg] = None,
+             on_error: typing.Union[str, int] = "fail", hash: typing.Union[bool, int] = False,
+             tokenizer: "typing.Optional[Tokenizer]" = None,
+             speech_tokens: typing.Optional[PathArg] = None, **settings) -> dict:
     """es_describe_json as a dict: what `equishard describe --json` prints for the
     same inputs (docs/DESCRIBE.md has the keys). table: a CostTable, or paths
-    (cost tables or lists, measured as the CLI's COSTS | LIST...). The filter
-    is the loader's ("cosyvoice" default, or the recipe's), the recipe's over
-    it, then settings: es_cost_model's filter fields (min_length=10, ...)."""
+    (cost tables or lists, measured as the CLI's COSTS | LIST... with threads,
+    root, on_error, hash, tokenizer: its measure flags; speech_tokens:
+    --speech-tokens). The filter is the loader's ("cosyvoice" default, or the
+    recipe's), the recipe's over it, then settings: es_cost_model's fields
+    (min_length=10, ...; cost_model= a model.json)."""
     import json
     recipe = _recipe.as_recipe(recipe)
     loader = _recipe.loader_of(recipe, loader)
@@ -644,10 +778,12 @@ def describe(table, loader=None, recipe=None, **settings):
     _recipe.apply(recipe, "simulate", s)
     model_fields = {f for f, _ in _ffi.CostModel._fields_}
     for k in settings:  # the filter's fields only: nothing else here has a meaning
-        if k not in model_fields or k in ("reserved", "source", "source_digest"):
+        if (k not in model_fields and k != "cost_model") or \
+                k in ("reserved", "source", "source_digest"):
             raise TypeError(f"describe: unknown setting {k!r}")
     _apply(s, settings, "describe")
-    table, owns = _table(table, "describe", recipe)
+    table, owns = _table(table, "describe", recipe,
+                         _measure_args(threads, root, on_error, hash, tokenizer), speech_tokens)
     out = c_void_p()
     try:
         with table._use() as t, _Context() as ctx:
@@ -752,8 +888,22 @@ def _embedded_sources(src, inputs, table):
                          "embedding columns in the lists) and no utterances")
 
 
-def validate(lists=None, root=None, on_error="skip", hash=True, tokenizer=None,
-             speech_tokens=None, recipe=None, **settings):
+@settings_api([("es_emb_sources", _ffi.EmbSources, {}),
+               ("es_validate_settings", _ffi.ValidateSettings, {}),
+               ("es_validate_data_settings", _ffi.ValidateDataSettings, {})],
+              defaults_of(lib_defaults((_ffi.EmbSources, None, ()),
+                                       (_ffi.ValidateSettings, "es_validate_defaults", ()),
+                                       (_ffi.ValidateDataSettings, "es_validate_data_defaults",
+                                        ()),
+                                       (_ffi.SimulateSettings, "es_simulate_defaults", (0,)))),
+              note="the cost model's: the cosyvoice loader's")
+def validate(lists: "typing.Union[None, CostTable, Paths]" = None,
+             root: typing.Optional[PathArg] = None, on_error: typing.Union[str, int] = "skip",
+             hash: typing.Union[bool, int] = True,
+             tokenizer: "typing.Optional[Tokenizer]" = None,
+             speech_tokens: typing.Optional[PathArg] = None,
+             recipe: "typing.Union[None, Recipe, PathArg]" = None,
+             **settings) -> "ValidateResult":
     """What `equishard validate [LIST]` does, with its defaults: `lists` (a
     CostTable, as --costs, or cost tables / lists, measured with hashes, problems
     skipped and reported as `unreadable` findings) names the utterances; the
@@ -783,6 +933,9 @@ def validate(lists=None, root=None, on_error="skip", hash=True, tokenizer=None,
     lib().es_simulate_defaults(byref(sim), _args.enum("validate: loader", loader, ENUMS["loader"]))
     data.model = sim.model
     _recipe.apply(recipe, "validate_data", data)
+    if "workers" in settings:  # 0 is 1, as --workers 0
+        settings["workers"] = _args.integer("validate: workers", settings["workers"],
+                                            _args.UINT32) or 1
     _apply(data, {k: v for k, v in settings.items()
                   if k not in _SOURCE_FIELDS and k not in _VALIDATE_FIELDS}, "validate")
     tokens = _args.path("validate: speech_tokens", speech_tokens, optional=True)

@@ -205,6 +205,9 @@ class ValidateParityTest(unittest.TestCase):
         self.assert_same(["--root", SAMPLES, "--world-size", "2", "--loader", "wenet", "--workers",
                           "2", data_list], [data_list], root=SAMPLES, world_size=2, loader="wenet",
                          workers=2)
+        # --workers 0 reads as 1 (no DataLoader workers): workers=0 too
+        self.assert_same(["--root", SAMPLES, "--world-size", "2", "--workers", "0", data_list],
+                         [data_list], root=SAMPLES, world_size=2, workers=0)
         self.assert_same(["--root", SAMPLES, "--min-length", "0", "--max-imbalance", "1",
                           data_list], [data_list], root=SAMPLES, min_length=0, max_imbalance=1)
 
