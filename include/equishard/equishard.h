@@ -652,9 +652,20 @@ typedef struct es_plan_settings {
                                      a step being one source shard read (once per
                                      pass over the sources; once per column when
                                      parquet is written column by column) or one new
-                                     shard written and read back; NULL: none */
+                                     shard written and read back. Batch mode: called
+                                     by es_plan_write after each rank's
+                                     rank-R.batches.jsonl: done/total rows (batch
+                                     rows, padding copies included). NULL: none */
     void *progress_user;          /* its first argument (borrowed) */
-    uint64_t reserved[4];         /* see "ABI" at the top */
+    es_progress_fn build_progress; /* called by es_plan_build(_subset) from the
+                                     calling thread as it checks, filters, places
+                                     (sorts, packs and balances) and indexes the
+                                     rows: done/total row passes, total being 4 ×
+                                     the table's rows, done rising to total when
+                                     the build succeeds; at most every 65 536 rows
+                                     and at each stage's end. NULL: none (minor 1) */
+    void *build_progress_user;    /* its first argument (borrowed) */
+    uint64_t reserved[2];         /* see "ABI" at the top */
 } es_plan_settings;
 
 typedef struct es_plan es_plan;

@@ -80,7 +80,8 @@ class PlanSettings(Structure):
                 ("seed", c_uint64), ("epoch", c_int64), ("shards_per_worker", c_uint32),
                 ("root", c_char_p), ("compress", c_enum), ("tokenizer", c_void_p),
                 ("recipe", c_void_p), ("progress", c_void_p), ("progress_user", c_void_p),
-                ("reserved", c_uint64 * 4)]
+                ("build_progress", c_void_p), ("build_progress_user", c_void_p),
+                ("reserved", c_uint64 * 2)]
 
 
 class PlanMetrics(Structure):

@@ -121,6 +121,8 @@ static const es_abi_field layout[] = {
     FIELD(es_plan_settings, recipe),
     FIELD(es_plan_settings, progress),
     FIELD(es_plan_settings, progress_user),
+    FIELD(es_plan_settings, build_progress),
+    FIELD(es_plan_settings, build_progress_user),
     FIELD(es_plan_settings, reserved),
     STRUCT(es_plan_metrics),
     FIELD(es_plan_metrics, imbalance),

@@ -4,7 +4,8 @@
 # unit, percent and rate, then cleared; on a pipe only the summary comes, and
 # with --quiet nothing; a SIGINT's message starts a line of its own. The
 # summary's counts are checked against python's tarfile, os.stat, the wave
-# module and the FLAC STREAMINFO header, never against equishard.
+# module and the FLAC STREAMINFO header, never against equishard; plan's
+# build and write lines against python reading the table and the rank files.
 BIN=$1
 . "$(dirname "$0")/lib.sh"
 cd "$ES_SOURCE_ROOT/data-samples" || exit 1
@@ -156,5 +157,56 @@ PY
 # a pipe gets none of it
 expect_exit 0 "$BIN" plan -q --mode reshard -k 2 -o "$WORK/rs" shards/data.list
 [[ -s $WORK/err ]] && fail "reshard -q on a pipe printed: $(cat "$WORK/err")"
+
+# ---- 7. plan --mode batch on a generated table: the build's line in row
+#      passes (4 × the table's rows), then the rank files' line in rows, each
+#      rising to its total and cleared; the stdout summary's counts; -q and a
+#      pipe get no line. Expected numbers from python reading the table and the
+#      rank files, never from equishard.
+python3 - "$WORK/big.tsv" <<'PY'
+import random, sys
+rnd = random.Random(5)
+with open(sys.argv[1], "w") as f:
+    f.write("#equishard-costs v1\nkey\tshard\tpos\tsample_rate\tchannels\tsamples\t"
+            "audio_bytes\ttext_len\tspeech_tokens\tspk\tflags\thash\n")
+    for i in range(400000):
+        samples = rnd.randrange(16000 * 2, 16000 * 14)
+        f.write(f"u{i:07d}\tshards/s{i // 1000:05d}.tar\t{i % 1000}\t16000\t1\t{samples}\t"
+                f"{2 * samples}\t20\t0\tspk{i // 50}\taudio,text\t-\n")
+PY
+run_pty "$WORK/tty" "$BIN" plan --mode batch -k 4 -o "$WORK/pb" "$WORK/big.tsv" \
+    || fail "batch plan on a pty: exit $?"
+python3 - "$WORK/tty" "$WORK/big.tsv" "$WORK/pb" <<'PY' || fail "batch plan: $(cat -v "$WORK/tty" | head -c 2000)"
+import glob, json, re, sys
+out = open(sys.argv[1], "rb").read().decode()
+rows = sum(1 for l in open(sys.argv[2]) if l.strip() and not l.startswith(("#", "key\t")))
+batch_rows, keys = 0, set()
+for path in glob.glob(sys.argv[3] + "/rank-*.batches.jsonl"):
+    for line in open(path):
+        b = json.loads(line)
+        batch_rows += len(b["keys"])
+        keys.update(b["keys"])
+def steps(what, unit):
+    return [(int(d.replace(" ", "")), int(t.replace(" ", "")))
+            for d, t in re.findall(r"\r" + what + r": ([\d ]+?) / ([\d ]+?) " + unit + r" ", out)]
+for what, unit, total in (("plan", "row passes", 4 * rows), ("write", "rows", batch_rows)):
+    s = steps(what, unit)
+    # painted at least twice (the first call, the last), rising, one total, ending at it
+    assert len(s) >= 2 and {t for _, t in s} == {total} and s[-1][0] == total, (what, s, total)
+    assert [d for d, _ in s] == sorted(d for d, _ in s), (what, s)
+    assert re.search("\r" + what + ": [^\r]*\x1b\\[K\r\x1b\\[K", out), what + ": not cleared"
+# the build's line comes first, the write's after it
+assert out.index("\rplan: ") < out.index("\rwrite: "), out[:300]
+text = out.split("\r\x1b[K")[-1].replace("\r\n", "\n")
+assert text.startswith(f"batch mode: 4 ranks x 1 workers, {len(keys)} utterances planned, "
+                       f"{rows - len(keys)} filtered\n"), text[:200]
+assert text.rstrip("\n").endswith("wrote " + sys.argv[3]), text[-200:]
+PY
+run_pty "$WORK/tty" "$BIN" plan -q --mode batch -k 4 -o "$WORK/pb" "$WORK/big.tsv" \
+    || fail "batch plan -q on a pty: exit $?"
+grep -qa $'\r[a-z]*:' "$WORK/tty" && fail "plan -q on a terminal painted a line: $(cat -v "$WORK/tty" | head -c 300)"
+"$BIN" plan --mode batch -k 4 -o "$WORK/pb" "$WORK/big.tsv" >"$WORK/out" 2>"$WORK/err" \
+    || fail "batch plan on a pipe: exit $?"
+[[ -s $WORK/err ]] && fail "batch plan on a pipe printed on stderr: $(cat -v "$WORK/err" | head -c 300)"
 
 [[ $failures == 0 ]] && echo "ok" || exit 1
