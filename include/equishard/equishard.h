@@ -1164,7 +1164,17 @@ typedef struct es_validate_settings {
     double spk_mean_tol;/* spk_mean_mismatch above this relative L2 difference;
                            default 1e-3 */
     int duplicates;     /* nonzero: look for identical vectors; default 1 */
-    uint64_t reserved[8]; /* see "ABI" at the top */
+    es_progress_fn progress; /* es_validate: called from the calling thread as the
+                           embedding sources are read: done/total bytes, total
+                           the sizes of the files es_emb_sources names (utt_emb,
+                           spk_emb, their key lists, utt2spk); a .pt's pickle
+                           and a .npy's values every 4 MiB, the rest (a list of
+                           parquet files, key lists, utt2spk) once read; done
+                           reaches total when all are loaded, before the checks.
+                           es_validate_host/_device ignore it. NULL: none
+                           (minor 1) */
+    void *progress_user;  /* its first argument (borrowed) */
+    uint64_t reserved[6]; /* see "ABI" at the top */
 } es_validate_settings;
 
 ES_API void es_validate_defaults(es_validate_settings *s);

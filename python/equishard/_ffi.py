@@ -150,7 +150,8 @@ class ValidateSettings(Structure):
     _fields_ = [("device", c_enum), ("threads", c_int), ("dim", c_size_t),
                 ("zero_norm", c_double), ("min_norm", c_double), ("max_norm", c_double),
                 ("norm_ratio", c_double), ("min_cosine", c_double), ("spk_mean_tol", c_double),
-                ("duplicates", c_int), ("reserved", c_uint64 * 8)]
+                ("duplicates", c_int), ("progress", c_void_p), ("progress_user", c_void_p),
+                ("reserved", c_uint64 * 6)]
 
 
 class EmbMatrix(Structure):

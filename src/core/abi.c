@@ -227,6 +227,8 @@ static const es_abi_field layout[] = {
     FIELD(es_validate_settings, min_cosine),
     FIELD(es_validate_settings, spk_mean_tol),
     FIELD(es_validate_settings, duplicates),
+    FIELD(es_validate_settings, progress),
+    FIELD(es_validate_settings, progress_user),
     FIELD(es_validate_settings, reserved),
     STRUCT(es_emb_matrix),
     FIELD(es_emb_matrix, data),
