@@ -269,7 +269,14 @@ typedef struct es_measure_settings {
     struct es_tokenizer *tokenizer; /* NULL: text_tokens unknown; else every transcript
                                is counted with it (borrowed; es_measure's threads
                                share it read-only, each with a cache of its own) */
-    uint64_t reserved[7];   /* see "ABI" at the top */
+    es_progress_fn read_progress; /* es_load_inputs: called from the calling thread
+                               as the inputs that are cost tables are read:
+                               done/total bytes, total their files' sizes (.zst:
+                               compressed), every 4 MiB and after each table;
+                               done reaches total when all are read. NULL: none
+                               (minor 1) */
+    void *read_progress_user; /* its first argument (borrowed) */
+    uint64_t reserved[5];   /* see "ABI" at the top */
 } es_measure_settings;
 
 ES_API void es_measure_defaults(es_measure_settings *s);

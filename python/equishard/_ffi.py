@@ -35,7 +35,8 @@ PROGRESS_FN = ctypes.CFUNCTYPE(None, c_void_p, c_size_t, c_size_t)
 class MeasureSettings(Structure):
     _fields_ = [("threads", c_int), ("hash", c_int), ("on_error", c_enum), ("root", c_char_p),
                 ("progress", PROGRESS_FN), ("progress_user", c_void_p), ("tokenizer", c_void_p),
-                ("reserved", c_uint64 * 7)]
+                ("read_progress", c_void_p), ("read_progress_user", c_void_p),
+                ("reserved", c_uint64 * 5)]
 
 
 class CostModel(Structure):

@@ -49,6 +49,8 @@ static const es_abi_field layout[] = {
     FIELD(es_measure_settings, progress),
     FIELD(es_measure_settings, progress_user),
     FIELD(es_measure_settings, tokenizer),
+    FIELD(es_measure_settings, read_progress),
+    FIELD(es_measure_settings, read_progress_user),
     FIELD(es_measure_settings, reserved),
     STRUCT(es_cost_model),
     FIELD(es_cost_model, frame_rate),

@@ -159,8 +159,9 @@ PY
 expect_exit 0 "$BIN" plan -q --mode reshard -k 2 -o "$WORK/rs" shards/data.list
 [[ -s $WORK/err ]] && fail "reshard -q on a pipe printed: $(cat "$WORK/err")"
 
-# ---- 7. plan --mode batch on a generated table: the build's line in row
-#      passes (4 × the table's rows), then the rank files' line in rows, each
+# ---- 7. plan --mode batch on a generated table: the table's line in bytes
+#      (its size from os.stat), the build's in row passes (4 × the table's
+#      rows), then the rank files' line in rows, each
 #      rising to its total and cleared; the stdout summary's counts; -q and a
 #      pipe get no line. Expected numbers from python reading the table and the
 #      rank files, never from equishard.
@@ -178,7 +179,7 @@ PY
 run_pty "$WORK/tty" "$BIN" plan --mode batch -k 4 -o "$WORK/pb" "$WORK/big.tsv" \
     || fail "batch plan on a pty: exit $?"
 python3 - "$WORK/tty" "$WORK/big.tsv" "$WORK/pb" <<'PY' || fail "batch plan: $(cat -v "$WORK/tty" | head -c 2000)"
-import glob, json, re, sys
+import glob, json, os, re, sys
 out = open(sys.argv[1], "rb").read().decode()
 rows = sum(1 for l in open(sys.argv[2]) if l.strip() and not l.startswith(("#", "key\t")))
 batch_rows, keys = 0, set()
@@ -190,14 +191,15 @@ for path in glob.glob(sys.argv[3] + "/rank-*.batches.jsonl"):
 def steps(what, unit):
     return [(int(d.replace(" ", "")), int(t.replace(" ", "")))
             for d, t in re.findall(r"\r" + what + r": ([\d ]+?) / ([\d ]+?) " + unit + r" ", out)]
-for what, unit, total in (("plan", "row passes", 4 * rows), ("write", "rows", batch_rows)):
+for what, unit, total in (("read", "bytes", os.stat(sys.argv[2]).st_size),
+                          ("plan", "row passes", 4 * rows), ("write", "rows", batch_rows)):
     s = steps(what, unit)
     # painted at least twice (the first call, the last), rising, one total, ending at it
     assert len(s) >= 2 and {t for _, t in s} == {total} and s[-1][0] == total, (what, s, total)
     assert [d for d, _ in s] == sorted(d for d, _ in s), (what, s)
     assert re.search("\r" + what + ": [^\r]*\x1b\\[K\r\x1b\\[K", out), what + ": not cleared"
-# the build's line comes first, the write's after it
-assert out.index("\rplan: ") < out.index("\rwrite: "), out[:300]
+# the table's line first, the build's, then the write's
+assert out.index("\rread: ") < out.index("\rplan: ") < out.index("\rwrite: "), out[:300]
 text = out.split("\r\x1b[K")[-1].replace("\r\n", "\n")
 assert text.startswith(f"batch mode: 4 ranks x 1 workers, {len(keys)} utterances planned, "
                        f"{rows - len(keys)} filtered\n"), text[:200]
