@@ -530,7 +530,13 @@ typedef struct es_calibrate_settings {
     int allow_negative_r2;   /* nonzero: a fit whose held-out R² is below 0 (it predicts
                                 the held-out steps worse than their mean time does)
                                 is returned; default 0: ES_ERR_FORMAT naming the R² */
-    uint64_t reserved[7];    /* see "ABI" at the top */
+    es_progress_fn progress; /* called by es_calibrate from the calling thread as the
+                                step logs are read: done/total bytes, total the logs'
+                                sizes, every 4 MiB of lines and after each log;
+                                done reaches total before the fit (milliseconds:
+                                a few columns). NULL: none (minor 1) */
+    void *progress_user;     /* its first argument (borrowed) */
+    uint64_t reserved[5];    /* see "ABI" at the top */
 } es_calibrate_settings;
 
 ES_API void es_calibrate_defaults(es_calibrate_settings *s);

@@ -58,7 +58,8 @@ class SimulateStepTime(Structure):
 class CalibrateSettings(Structure):
     _fields_ = [("model", CostModel), ("warmup", c_uint32), ("holdout_every", c_uint32),
                 ("outlier_mads", c_double), ("terms", c_uint32), ("time_field", c_char_p),
-                ("allow_negative_r2", c_int), ("reserved", c_uint64 * 7)]
+                ("allow_negative_r2", c_int), ("progress", c_void_p), ("progress_user", c_void_p),
+                ("reserved", c_uint64 * 5)]
 
 
 class CalibrationInfo(Structure):

@@ -85,6 +85,8 @@ static const es_abi_field layout[] = {
     FIELD(es_calibrate_settings, terms),
     FIELD(es_calibrate_settings, time_field),
     FIELD(es_calibrate_settings, allow_negative_r2),
+    FIELD(es_calibrate_settings, progress),
+    FIELD(es_calibrate_settings, progress_user),
     FIELD(es_calibrate_settings, reserved),
     STRUCT(es_calibration_info),
     FIELD(es_calibration_info, model),
