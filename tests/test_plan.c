@@ -1095,6 +1095,7 @@ START_TEST(progress_is_monotone_and_ends_at_total)
     es_context_free(ctx);
     es_cost_table_free(t);
     free(sec);
+    free(dir);
 }
 END_TEST
 /* es_cost_table_compress_ahead: batch mode's OUTDIR/costs.tsv.zst, written from
