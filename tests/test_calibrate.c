@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "check_helpers.h"
 #include "costs/cost_table.h"
@@ -197,6 +198,55 @@ START_TEST(calibrate_recovers_exact_weights)
 }
 END_TEST
 
+/* es_calibrate_settings.progress: bytes of the step logs (their sizes from
+ * stat), rising, reported inside the log past 4 MiB, ending at the total. */
+typedef struct bytes_seen {
+    size_t calls, last_done, last_total, backwards, total_changed, before_end;
+} bytes_seen;
+
+static void see_bytes(void *user, size_t done, size_t total)
+{
+    bytes_seen *s = user;
+    s->backwards += s->calls && done < s->last_done;
+    s->total_changed += s->calls && total != s->last_total;
+    s->before_end += done < total;
+    s->calls++;
+    s->last_done = done;
+    s->last_total = total;
+}
+
+START_TEST(calibrate_progress_in_bytes)
+{
+    es_cost_table *t = utterances();
+    char *big = strdup(test_path("big.jsonl")), *small = strdup(test_path("small.jsonl"));
+    write_log(big, 30000);
+    write_log(small, 60);
+    struct stat a, b;
+    ck_assert_int_eq(stat(big, &a), 0);
+    ck_assert_int_eq(stat(small, &b), 0);
+    ck_assert_int_gt(a.st_size, 4 << 20);
+    es_calibrate_settings s;
+    es_calibrate_defaults(&s);
+    bytes_seen seen = {0};
+    s.progress = see_bytes;
+    s.progress_user = &seen;
+    es_context *ctx = es_context_new();
+    es_calibration *c = NULL;
+    const char *logs[] = {big, small};
+    ck_assert_msg(es_calibrate(ctx, &s, t, logs, 2, &c) == ES_OK, "%s", es_errmsg(ctx));
+    size_t total = (size_t)(a.st_size + b.st_size);
+    ck_assert_uint_eq(seen.last_total, total);
+    ck_assert_uint_eq(seen.last_done, total);
+    ck_assert_uint_eq(seen.backwards, 0);
+    ck_assert_uint_eq(seen.total_changed, 0);
+    ck_assert_uint_ge(seen.before_end, 2); /* inside the big log, and after it */
+    es_calibration_free(c);
+    es_context_free(ctx);
+    es_cost_table_free(t);
+    free(big), free(small);
+}
+END_TEST
+
 /* es_calibrate on one log of `text`; the status and message */
 static int calibrate_text(const char *text, const char *want)
 {
@@ -331,6 +381,7 @@ static Suite *calibrate_suite(void)
     tcase_add_temp_dir(fit);
     tcase_add_test(fit, batch_terms_pad_to_longest);
     tcase_add_test(fit, calibrate_recovers_exact_weights);
+    tcase_add_test(fit, calibrate_progress_in_bytes);
     tcase_add_test(fit, calibrate_refuses);
     tcase_add_test(fit, model_read_refuses);
     tcase_add_test(fit, plan_batches_cost_padded_terms);

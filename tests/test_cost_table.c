@@ -508,6 +508,67 @@ END_TEST
 START_TEST(test_big_round_trip_zstd) { big_round_trip("big.tsv.zst"); }
 END_TEST
 
+/* es_measure_settings.read_progress over two tables given to es_load_inputs
+ * (a plain one past 4 MiB, and the same zstd-compressed): done/total bytes,
+ * total their sizes as stat gives them, rising, one report inside the plain
+ * file at least, the last at the total. */
+typedef struct bytes_seen {
+    size_t calls, last_done, last_total, backwards, total_changed, before_end;
+} bytes_seen;
+
+static void see_bytes(void *user, size_t done, size_t total)
+{
+    bytes_seen *s = user;
+    s->backwards += s->calls && done < s->last_done;
+    s->total_changed += s->calls && total != s->last_total;
+    s->before_end += done < total;
+    s->calls++;
+    s->last_done = done;
+    s->last_total = total;
+}
+
+START_TEST(test_load_inputs_read_progress)
+{
+    const char *dir = test_dir();
+    char *plain = path_in(dir, "progress.tsv"), *zst = path_in(dir, "progress.tsv.zst");
+    es_context *ctx = es_context_new();
+    es_cost_table *t = es_cost_table_new();
+    char key[64], shard[64];
+    size_t n = 100000;
+    for (size_t i = 0; i < n; i++) {
+        snprintf(key, sizeof key, "utt-%07zu", i);
+        snprintf(shard, sizeof shard, "data/shard_%05zu.tar", i / 1000);
+        es_cost_row r = make_row(key, shard, (uint64_t)(i % 1000), "spk", 0);
+        ck_assert_int_eq(es_cost_table_append(t, &r), ES_OK);
+    }
+    ck_assert_int_eq(es_cost_table_write(ctx, t, plain), ES_OK);
+    ck_assert_int_eq(es_cost_table_write(ctx, t, zst), ES_OK);
+    struct stat a, b;
+    ck_assert_int_eq(stat(plain, &a), 0);
+    ck_assert_int_eq(stat(zst, &b), 0);
+    ck_assert_int_gt(a.st_size, 4 << 20);
+    es_measure_settings s;
+    es_measure_defaults(&s);
+    bytes_seen seen = {0};
+    s.read_progress = see_bytes;
+    s.read_progress_user = &seen;
+    const char *inputs[] = {plain, zst};
+    es_cost_table *all = NULL;
+    ck_assert_msg(es_load_inputs(ctx, &s, inputs, 2, &all) == ES_OK, "%s", es_errmsg(ctx));
+    ck_assert_uint_eq(es_cost_table_size(all), 2 * n);
+    ck_assert_uint_eq(seen.last_total, (size_t)(a.st_size + b.st_size));
+    ck_assert_uint_eq(seen.last_done, (size_t)(a.st_size + b.st_size));
+    ck_assert_uint_eq(seen.backwards, 0);
+    ck_assert_uint_eq(seen.total_changed, 0);
+    ck_assert_uint_ge(seen.before_end, 2); /* inside the plain file, and after it */
+    es_cost_table_free(all);
+    es_cost_table_free(t);
+    es_context_free(ctx);
+    free(plain);
+    free(zst);
+}
+END_TEST
+
 /* A table written by hand, as another tool would, and compressed by the zstd CLI. */
 START_TEST(test_independent_writer)
 {
@@ -924,6 +985,7 @@ static Suite *cost_table_suite(void)
     tcase_add_test(fmt, test_round_trip_zstd);
     tcase_add_test(fmt, test_big_round_trip_plain);
     tcase_add_test(fmt, test_big_round_trip_zstd);
+    tcase_add_test(fmt, test_load_inputs_read_progress);
     tcase_add_test(fmt, test_independent_writer);
     tcase_add_test(fmt, test_crlf);
     tcase_add_test(fmt, test_extra_columns);

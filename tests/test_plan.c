@@ -1024,6 +1024,80 @@ START_TEST(page_helpers_do_not_change_plans)
 }
 END_TEST
 
+
+/* es_plan_settings.build_progress and (batch mode) progress: done never falls,
+ * total never changes, and the last call reports done == total. The build's
+ * total is 4 row passes of the table's rows (the header's contract, from the
+ * test's own row count); the rank files' is every rank's batch rows, padding
+ * copies included (es_plan_rank_load's utterances). 300 000 rows: the filter
+ * pass alone reports every 65 536 rows, so calls come mid-pass too. */
+typedef struct progress_seen {
+    size_t calls, last_done, last_total, backwards, total_changed;
+} progress_seen;
+
+static void see_progress(void *user, size_t done, size_t total)
+{
+    progress_seen *s = user;
+    s->backwards += s->calls && done < s->last_done;
+    s->total_changed += s->calls && total != s->last_total;
+    s->calls++;
+    s->last_done = done;
+    s->last_total = total;
+}
+
+START_TEST(progress_is_monotone_and_ends_at_total)
+{
+    size_t n = 300000;
+    double *sec = lognormal_seconds(n, 11);
+    es_cost_table *t = make_table(sec, n, 1000);
+    es_context *ctx = es_context_new();
+    char *dir = make_temp_dir();
+    const es_plan_mode modes[] = {ES_PLAN_SHARD, ES_PLAN_BATCH, ES_PLAN_RESHARD};
+    for (int m = 0; m < 3; m++) {
+        es_plan_settings s;
+        es_plan_defaults(&s);
+        s.world_size = 4;
+        s.workers = 2;
+        s.mode = modes[m];
+        progress_seen build = {0}, write = {0};
+        s.build_progress = see_progress;
+        s.build_progress_user = &build;
+        s.progress = see_progress;
+        s.progress_user = &write;
+        es_plan *p = NULL;
+        ck_assert_msg(es_plan_build(ctx, &s, t, &p) == ES_OK, "%s", es_errmsg(ctx));
+        ck_assert_uint_eq(build.last_total, 4 * n);
+        ck_assert_uint_eq(build.last_done, 4 * n);
+        ck_assert_uint_eq(build.backwards, 0);
+        ck_assert_uint_eq(build.total_changed, 0);
+        /* the filter's 4 mid-pass calls, and one at least per pass's end */
+        ck_assert_uint_ge(build.calls, n / 65536 + 4);
+        ck_assert_uint_eq(write.calls, 0); /* the build writes nothing */
+        if (modes[m] == ES_PLAN_BATCH) {
+            char out[4200];
+            snprintf(out, sizeof out, "%s/batch", dir);
+            ck_assert_msg(es_plan_write(ctx, p, out, NULL, 0) == ES_OK, "%s", es_errmsg(ctx));
+            size_t rows = 0;
+            for (uint32_t r = 0; r < s.world_size; r++) {
+                es_plan_load l;
+                es_plan_rank_load(p, r, &l);
+                rows += l.utterances;
+            }
+            ck_assert_uint_ge(rows, n);
+            ck_assert_uint_eq(write.last_total, rows);
+            ck_assert_uint_eq(write.last_done, rows);
+            ck_assert_uint_eq(write.backwards, 0);
+            ck_assert_uint_eq(write.total_changed, 0);
+            ck_assert_uint_ge(write.calls, 2); /* a rank file at least, and the end */
+        }
+        es_plan_free(p);
+    }
+    es_context_free(ctx);
+    es_cost_table_free(t);
+    free(sec);
+    free(dir);
+}
+END_TEST
 /* es_cost_table_compress_ahead: batch mode's OUTDIR/costs.tsv.zst, written from
  * the image compressed while the plan was built, has exactly the bytes
  * es_cost_table_write gives a ".zst" path (the image spans several of its
@@ -1107,6 +1181,7 @@ int main(void)
     tcase_add_test(plan, accessors_match_written_lists);
     tcase_add_test(plan, subset_plan_leaves_out_the_masked_rows);
     tcase_add_test(plan, speech_token_requirement);
+    tcase_add_test(plan, progress_is_monotone_and_ends_at_total);
     tcase_add_test(plan, empty_rank_or_worker_refused);
     tcase_add_test(plan, page_helpers_do_not_change_plans);
     tcase_add_test(plan, table_compressed_ahead_is_the_written_table);

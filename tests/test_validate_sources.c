@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static char *cases_dir;
@@ -503,6 +504,69 @@ START_TEST(test_npy_refused)
 }
 END_TEST
 
+/* es_validate_settings.progress: bytes of the source files (their sizes from
+ * stat), rising and ending at the total, with a report inside a file larger
+ * than the 4 MiB the readers report by (.npy values, a plain pickle, a torch
+ * zip's data.pkl), and none after the total. */
+typedef struct bytes_seen {
+    size_t calls, last_done, last_total, backwards, total_changed, before_end;
+} bytes_seen;
+
+static void see_bytes(void *user, size_t done, size_t total)
+{
+    bytes_seen *s = user;
+    s->backwards += s->calls && done < s->last_done;
+    s->total_changed += s->calls && total != s->last_total;
+    s->before_end += done < total;
+    s->calls++;
+    s->last_done = done;
+    s->last_total = total;
+}
+
+static size_t size_of(const char *path)
+{
+    struct stat st;
+    ck_assert_int_eq(stat(path, &st), 0);
+    return (size_t)st.st_size;
+}
+
+START_TEST(test_validate_progress_in_bytes)
+{
+    const char *const sources[][2] = {{"big_f4.npy", "keys_big.txt"}, {"big.pkl", NULL},
+                                      {"big.pt", NULL}};
+    const size_t dims[] = {100, 192, 192};
+    es_context *ctx = es_context_new();
+    for (int i = 0; i < 3; i++) {
+        char emb[4096], keys[4096];
+        snprintf(emb, sizeof emb, "%s", case_path(sources[i][0]));
+        snprintf(keys, sizeof keys, "%s", sources[i][1] ? case_path(sources[i][1]) : "");
+        es_emb_sources src = {0};
+        src.utt_emb = emb;
+        src.utt_keys = sources[i][1] ? keys : NULL;
+        es_validate_settings s;
+        es_validate_defaults(&s);
+        s.device = ES_DEVICE_CPU;
+        s.dim = dims[i];
+        bytes_seen seen = {0};
+        s.progress = see_bytes;
+        s.progress_user = &seen;
+        es_validate_result *r = NULL;
+        ck_assert_msg(es_validate(ctx, &s, &src, NULL, &r) == ES_OK, "%s", es_errmsg(ctx));
+        size_t total = size_of(emb) + (sources[i][1] ? size_of(keys) : 0);
+        ck_assert_uint_eq(seen.last_total, total);
+        ck_assert_uint_eq(seen.last_done, total);
+        ck_assert_uint_eq(seen.backwards, 0);
+        ck_assert_uint_eq(seen.total_changed, 0);
+        ck_assert_msg(seen.before_end >= 1, "%s: no report inside the file", sources[i][0]);
+        es_validate_info info;
+        es_validate_result_info(r, &info);
+        ck_assert_uint_eq(info.utt_rows, i == 0 ? 11000 : 3000);
+        es_validate_result_free(r);
+    }
+    es_context_free(ctx);
+}
+END_TEST
+
 static void setup(void)
 {
     cases_dir = make_temp_dir();
@@ -542,6 +606,7 @@ int main(void)
     tcase_add_test(c, test_binfloat_run_errors_name_their_byte);
     tcase_add_test(c, test_npy_variants);
     tcase_add_test(c, test_npy_refused);
+    tcase_add_test(c, test_validate_progress_in_bytes);
     suite_add_tcase(s, c);
     return run_suite(s);
 }

@@ -139,6 +139,13 @@ def cases(d):
     write(d, 'big_truncated.npy', big[:len(big) - 100 * 4 * 10 - 2])
     with open(os.path.join(d, 'keys_big.txt'), 'w') as f:
         f.write(''.join('b%d\n' % i for i in range(11000)))
+    # Past 4 MiB of pickle (es_validate's progress): 3000 keys x 192 floats
+    # (BINFLOAT, 9 bytes each: 5.2 MB), as a plain pickle and in a torch zip.
+    row = [i / 64 for i in range(192)]
+    big_pkl = pickle.dumps({'p%04d' % k: row[k % 192:] + row[:k % 192] for k in range(3000)},
+                           protocol=4)
+    write(d, 'big.pkl', big_pkl)
+    write(d, 'big.pt', torch_zip(big_pkl))
     with open(os.path.join(d, 'keys3.txt'), 'w') as f:
         f.write('r0 extra fields ignored\n\nr1\n  r2  \n')
     with open(os.path.join(d, 'keys2.txt'), 'w') as f:

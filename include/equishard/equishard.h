@@ -269,7 +269,14 @@ typedef struct es_measure_settings {
     struct es_tokenizer *tokenizer; /* NULL: text_tokens unknown; else every transcript
                                is counted with it (borrowed; es_measure's threads
                                share it read-only, each with a cache of its own) */
-    uint64_t reserved[7];   /* see "ABI" at the top */
+    es_progress_fn read_progress; /* es_load_inputs: called from the calling thread
+                               as the inputs that are cost tables are read:
+                               done/total bytes, total their files' sizes (.zst:
+                               compressed), every 4 MiB and after each table;
+                               done reaches total when all are read. NULL: none
+                               (minor 1) */
+    void *read_progress_user; /* its first argument (borrowed) */
+    uint64_t reserved[5];   /* see "ABI" at the top */
 } es_measure_settings;
 
 ES_API void es_measure_defaults(es_measure_settings *s);
@@ -523,7 +530,13 @@ typedef struct es_calibrate_settings {
     int allow_negative_r2;   /* nonzero: a fit whose held-out R² is below 0 (it predicts
                                 the held-out steps worse than their mean time does)
                                 is returned; default 0: ES_ERR_FORMAT naming the R² */
-    uint64_t reserved[7];    /* see "ABI" at the top */
+    es_progress_fn progress; /* called by es_calibrate from the calling thread as the
+                                step logs are read: done/total bytes, total the logs'
+                                sizes, every 4 MiB of lines and after each log;
+                                done reaches total before the fit (milliseconds:
+                                a few columns). NULL: none (minor 1) */
+    void *progress_user;     /* its first argument (borrowed) */
+    uint64_t reserved[5];    /* see "ABI" at the top */
 } es_calibrate_settings;
 
 ES_API void es_calibrate_defaults(es_calibrate_settings *s);
@@ -652,9 +665,20 @@ typedef struct es_plan_settings {
                                      a step being one source shard read (once per
                                      pass over the sources; once per column when
                                      parquet is written column by column) or one new
-                                     shard written and read back; NULL: none */
+                                     shard written and read back. Batch mode: called
+                                     by es_plan_write after each rank's
+                                     rank-R.batches.jsonl: done/total rows (batch
+                                     rows, padding copies included). NULL: none */
     void *progress_user;          /* its first argument (borrowed) */
-    uint64_t reserved[4];         /* see "ABI" at the top */
+    es_progress_fn build_progress; /* called by es_plan_build(_subset) from the
+                                     calling thread as it checks, filters, places
+                                     (sorts, packs and balances) and indexes the
+                                     rows: done/total row passes, total being 4 ×
+                                     the table's rows, done rising to total when
+                                     the build succeeds; at most every 65 536 rows
+                                     and at each stage's end. NULL: none (minor 1) */
+    void *build_progress_user;    /* its first argument (borrowed) */
+    uint64_t reserved[2];         /* see "ABI" at the top */
 } es_plan_settings;
 
 typedef struct es_plan es_plan;
@@ -1153,7 +1177,17 @@ typedef struct es_validate_settings {
     double spk_mean_tol;/* spk_mean_mismatch above this relative L2 difference;
                            default 1e-3 */
     int duplicates;     /* nonzero: look for identical vectors; default 1 */
-    uint64_t reserved[8]; /* see "ABI" at the top */
+    es_progress_fn progress; /* es_validate: called from the calling thread as the
+                           embedding sources are read: done/total bytes, total
+                           the sizes of the files es_emb_sources names (utt_emb,
+                           spk_emb, their key lists, utt2spk); a .pt's pickle
+                           and a .npy's values every 4 MiB, the rest (a list of
+                           parquet files, key lists, utt2spk) once read; done
+                           reaches total when all are loaded, before the checks.
+                           es_validate_host/_device ignore it. NULL: none
+                           (minor 1) */
+    void *progress_user;  /* its first argument (borrowed) */
+    uint64_t reserved[6]; /* see "ABI" at the top */
 } es_validate_settings;
 
 ES_API void es_validate_defaults(es_validate_settings *s);

@@ -35,7 +35,8 @@ PROGRESS_FN = ctypes.CFUNCTYPE(None, c_void_p, c_size_t, c_size_t)
 class MeasureSettings(Structure):
     _fields_ = [("threads", c_int), ("hash", c_int), ("on_error", c_enum), ("root", c_char_p),
                 ("progress", PROGRESS_FN), ("progress_user", c_void_p), ("tokenizer", c_void_p),
-                ("reserved", c_uint64 * 7)]
+                ("read_progress", c_void_p), ("read_progress_user", c_void_p),
+                ("reserved", c_uint64 * 5)]
 
 
 class CostModel(Structure):
@@ -57,7 +58,8 @@ class SimulateStepTime(Structure):
 class CalibrateSettings(Structure):
     _fields_ = [("model", CostModel), ("warmup", c_uint32), ("holdout_every", c_uint32),
                 ("outlier_mads", c_double), ("terms", c_uint32), ("time_field", c_char_p),
-                ("allow_negative_r2", c_int), ("reserved", c_uint64 * 7)]
+                ("allow_negative_r2", c_int), ("progress", c_void_p), ("progress_user", c_void_p),
+                ("reserved", c_uint64 * 5)]
 
 
 class CalibrationInfo(Structure):
@@ -80,7 +82,8 @@ class PlanSettings(Structure):
                 ("seed", c_uint64), ("epoch", c_int64), ("shards_per_worker", c_uint32),
                 ("root", c_char_p), ("compress", c_enum), ("tokenizer", c_void_p),
                 ("recipe", c_void_p), ("progress", c_void_p), ("progress_user", c_void_p),
-                ("reserved", c_uint64 * 4)]
+                ("build_progress", c_void_p), ("build_progress_user", c_void_p),
+                ("reserved", c_uint64 * 2)]
 
 
 class PlanMetrics(Structure):
@@ -149,7 +152,8 @@ class ValidateSettings(Structure):
     _fields_ = [("device", c_enum), ("threads", c_int), ("dim", c_size_t),
                 ("zero_norm", c_double), ("min_norm", c_double), ("max_norm", c_double),
                 ("norm_ratio", c_double), ("min_cosine", c_double), ("spk_mean_tol", c_double),
-                ("duplicates", c_int), ("reserved", c_uint64 * 8)]
+                ("duplicates", c_int), ("progress", c_void_p), ("progress_user", c_void_p),
+                ("reserved", c_uint64 * 6)]
 
 
 class EmbMatrix(Structure):

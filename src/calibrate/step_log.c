@@ -19,6 +19,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <xxhash.h>
 
 #include "calibrate/calibrate_internal.h"
@@ -46,7 +47,26 @@ typedef struct reader {
     size_t cap_text, cap_key;
     const char *path;
     unsigned long line;
+    uint64_t read_before, read_total; /* settings' progress: bytes of the logs before
+                                         this one, of all (their sizes) */
 } reader;
+
+enum { PROGRESS_BYTES = 4 << 20 };
+
+static uint64_t size_of(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 && st.st_size > 0 ? (uint64_t)st.st_size : 0;
+}
+
+/* The settings' progress: `bytes` of the log being read (held at its size). */
+static void report_bytes(const reader *r, uint64_t bytes, uint64_t size)
+{
+    const es_calibrate_settings *s = &r->c->s;
+    if (s->progress)
+        s->progress(s->progress_user, (size_t)(r->read_before + (bytes < size ? bytes : size)),
+                    (size_t)r->read_total);
+}
 
 static int hexval(int ch)
 {
@@ -227,8 +247,13 @@ static int read_log(es_context *ctx, reader *r, uint32_t log)
         XXH3_64bits_reset(h);
     r->path = l->path;
     int got;
+    uint64_t bytes = 0, size = r->c->s.progress ? size_of(l->path) : 0;
     while (rc == ES_OK && (got = es_line_reader_next(&lr)) == 1) {
         r->line = lr.lineno;
+        uint64_t before = bytes;
+        bytes += lr.len + 1; /* the line and its newline */
+        if (before / PROGRESS_BYTES != bytes / PROGRESS_BYTES)
+            report_bytes(r, bytes, size);
         XXH3_64bits_update(h, lr.line, lr.len);
         XXH3_64bits_update(h, "\n", 1);
         size_t skip = strspn(lr.line, " \t\r");
@@ -257,6 +282,10 @@ static int read_log(es_context *ctx, reader *r, uint32_t log)
         XXH3_freeState(h);
     }
     es_line_reader_close(&lr);
+    if (rc == ES_OK) {
+        report_bytes(r, size, size);
+        r->read_before += size;
+    }
     return rc;
 }
 
@@ -268,6 +297,8 @@ int es_cal_read_logs(es_context *ctx, es_calibration *c, const es_cost_table *t,
     if (!c->logs)
         return es_fail(ctx, ES_ERR_NOMEM, "calibrate: out of memory");
     c->n_logs = n_logs;
+    for (size_t i = 0; c->s.progress && i < n_logs; i++)
+        r.read_total += size_of(logs[i]);
     int rc = ES_OK;
     for (size_t i = 0; i < t->n && rc == ES_OK; i++) {
         int existed;

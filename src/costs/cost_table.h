@@ -105,6 +105,12 @@ size_t es_flags_format(uint32_t flags, char *buf, size_t len);
 /* Parses the flags column; returns 0 on success, -1 for an unknown name. */
 int es_flags_parse(const char *s, size_t n, uint32_t *flags);
 
+/* es_cost_table_read, telling `progress` (may be NULL) the bytes of the file
+ * read so far (compressed bytes for .zst) each time another 4 MiB is passed:
+ * es_load_inputs' read_progress. */
+int es_cost_table_read_watched(es_context *ctx, const char *path,
+                               void (*progress)(void *user, uint64_t bytes), void *progress_user,
+                               es_cost_table **out);
 /* Parses a cost table held in memory (plain or zstd), as es_cost_table_read does
  * for a file; `name` stands for the path in messages. max_bytes > 0 caps the
  * decoded size (ES_ERR_UNSUPPORTED beyond it) so a fuzzer's zstd bombs stay cheap;

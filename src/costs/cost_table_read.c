@@ -76,7 +76,12 @@ typedef struct source {
     int status;                   /* set with the message when a read fails */
     XXH3_state_t *digest;         /* non-NULL: xxh3 of every byte read from fp */
     uint64_t raw_bytes;           /* bytes read from fp */
+    void (*progress)(void *user, uint64_t bytes); /* NULL, or told raw_bytes every
+                                     PROGRESS_BYTES (es_cost_table_read_watched) */
+    void *progress_user;
 } source;
+
+enum { PROGRESS_BYTES = 4 << 20 };
 
 /* Records a failed read; the reader functions then return -1. */
 static long long src_fail(source *s, int status, const char *problem, const char *detail)
@@ -103,6 +108,8 @@ static long long raw_read(source *s, void *dst, size_t cap)
     if (s->digest && n)
         XXH3_64bits_update(s->digest, dst, n);
     s->raw_bytes += n;
+    if (s->progress && (s->raw_bytes - n) / PROGRESS_BYTES != s->raw_bytes / PROGRESS_BYTES)
+        s->progress(s->progress_user, s->raw_bytes);
     return (long long)n;
 }
 
@@ -753,12 +760,20 @@ static int parse_source(es_context *ctx, source *src, es_cost_table **out)
 
 ES_API int es_cost_table_read(es_context *ctx, const char *path, es_cost_table **out)
 {
+    return es_cost_table_read_watched(ctx, path, NULL, NULL, out);
+}
+
+int es_cost_table_read_watched(es_context *ctx, const char *path,
+                               void (*progress)(void *user, uint64_t bytes), void *progress_user,
+                               es_cost_table **out)
+{
     es_clear_error(ctx);
     if (!out || !path)
         return es_fail(ctx, ES_ERR_USAGE, "es_cost_table_read: path and out are required");
     *out = NULL;
     size_t line = 1;
-    source src = {.ctx = ctx, .name = path, .line = &line};
+    source src = {.ctx = ctx, .name = path, .line = &line, .progress = progress,
+                  .progress_user = progress_user};
     /* A regular file only: a FIFO would block the open, and the sniff before this
      * (es_is_cost_table) would have eaten its first bytes anyway. */
     int e = es_fopen_regular(path, &src.fp);

@@ -83,6 +83,8 @@ static int filter_rows(es_context *ctx, es_plan *p)
         es_prefault_write(arrays[j].base, n * arrays[j].elem_size);
     for (size_t i = 0; i < n; i++) {
         es_ahead_reach(&ahead, i + 1);
+        if ((i & (PLAN_PROGRESS_ROWS - 1)) == 0 && i)
+            es_plan_progress(p, PLAN_PASS_FILTER, i, n);
         const es_cost_row *row = &p->table->rows[i];
         es_filter_reason why = es_filter_row(&p->s.model, row);
         p->frames[i] = es_row_frames(&p->s.model, row);
@@ -254,18 +256,25 @@ ES_API int es_plan_build_subset(es_context *ctx, const es_plan_settings *s,
     es_cost_model_settle(&p->s.model, t, ES_LOADER_COSYVOICE);
     es_token_gap(&p->s.model, t, &p->token_gap);
     es_token_gap_note(&p->token_gap, p->token_note, sizeof p->token_note);
+    es_plan_progress(p, PLAN_PASS_CHECK, 1, 1);
     p->K = s->world_size;
     p->W = s->workers;
     p->loads = calloc((size_t)p->K * p->W, sizeof *p->loads);
     rc = p->loads ? filter_rows(ctx, p) : es_fail(ctx, ES_ERR_NOMEM, "plan: out of memory");
-    if (rc == ES_OK)
+    if (rc == ES_OK) {
+        es_plan_progress(p, PLAN_PASS_FILTER, 1, 1);
         rc = s->mode == ES_PLAN_BATCH     ? es_plan_build_batch(ctx, p)
              : s->mode == ES_PLAN_RESHARD ? es_plan_build_reshard(ctx, p)
                                           : es_plan_build_shard(ctx, p);
-    if (rc == ES_OK)
+    }
+    if (rc == ES_OK) {
+        es_plan_progress(p, PLAN_PASS_PLACE, 1, 1);
         rc = check_every_worker(ctx, p);
+    }
     if (rc == ES_OK)
         rc = es_plan_index_build(ctx, p);
+    if (rc == ES_OK)
+        es_plan_progress(p, PLAN_PASS_INDEX, 1, 1);
     p->leave_out = NULL; /* the caller's: not kept past the build */
     if (rc != ES_OK) {
         es_plan_free(p);

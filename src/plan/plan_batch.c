@@ -106,9 +106,11 @@ static size_t *rows_by_length(const es_plan *p)
         keys[k] = sort_length(p, p->kept[k]) << 32 | (uint32_t)~(uint32_t)k;
     }
     es_prefault_ahead_stop(ahead.a);
+    es_plan_progress(p, PLAN_PASS_PLACE, 1, 5);
     sort_u64_desc(keys, n, tmp);
     for (size_t k = 0; k < n; k++)
         rows[k] = p->kept[(uint32_t)~(uint32_t)keys[k]];
+    es_plan_progress(p, PLAN_PASS_PLACE, 2, 5);
     free(keys), free(tmp);
     return rows;
 }
@@ -174,6 +176,8 @@ static int pack(es_context *ctx, es_plan *p)
         nb = es_dynamic_batches(frames, n, p->s.max_frames_in_batch, ends, NULL);
     }
     for (size_t b = 0; b < nb; b++) {
+        if ((b & 4095) == 0 && b) /* batches of one to hundreds of rows */
+            es_plan_progress(p, PLAN_PASS_PLACE, 2 * nb + b, 5 * nb);
         plan_batch *pb = &p->batches[b];
         memset(pb, 0, sizeof *pb);
         pb->begin = b ? ends[b - 1] : 0;
@@ -182,6 +186,7 @@ static int pack(es_context *ctx, es_plan *p)
     }
     p->n_batches = nb;
     free(frames), free(ends);
+    es_plan_progress(p, PLAN_PASS_PLACE, 3, 5);
     return ES_OK;
 }
 
@@ -311,8 +316,10 @@ int es_plan_build_batch(es_context *ctx, es_plan *p)
     if (rc == ES_OK && p->n_batches < p->K && p->s.remainder != ES_REMAINDER_PAD)
         return es_fail(ctx, ES_ERR_FORMAT, "plan: only %zu batches for %u ranks: every rank "
                        "would get none; use remainder pad or fewer ranks", p->n_batches + p->metrics.remainder_batches, p->K);
-    if (rc == ES_OK)
+    if (rc == ES_OK) {
+        es_plan_progress(p, PLAN_PASS_PLACE, 4, 5);
         rc = assign_steps(ctx, p);
+    }
     if (rc == ES_OK) {
         batch_metrics(p);
         es_plan_finish_metrics(p);

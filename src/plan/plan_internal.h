@@ -87,6 +87,17 @@ void es_plan_reshard_free(struct plan_reshard *r);
 int es_plan_index_build(es_context *ctx, es_plan *p);
 void es_plan_index_release(plan_index *x);
 
+/* es_plan_settings.build_progress: the build is PLAN_PASSES passes over the
+ * table's n rows (check, filter, place, index), reported as row passes: pass
+ * `pass` is `part` of `parts` through, i.e. done = pass·n + n·part/parts of
+ * PLAN_PASSES·n. Callers go forward only, so done never falls; the last call
+ * (PLAN_PASS_INDEX, parts of parts) reports total. Rows in a pass are
+ * reported every PLAN_PROGRESS_ROWS at most: the callback costs nothing
+ * measurable. */
+enum { PLAN_PASS_CHECK, PLAN_PASS_FILTER, PLAN_PASS_PLACE, PLAN_PASS_INDEX, PLAN_PASSES };
+#define PLAN_PROGRESS_ROWS 65536
+void es_plan_progress(const es_plan *p, unsigned pass, size_t part, size_t parts);
+
 /* Common metrics from loads (imbalance, spread, retention); lower_bound must be set. */
 void es_plan_finish_metrics(es_plan *p);
 

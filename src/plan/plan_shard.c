@@ -215,10 +215,14 @@ static int assign_all_workers(es_context *ctx, es_plan *p)
 int es_plan_build_shard(es_context *ctx, es_plan *p)
 {
     int rc = collect_elements(ctx, p);
-    if (rc == ES_OK)
+    if (rc == ES_OK) {
+        es_plan_progress(p, PLAN_PASS_PLACE, 1, 3);
         rc = assign_ranks(ctx, p);
-    if (rc == ES_OK)
+    }
+    if (rc == ES_OK) {
+        es_plan_progress(p, PLAN_PASS_PLACE, 2, 3);
         rc = assign_all_workers(ctx, p);
+    }
     if (rc == ES_OK)
         es_plan_finish_metrics(p);
     return rc;

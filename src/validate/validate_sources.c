@@ -5,6 +5,7 @@
  * entries of the wrong dimension, duplicate audio. (Measure's embedding flags
  * are set in row_marks.c.) */
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <string.h>
 
 #include "core/grow.h"
@@ -30,6 +31,8 @@ typedef struct vs {
     size_t n_speakers, cap_speakers;
     size_t dim;
     es_validate_result *r;
+    uint64_t read_before, read_total; /* s->progress: bytes of the files before this one, of all */
+    uint64_t file_size;               /* the source file being read */
 } vs;
 
 static int nomem(vs *v) { return es_fail(v->ctx, ES_ERR_NOMEM, "validate: out of memory"); }
@@ -73,16 +76,56 @@ static int speaker_id(vs *v, const char *spk, int32_t *id)
     return ES_OK;
 }
 
+static uint64_t file_size(const char *path)
+{
+    struct stat st;
+    return path && stat(path, &st) == 0 && st.st_size > 0 ? (uint64_t)st.st_size : 0;
+}
+
+/* The set's progress hook: bytes of the file being read, as s->progress's
+ * done of all the files (a zip member's bytes may pass the file's: held). */
+static void source_read(void *user, uint64_t bytes)
+{
+    vs *v = user;
+    uint64_t in = bytes < v->file_size ? bytes : v->file_size;
+    v->s->progress(v->s->progress_user, (size_t)(v->read_before + in), (size_t)v->read_total);
+}
+
+/* One source file (and its key list) read: done passes both. */
+static void source_done(vs *v, uint64_t bytes)
+{
+    v->read_before += bytes;
+    if (v->s->progress)
+        v->s->progress(v->s->progress_user, (size_t)v->read_before, (size_t)v->read_total);
+}
+
+static int load_set(vs *v, const char *path, const char *keys, int speakers, es_emb_set **out)
+{
+    v->file_size = file_size(path);
+    int rc = es_emb_set_load_watched(v->ctx, path, keys, v->src->root, speakers,
+                                     v->s->progress ? source_read : NULL, v, out);
+    if (rc == ES_OK)
+        source_done(v, v->file_size + file_size(keys));
+    return rc;
+}
+
 static int load(vs *v)
 {
     const es_emb_sources *src = v->src;
     int rc = ES_OK;
+    const char *files[] = {src->utt_emb, src->utt_emb ? src->utt_keys : NULL, src->spk_emb,
+                           src->spk_emb ? src->spk_keys : NULL, src->utt2spk};
+    for (size_t i = 0; v->s->progress && i < sizeof files / sizeof files[0]; i++)
+        v->read_total += file_size(files[i]);
     if (src->utt_emb)
-        rc = es_emb_set_load_at(v->ctx, src->utt_emb, src->utt_keys, src->root, 0, &v->utt);
+        rc = load_set(v, src->utt_emb, src->utt_keys, 0, &v->utt);
     if (rc == ES_OK && src->spk_emb)
-        rc = es_emb_set_load_at(v->ctx, src->spk_emb, src->spk_keys, src->root, 1, &v->spk);
-    if (rc == ES_OK && src->utt2spk)
+        rc = load_set(v, src->spk_emb, src->spk_keys, 1, &v->spk);
+    if (rc == ES_OK && src->utt2spk) {
         rc = es_utt2spk_read(v->ctx, src->utt2spk, &v->u2s);
+        if (rc == ES_OK)
+            source_done(v, file_size(src->utt2spk));
+    }
     if (rc == ES_OK && !src->utt_emb && !src->spk_emb && !v->table)
         rc = es_fail(v->ctx, ES_ERR_USAGE, "validate: nothing to validate: no embedding source "
                      "and no utterance list");

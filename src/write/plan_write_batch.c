@@ -223,11 +223,26 @@ static int finish_costs(es_context *ctx, es_outdir *d, const es_plan *p, FILE *f
     return rc == ES_OK ? crc : rc;
 }
 
+/* es_plan_settings.progress in batch mode: the rows of the rank files written
+ * so far, counted by both writing threads, reported by the calling thread
+ * only (after each of its ranks, and once at the end). */
+typedef struct rows_progress {
+    atomic_size_t done;
+    size_t total; /* every rank's batch rows, padding copies included */
+} rows_progress;
+
+static void report_rows(const es_plan *p, rows_progress *pr)
+{
+    if (p->s.progress)
+        p->s.progress(p->s.progress_user, atomic_load(&pr->done), pr->total);
+}
+
 /* rank-R.batches.jsonl for ranks [first, end), each file written whole from
  * its own buffer. Stops early (ES_OK) once *stop is set: the thread writing
- * the lower ranks failed, and its error is the one reported. */
+ * the lower ranks failed, and its error is the one reported. Counts each
+ * rank's rows in *pr; `reports`: this is the calling thread, which reports. */
 static int write_ranks(es_context *ctx, es_outdir *d, const es_plan *p, uint32_t first,
-                       uint32_t end, const atomic_int *stop)
+                       uint32_t end, const atomic_int *stop, rows_progress *pr, int reports)
 {
     /* aligned: a rank file (megabytes) goes to disk around the page cache */
     es_strbuf sb = {.align = ES_DIRECT_ALIGN};
@@ -249,6 +264,9 @@ static int write_ranks(es_context *ctx, es_outdir *d, const es_plan *p, uint32_t
         char name[64];
         snprintf(name, sizeof name, "rank-%05u.batches.jsonl", r);
         rc = sb.oom ? es_fail(ctx, ES_ERR_NOMEM, "out of memory") : es_outdir_write_text(ctx, d, name, &sb);
+        atomic_fetch_add(&pr->done, lines.n_rows);
+        if (reports && rc == ES_OK)
+            report_rows(p, pr);
     }
     free(lines.order), free(lines.rows), free(lines.batches);
     shard_literals_release(&lits);
@@ -265,13 +283,14 @@ typedef struct ranks_job {
     const es_plan *p;
     uint32_t first, end;
     const atomic_int *stop;
+    rows_progress *pr;
     int rc;
 } ranks_job;
 
 static void *ranks_main(void *arg)
 {
     ranks_job *j = arg;
-    j->rc = write_ranks(j->ctx, j->d, j->p, j->first, j->end, j->stop);
+    j->rc = write_ranks(j->ctx, j->d, j->p, j->first, j->end, j->stop, j->pr, 0);
     return NULL;
 }
 
@@ -282,12 +301,16 @@ static void *ranks_main(void *arg)
 static int write_all_ranks(es_context *ctx, es_outdir *d, const es_plan *p)
 {
     atomic_int lower_failed = 0;
-    ranks_job up = {NULL, d, p, p->K / 2, p->K, &lower_failed, ES_OK};
+    rows_progress pr = {0, 0};
+    if (p->s.progress) /* a pass over the batches (a few per thousand rows) */
+        for (size_t j = 0; j < p->index.start[p->K]; j++)
+            pr.total += p->index.by_rank[j]->end - p->index.by_rank[j]->begin;
+    ranks_job up = {NULL, d, p, p->K / 2, p->K, &lower_failed, &pr, ES_OK};
     pthread_t thread;
     int threaded = p->K >= 2 && sysconf(_SC_NPROCESSORS_ONLN) >= 2 &&
                    (up.ctx = es_context_new()) != NULL &&
                    pthread_create(&thread, NULL, ranks_main, &up) == 0;
-    int rc = write_ranks(ctx, d, p, 0, threaded ? up.first : p->K, NULL);
+    int rc = write_ranks(ctx, d, p, 0, threaded ? up.first : p->K, NULL, &pr, 1);
     if (threaded) {
         if (rc != ES_OK)
             atomic_store(&lower_failed, 1);
@@ -296,6 +319,8 @@ static int write_all_ranks(es_context *ctx, es_outdir *d, const es_plan *p)
             rc = es_fail(ctx, up.rc, "%s", es_errmsg(up.ctx));
     }
     es_context_free(up.ctx);
+    if (rc == ES_OK) /* the upper half's last ranks: done reaches total */
+        report_rows(p, &pr);
     return rc;
 }
 

@@ -4,7 +4,9 @@
 # unit, percent and rate, then cleared; on a pipe only the summary comes, and
 # with --quiet nothing; a SIGINT's message starts a line of its own. The
 # summary's counts are checked against python's tarfile, os.stat, the wave
-# module and the FLAC STREAMINFO header, never against equishard.
+# module and the FLAC STREAMINFO header, never against equishard; plan's
+# build and write lines against python reading the table and the rank files;
+# validate's against os.stat and python reading the .npy header and the pickle.
 BIN=$1
 . "$(dirname "$0")/lib.sh"
 cd "$ES_SOURCE_ROOT/data-samples" || exit 1
@@ -156,5 +158,131 @@ PY
 # a pipe gets none of it
 expect_exit 0 "$BIN" plan -q --mode reshard -k 2 -o "$WORK/rs" shards/data.list
 [[ -s $WORK/err ]] && fail "reshard -q on a pipe printed: $(cat "$WORK/err")"
+
+# ---- 7. plan --mode batch on a generated table: the table's line in bytes
+#      (its size from os.stat), the build's in row passes (4 × the table's
+#      rows), then the rank files' line in rows, each
+#      rising to its total and cleared; the stdout summary's counts; -q and a
+#      pipe get no line. Expected numbers from python reading the table and the
+#      rank files, never from equishard.
+python3 - "$WORK/big.tsv" <<'PY'
+import random, sys
+rnd = random.Random(5)
+with open(sys.argv[1], "w") as f:
+    f.write("#equishard-costs v1\nkey\tshard\tpos\tsample_rate\tchannels\tsamples\t"
+            "audio_bytes\ttext_len\tspeech_tokens\tspk\tflags\thash\n")
+    for i in range(400000):
+        samples = rnd.randrange(16000 * 2, 16000 * 14)
+        f.write(f"u{i:07d}\tshards/s{i // 1000:05d}.tar\t{i % 1000}\t16000\t1\t{samples}\t"
+                f"{2 * samples}\t20\t0\tspk{i // 50}\taudio,text\t-\n")
+PY
+run_pty "$WORK/tty" "$BIN" plan --mode batch -k 4 -o "$WORK/pb" "$WORK/big.tsv" \
+    || fail "batch plan on a pty: exit $?"
+python3 - "$WORK/tty" "$WORK/big.tsv" "$WORK/pb" <<'PY' || fail "batch plan: $(cat -v "$WORK/tty" | head -c 2000)"
+import glob, json, os, re, sys
+out = open(sys.argv[1], "rb").read().decode()
+rows = sum(1 for l in open(sys.argv[2]) if l.strip() and not l.startswith(("#", "key\t")))
+batch_rows, keys = 0, set()
+for path in glob.glob(sys.argv[3] + "/rank-*.batches.jsonl"):
+    for line in open(path):
+        b = json.loads(line)
+        batch_rows += len(b["keys"])
+        keys.update(b["keys"])
+def steps(what, unit):
+    return [(int(d.replace(" ", "")), int(t.replace(" ", "")))
+            for d, t in re.findall(r"\r" + what + r": ([\d ]+?) / ([\d ]+?) " + unit + r" ", out)]
+for what, unit, total in (("read", "bytes", os.stat(sys.argv[2]).st_size),
+                          ("plan", "row passes", 4 * rows), ("write", "rows", batch_rows)):
+    s = steps(what, unit)
+    # painted at least twice (the first call, the last), rising, one total, ending at it
+    assert len(s) >= 2 and {t for _, t in s} == {total} and s[-1][0] == total, (what, s, total)
+    assert [d for d, _ in s] == sorted(d for d, _ in s), (what, s)
+    assert re.search("\r" + what + ": [^\r]*\x1b\\[K\r\x1b\\[K", out), what + ": not cleared"
+# the table's line first, the build's, then the write's
+assert out.index("\rread: ") < out.index("\rplan: ") < out.index("\rwrite: "), out[:300]
+text = out.split("\r\x1b[K")[-1].replace("\r\n", "\n")
+assert text.startswith(f"batch mode: 4 ranks x 1 workers, {len(keys)} utterances planned, "
+                       f"{rows - len(keys)} filtered\n"), text[:200]
+assert text.rstrip("\n").endswith("wrote " + sys.argv[3]), text[-200:]
+PY
+run_pty "$WORK/tty" "$BIN" plan -q --mode batch -k 4 -o "$WORK/pb" "$WORK/big.tsv" \
+    || fail "batch plan -q on a pty: exit $?"
+grep -qa $'\r[a-z]*:' "$WORK/tty" && fail "plan -q on a terminal painted a line: $(cat -v "$WORK/tty" | head -c 300)"
+"$BIN" plan --mode batch -k 4 -o "$WORK/pb" "$WORK/big.tsv" >"$WORK/out" 2>"$WORK/err" \
+    || fail "batch plan on a pipe: exit $?"
+[[ -s $WORK/err ]] && fail "batch plan on a pipe printed on stderr: $(cat -v "$WORK/err" | head -c 300)"
+
+# ---- 8. validate: the sources' line in bytes (the files' sizes from os.stat),
+#      rising to its total and cleared, then the summary, whose counts and
+#      dimension are python's reading of the .npy header and of the pickle; a
+#      pipe gets the summary alone, -q nothing.
+python3 - "$WORK/emb.npy" "$WORK/utt2spk" "$WORK/emb.pkl" <<'PY'
+import array, pickle, random, struct, sys
+n, d = 40000, 192
+rnd = random.Random(9)
+base = array.array("f", [rnd.uniform(0.5, 1.0) for _ in range(d)])
+hdr = "{'descr': '<f4', 'fortran_order': False, 'shape': (%d, %d), }" % (n, d)
+hdr += " " * ((64 - (10 + len(hdr) + 1) % 64) % 64) + "\n"
+with open(sys.argv[1], "wb") as f:
+    f.write(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(hdr)) + hdr.encode())
+    for i in range(n):
+        row = array.array("f", base)
+        row[i % d] += (i // d + 1) * 1e-3  # every row its own, all of one norm
+        f.write(row.tobytes())
+with open(sys.argv[2], "w") as f:
+    f.writelines(f"u{i:06d} spk{i // 100}\n" for i in range(n))
+vals = base.tolist()
+with open(sys.argv[3], "wb") as f:  # a plain pickle: CosyVoice's dict of str -> list
+    pickle.dump({f"u{i:06d}": vals[:i % d] + [vals[i % d] + i * 1e-3] + vals[i % d + 1:]
+                 for i in range(12000)}, f, protocol=4)
+PY
+# expect_validate FILE... : the summary python expects for the embeddings in
+# the first FILE (.npy or pickle), with TIME for the time
+expect_validate() {
+    python3 - "$@" <<'PY'
+import ast, pickle, sys
+path = sys.argv[1]
+head = open(path, "rb").read(10)
+if head[:6] == b"\x93NUMPY":
+    n = int.from_bytes(head[8:10], "little")
+    rows, dim = ast.literal_eval(open(path, "rb").read(10 + n)[10:].decode())["shape"]
+else:
+    d = pickle.load(open(path, "rb"))
+    rows, dim = len(d), len(next(iter(d.values())))
+print(f"equishard validate: validated {rows:,} utterance and 0 speaker embeddings "
+      f"(dim {dim}) in TIME s -> {sys.argv[2]}".replace(",", " "))
+PY
+}
+check_validate_tty() { # TTY_OUTPUT SUMMARY FILES...
+    python3 - "$@" <<'PY'
+import os, re, sys
+out, want, files = open(sys.argv[1], "rb").read().decode(), sys.argv[2], sys.argv[3:]
+total = sum(os.stat(f).st_size for f in files)
+s = [(int(d.replace(" ", "")), int(t.replace(" ", "")))
+     for d, t in re.findall(r"\rvalidate: ([\d ]+?) / ([\d ]+?) bytes ", out)]
+assert len(s) >= 2 and {t for _, t in s} == {total} and s[-1][0] == total, (s, total)
+assert [d for d, _ in s] == sorted(d for d, _ in s), s
+tail = out.split("\r\x1b[K")[-1]
+first = re.sub(r" in \d+\.\d s -> ", " in TIME s -> ", tail.split("\r\n")[0])
+assert first == want, (first, want)
+PY
+}
+run_pty "$WORK/tty" "$BIN" validate --utt-emb "$WORK/emb.npy" --utt-keys "$WORK/utt2spk" \
+    --utt2spk "$WORK/utt2spk" --json "$WORK/v.json" || fail "validate .npy on a pty: exit $?"
+check_validate_tty "$WORK/tty" "$(expect_validate "$WORK/emb.npy" "$WORK/v.json")" \
+    "$WORK/emb.npy" "$WORK/utt2spk" "$WORK/utt2spk" || fail "validate .npy: $(cat -v "$WORK/tty" | head -c 1500)"
+run_pty "$WORK/tty" "$BIN" validate --utt-emb "$WORK/emb.pkl" --json "$WORK/v.json" \
+    || fail "validate pickle on a pty: exit $?"
+check_validate_tty "$WORK/tty" "$(expect_validate "$WORK/emb.pkl" "$WORK/v.json")" \
+    "$WORK/emb.pkl" || fail "validate pickle: $(cat -v "$WORK/tty" | head -c 1500)"
+expect_exit 0 "$BIN" validate --utt-emb "$WORK/emb.pkl" --json "$WORK/v.json"
+want=$(expect_validate "$WORK/emb.pkl" "$WORK/v.json")
+[[ $(summary_of "$WORK/err") == "$want" ]] || fail "validate on a pipe: stderr is '$(cat -v "$WORK/err")', want '$want'"
+want=$(expect_validate "$WORK/emb.pkl" x | sed 's/ -> x$//')
+expect_exit 0 "$BIN" validate --utt-emb "$WORK/emb.pkl"
+[[ $(summary_of "$WORK/err") == "$want" ]] || fail "validate without --json: '$(cat -v "$WORK/err")', want '$want'"
+run_pty "$WORK/tty" "$BIN" validate -q --utt-emb "$WORK/emb.pkl" --json "$WORK/v.json" \
+    || fail "validate -q on a pty: exit $?"
+grep -qa -e $'\rvalidate:' -e 'equishard validate:' "$WORK/tty" && fail "validate -q printed: $(cat -v "$WORK/tty" | head -c 300)"
 
 [[ $failures == 0 ]] && echo "ok" || exit 1

@@ -4,6 +4,11 @@
  * count per shard, a shorter last shard).
  *
  *   bench_plan [N_UTTS] [WORLD_SIZE] [WORKERS] [UTTS_PER_SHARD] [shard|batch|both]
+ *   bench_plan N_UTTS WORLD_SIZE WORKERS UTTS_PER_SHARD progress [ROUNDS]
+ *
+ * `progress`: batch mode built ROUNDS times (default 5) with the build's
+ * progress callback NULL and set, alternately (a callback that reads the clock
+ * as the CLI's line does); prints both medians and their ratio.
  *
  * Memory is the growth of peak RSS during the plan, so run one mode per process
  * to read it (the first mode's peak hides the second's).
@@ -156,6 +161,74 @@ static void compare_partitioners(const es_cost_table *t, uint32_t k)
     free(bin);
 }
 
+/* What the CLI's callback does when the line is not due: read the clock. */
+static void progress_seen(void *user, size_t done, size_t total)
+{
+    double *last = user;
+    *last = now() + (double)(done > total);
+}
+
+/* One batch build: wall seconds, and the calling thread's user CPU seconds in
+ * *user (where the callback runs; steadier than wall on a shared machine). */
+static double build_batch_seconds(const es_cost_table *t, uint32_t k, uint32_t w, int progress,
+                                  double *user)
+{
+    es_context *ctx = es_context_new();
+    es_plan_settings s;
+    es_plan_defaults(&s);
+    s.world_size = k;
+    s.workers = w;
+    s.mode = ES_PLAN_BATCH;
+    double last = 0;
+    s.build_progress = progress ? progress_seen : NULL;
+    s.build_progress_user = &last;
+    es_plan *p = NULL;
+    double u0, u1, sys;
+    thread_cpu(&u0, &sys);
+    double t0 = now();
+    if (es_plan_build(ctx, &s, t, &p) != ES_OK) {
+        fprintf(stderr, "plan: %s\n", es_errmsg(ctx));
+        exit(2);
+    }
+    double secs = now() - t0;
+    thread_cpu(&u1, &sys);
+    *user = u1 - u0;
+    es_plan_free(p);
+    es_context_free(ctx);
+    return secs;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    return v[n / 2];
+}
+
+/* The build with and without its progress callback, alternately. */
+static void progress_ab(const es_cost_table *t, uint32_t k, uint32_t w, int rounds)
+{
+    double with[64], without[64], with_cpu[64], without_cpu[64];
+    rounds = rounds < 1 ? 1 : rounds > 64 ? 64 : rounds;
+    for (int r = 0; r < rounds; r++) {
+        without[r] = build_batch_seconds(t, k, w, 0, &without_cpu[r]);
+        with[r] = build_batch_seconds(t, k, w, 1, &with_cpu[r]);
+        printf("round %d: without %.3f s (user %.3f), with %.3f s (user %.3f)\n", r + 1,
+               without[r], without_cpu[r], with[r], with_cpu[r]);
+        fflush(stdout);
+    }
+    double mw = median(with, rounds), mo = median(without, rounds);
+    double cw = median(with_cpu, rounds), co = median(without_cpu, rounds);
+    printf("batch build, median of %d: wall %.3f s without progress, %.3f s with (ratio %.3f); "
+           "calling thread's user CPU %.3f / %.3f s (ratio %.3f)\n", rounds, mo, mw, mw / mo, co,
+           cw, cw / co);
+}
+
 int main(int argc, char **argv)
 {
     size_t n = argc > 1 ? strtoull(argv[1], NULL, 10) : 1000000;
@@ -169,6 +242,11 @@ int main(int argc, char **argv)
     es_cost_table *t = generate(n, per_shard);
     printf("table: %.2f s to generate, %.1f B/utt (rows + keys)\n", now() - t0,
            (peak_rss_kib() - base) * 1024.0 / n);
+    if (strcmp(modes, "progress") == 0) {
+        progress_ab(t, k, w, argc > 6 ? atoi(argv[6]) : 5);
+        es_cost_table_free(t);
+        return 0;
+    }
     if (strcmp(modes, "both") == 0)
         cosyvoice_split(t, k, w);
     if (strcmp(modes, "batch") != 0) {

@@ -24,6 +24,12 @@ void cli_progress_init(cli_progress *p, const char *what, const char *unit, int 
     p->last = -1;
 }
 
+void cli_progress_restart(cli_progress *p)
+{
+    p->start = cli_progress_now();
+    p->last = -1;
+}
+
 double cli_progress_elapsed(const cli_progress *p)
 {
     return cli_progress_now() - p->start;

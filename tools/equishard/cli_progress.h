@@ -30,6 +30,8 @@ extern volatile sig_atomic_t cli_progress_on_line;
 void cli_progress_init(cli_progress *p, const char *what, const char *unit, int quiet);
 /* es_progress_fn: user is a cli_progress. */
 void cli_progress_update(void *user, size_t done, size_t total);
+/* Starts the clock again (a line set up before a stage it waits for). */
+void cli_progress_restart(cli_progress *p);
 /* Clears the line (when one was painted). */
 void cli_progress_end(cli_progress *p);
 /* Seconds since init. */

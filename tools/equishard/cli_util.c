@@ -246,13 +246,19 @@ int cli_measure_inputs(es_context *ctx, es_measure_settings *s, int quiet,
     size_t lists = 0;
     for (size_t i = 0; i < n; i++)
         lists += !es_is_cost_table(inputs[i]);
-    cli_progress progress;
+    cli_progress progress, reading;
     cli_progress_init(&progress, "measure", "shards", quiet);
     s->progress = cli_progress_update;
     s->progress_user = &progress;
+    /* the tables' own line: "read: D / T bytes" */
+    cli_progress_init(&reading, "read", "bytes", quiet);
+    s->read_progress = reading.enabled ? cli_progress_update : NULL;
+    s->read_progress_user = &reading;
     int rc = es_load_inputs(ctx, s, inputs, n, out);
+    cli_progress_end(&reading);
     cli_progress_end(&progress);
     s->progress = NULL;
+    s->read_progress = NULL;
     if (rc == ES_OK && lists) {
         cli_tally tally = {0};
         cli_tally_add(&tally, *out);

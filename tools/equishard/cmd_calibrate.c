@@ -225,9 +225,20 @@ int cmd_calibrate(int argc, char **argv)
     if (rc == 0) {
         es_measure_settings ms;
         es_measure_defaults(&ms);
+        /* on a terminal, unless -q: "read: D / T bytes" for the tables, then
+         * "calibrate: D / T bytes" for the step logs */
+        cli_progress reading, line;
+        cli_progress_init(&reading, "read", "bytes", quiet);
+        ms.read_progress = reading.enabled ? cli_progress_update : NULL;
+        ms.read_progress_user = &reading;
         st = es_load_inputs(ctx, &ms, (const char *const *)costs.v, costs.n, &t);
+        cli_progress_end(&reading);
+        cli_progress_init(&line, "calibrate", "bytes", quiet);
+        s.progress = line.enabled ? cli_progress_update : NULL;
+        s.progress_user = &line;
         if (st == ES_OK)
             st = es_calibrate(ctx, &s, t, (const char *const *)logs.v, logs.n, &cal);
+        cli_progress_end(&line);
         if (st == ES_OK && !quiet)
             report(cal, &s);
         if (st == ES_OK && output) {

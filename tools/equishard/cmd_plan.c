@@ -179,9 +179,10 @@ static void raise_open_file_limit(void)
     }
 }
 
-void plan_watch_reshard(plan_args *a, cli_progress *p, int quiet)
+void plan_watch_write(plan_args *a, cli_progress *p, int quiet)
 {
-    cli_progress_init(p, "reshard", "shards", quiet);
+    int reshard = a->plan.mode == ES_PLAN_RESHARD;
+    cli_progress_init(p, reshard ? "reshard" : "write", reshard ? "shards" : "rows", quiet);
     a->plan.progress = cli_progress_update;
     a->plan.progress_user = p;
 }
@@ -218,7 +219,18 @@ int plan_from_table(es_context *ctx, plan_args *a, int writes, es_cost_table *ta
     int rc = ES_OK;
     if (a->plan.mode == ES_PLAN_BATCH && writes)
         rc = es_cost_table_compress_ahead(ctx, table);
-    return rc == ES_OK ? es_plan_build(ctx, &a->plan, table, plan) : rc;
+    if (rc != ES_OK)
+        return rc;
+    /* the build's line ("plan: D / T row passes"), on the process that writes */
+    cli_progress line;
+    cli_progress_init(&line, "plan", "row passes", a->list.quiet || !writes);
+    a->plan.build_progress = line.enabled ? cli_progress_update : NULL;
+    a->plan.build_progress_user = &line;
+    rc = es_plan_build(ctx, &a->plan, table, plan);
+    cli_progress_end(&line);
+    a->plan.build_progress = NULL; /* line is gone; the plan calls it no more */
+    a->plan.build_progress_user = NULL;
+    return rc;
 }
 
 /* es_plan_write; with --expand-sources in reshard mode its stages, the
@@ -272,14 +284,17 @@ int cmd_plan(int argc, char **argv)
         return cli_fail("out of memory", ES_ERR_NOMEM);
     es_cost_table *table = NULL;
     es_plan *plan = NULL;
-    cli_progress progress;
-    if (a.plan.mode == ES_PLAN_RESHARD)
-        plan_watch_reshard(&a, &progress, a.list.quiet);
+    cli_progress progress; /* reshard's copy, batch mode's rank files */
+    int watched = a.plan.mode != ES_PLAN_SHARD;
+    if (watched) /* before the build: the plan keeps its settings' callback */
+        plan_watch_write(&a, &progress, a.list.quiet);
     rc = plan_build(ctx, &a, a.list.quiet, 1, inputs, n_inputs, &table, &plan);
     if (rc == ES_OK) {
         es_outdir_remove_stale(a.outdir, plan_report_stale, NULL);
+        if (watched)
+            cli_progress_restart(&progress); /* rate and ETA from the write's start */
         rc = write_plan(ctx, plan, &a, inputs, n_inputs);
-        if (a.plan.mode == ES_PLAN_RESHARD)
+        if (watched)
             cli_progress_end(&progress);
     }
     int exit_code = rc == ES_OK ? plan_report(plan, &a) : cli_fail(es_errmsg(ctx), rc);

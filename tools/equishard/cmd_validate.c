@@ -368,6 +368,21 @@ static int print_table(const es_validate_result *r, const validate_args *a)
     return failed;
 }
 
+/* Not --quiet: "equishard validate: validated N utterance and M speaker
+ * embeddings (dim D) in T s -> JSON" on stderr (no arrow without --json). */
+static void print_summary(const es_validate_result *r, const validate_args *a, double elapsed)
+{
+    if (a->quiet)
+        return;
+    es_validate_info info;
+    es_validate_result_info(r, &info);
+    char u[32], s[32];
+    fprintf(stderr, "equishard validate: validated %s utterance and %s speaker embeddings "
+            "(dim %zu) in %.1f s%s%s\n", cli_group(u, sizeof u, info.utt_rows),
+            cli_group(s, sizeof s, info.spk_rows), info.dim, elapsed, a->json ? " -> " : "",
+            a->json ? a->json : "");
+}
+
 int cmd_validate(int argc, char **argv)
 {
     validate_args a;
@@ -385,18 +400,26 @@ int cmd_validate(int argc, char **argv)
         return cli_fail("out of memory", ES_ERR_NOMEM);
     es_cost_table *table = NULL;
     es_validate_result *r = NULL;
+    double start = cli_progress_now();
     rc = load_table(ctx, &a, argc, argv, &table);
     if (rc == ES_OK && !a.costs && (rc = embeddings_from_list(&a, argc, argv, table)) != ES_OK) {
         es_cost_table_free(table);
         es_context_free(ctx);
         return EXIT_BAD_INPUT;
     }
+    cli_progress line; /* the sources read: "validate: D / T bytes" */
+    cli_progress_init(&line, "validate", "bytes", a.quiet);
+    a.s.progress = line.enabled ? cli_progress_update : NULL;
+    a.s.progress_user = &line;
     if (rc == ES_OK)
         rc = es_validate(ctx, &a.s, &a.src, table, &r);
+    cli_progress_end(&line);
     if (rc == ES_OK && table)
         rc = es_validate_data(ctx, &a.data, table, r);
     if (rc == ES_OK && a.json)
         rc = es_validate_write_json(ctx, r, a.json);
+    if (rc == ES_OK)
+        print_summary(r, &a, cli_progress_now() - start);
     int exit_code = rc == ES_OK ? (print_table(r, &a) ? EXIT_PROBLEMS : EXIT_OK)
                                 : cli_fail(es_errmsg(ctx), rc);
     es_validate_result_free(r);

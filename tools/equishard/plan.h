@@ -25,14 +25,17 @@ int plan_build(es_context *ctx, plan_args *a, int quiet, int writes, const char 
 
 /* plan_build's second half, for a table already loaded (the MPI form measures
  * lists across its ranks first): records the tokenizer, starts batch mode's
- * compression when `writes`, builds the plan. */
+ * compression when `writes`, builds the plan (with its progress line when
+ * `writes`, stderr a terminal and not --quiet). */
 int plan_from_table(es_context *ctx, plan_args *a, int writes, es_cost_table *table,
                     es_plan **plan);
 
 /* Reshard: the settings' progress callback paints p's line "reshard: D / T
  * shards" (source shards read per pass, new shards written and read back)
- * while es_plan_write(_shards) runs; p must outlive the plan. */
-void plan_watch_reshard(plan_args *a, cli_progress *p, int quiet);
+ * while es_plan_write(_shards) runs; batch mode: "write: D / T rows" (the rank
+ * files' batch rows). Set before es_plan_build (the plan keeps the settings);
+ * p must outlive the plan. */
+void plan_watch_write(plan_args *a, cli_progress *p, int quiet);
 
 /* After OUTDIR is written: the summary on stdout, and the exit code
  * (EXIT_PROBLEMS when the imbalance exceeds --max-imbalance). */

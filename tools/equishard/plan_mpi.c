@@ -40,7 +40,7 @@ typedef struct plan_run {
     es_cost_table *table;
     es_plan *plan;
     es_plan_writer *w;
-    cli_progress write_progress; /* rank 0's reshard progress line */
+    cli_progress write_progress; /* rank 0's write progress line (reshard, batch) */
 } plan_run;
 
 /* Rank 0's folder path to every rank, into buf (its length first). */
@@ -169,8 +169,8 @@ static int run(plan_run *r, plan_args *a, const char *const *inputs, size_t n_in
         if (rc == ES_OK)
             rc = table_loaded(r, a);
     }
-    if (rc == ES_OK && builds && reshard_mode) /* its own shards' progress, on rank 0 */
-        plan_watch_reshard(a, &r->write_progress, a->list.quiet || r->m.rank != 0);
+    if (rc == ES_OK && builds && a->plan.mode != ES_PLAN_SHARD) /* the write's line, rank 0 */
+        plan_watch_write(a, &r->write_progress, a->list.quiet || r->m.rank != 0);
     if (rc == ES_OK && builds)
         rc = plan_from_table(r->m.ctx, a, r->m.rank == 0, r->table, &r->plan);
     if (cli_mpi_agree(&r->m, rc))
@@ -180,7 +180,10 @@ static int run(plan_run *r, plan_args *a, const char *const *inputs, size_t n_in
     if (r->m.rank != 0)
         return ES_OK;
     es_outdir_remove_stale(a->outdir, plan_report_stale, NULL);
-    return es_plan_write(r->m.ctx, r->plan, a->outdir, inputs, n_inputs);
+    cli_progress_restart(&r->write_progress);
+    rc = es_plan_write(r->m.ctx, r->plan, a->outdir, inputs, n_inputs);
+    cli_progress_end(&r->write_progress);
+    return rc;
 }
 
 int plan_mpi(plan_args *a, const char *const *inputs, size_t n_inputs)

@@ -36,6 +36,13 @@ int es_emb_set_load(es_context *ctx, const char *path, const char *keys_path, in
 int es_emb_set_load_at(es_context *ctx, const char *path, const char *keys_path, const char *root,
                        int speakers, es_emb_set **out)
 {
+    return es_emb_set_load_watched(ctx, path, keys_path, root, speakers, NULL, NULL, out);
+}
+
+int es_emb_set_load_watched(es_context *ctx, const char *path, const char *keys_path,
+                            const char *root, int speakers, void (*progress)(void *, uint64_t),
+                            void *progress_user, es_emb_set **out)
+{
     *out = NULL;
     /* the readers' sniff: regular files only, so a FIFO or a device given as a
      * source is refused instead of waited on forever */
@@ -51,6 +58,8 @@ int es_emb_set_load_at(es_context *ctx, const char *path, const char *keys_path,
     es_emb_set *s = es_emb_set_new(path);
     if (!s)
         return es_fail(ctx, ES_ERR_NOMEM, "%s: out of memory", path);
+    s->progress = progress;
+    s->progress_user = progress_user;
     const es_emb_source_ops *src = es_emb_source_for(head, n);
     es_emb_load_args args = {keys_path, root, speakers};
     int rc = src ? src->load(ctx, path, &args, s)

@@ -35,7 +35,22 @@ typedef struct es_emb_set {
                              tokens, where only the lengths matter) */
     int has_ints;         /* a torch dict held integers (token lists) */
     int has_floats;
+    /* NULL, or told the bytes of the source file read so far, every
+     * ES_EMB_PROGRESS_BYTES or so (es_emb_set_progress; es_validate's line) */
+    void (*progress)(void *user, uint64_t bytes);
+    void *progress_user;
 } es_emb_set;
+
+#define ES_EMB_PROGRESS_BYTES (4u << 20)
+
+/* Calls s->progress with `bytes` when `bytes` and `before` (what was read before
+ * the last read) lie in different ES_EMB_PROGRESS_BYTES blocks: a large file's
+ * reader calls it after each read, at no cost between blocks. */
+static inline void es_emb_set_progress(const es_emb_set *s, uint64_t before, uint64_t bytes)
+{
+    if (s->progress && before / ES_EMB_PROGRESS_BYTES != bytes / ES_EMB_PROGRESS_BYTES)
+        s->progress(s->progress_user, bytes);
+}
 
 /* Copies s[0..n) (or up to its NUL when n is SIZE_MAX) into out for a one-line
  * message: control bytes become '?', long text is cut with "...". Returns out. */
@@ -50,6 +65,11 @@ int es_emb_set_load(es_context *ctx, const char *path, const char *keys_path, in
  * against root (NULL: the current directory). */
 int es_emb_set_load_at(es_context *ctx, const char *path, const char *keys_path, const char *root,
                        int speakers, es_emb_set **out);
+/* es_emb_set_load_at with the set's progress hook set (NULL: none) before the
+ * source fills it: a .pt's pickle and a .npy's values report as they are read. */
+int es_emb_set_load_watched(es_context *ctx, const char *path, const char *keys_path,
+                            const char *root, int speakers, void (*progress)(void *, uint64_t),
+                            void *progress_user, es_emb_set **out);
 es_emb_set *es_emb_set_new(const char *name);
 void es_emb_set_free(es_emb_set *s);
 /* Entry index of key, or -1. */

@@ -192,9 +192,11 @@ static int read_f32_direct(es_context *ctx, const char *name, es_byte_stream *in
         size_t k = total - done < DIRECT_CHUNK / 4 ? total - done : DIRECT_CHUNK / 4;
         if (es_emb_set_reserve(out, k) != ES_OK)
             return es_fail(ctx, ES_ERR_NOMEM, "%s: out of memory", name);
+        uint64_t before = in->consumed;
         ssize_t got = es_stream_read_full(in, out->vals + out->n_vals, k * 4);
         if (got < 0)
             return es_fail(ctx, ES_ERR_IO, "%s: read error", name);
+        es_emb_set_progress(out, before, in->consumed);
         out->n_vals += (size_t)got / 4;
         done += (size_t)got / 4;
         if ((size_t)got < k * 4)
@@ -222,11 +224,13 @@ static int read_data(es_context *ctx, const char *name, es_byte_stream *in, cons
         size_t want = (total - done) * (size_t)size;
         if (want > CHUNK)
             want = CHUNK;
+        uint64_t before = in->consumed;
         ssize_t got = es_stream_read_full(in, buf, want);
         if (got < 0) {
             rc = es_fail(ctx, ES_ERR_IO, "%s: read error", name);
             break;
         }
+        es_emb_set_progress(out, before, in->consumed);
         size_t k = (size_t)got / (size_t)size;
         if (es_emb_set_reserve(out, k) != ES_OK) {
             rc = es_fail(ctx, ES_ERR_NOMEM, "%s: out of memory", name);

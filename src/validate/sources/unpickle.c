@@ -115,6 +115,7 @@ static int need(up *u, size_t n)
         if (got == 0)
             return fail(u, ES_ERR_FORMAT, "truncated: the pickle ends inside an opcode");
         u->len += (size_t)got;
+        es_emb_set_progress(u->out, u->offset + u->len - (size_t)got, u->offset + u->len);
     }
     return ES_OK;
 }
