@@ -24,7 +24,8 @@ from ctypes import byref, c_char_p, c_double, c_int, c_int64, c_uint32, c_uint64
 from . import _ffi
 
 # fields no caller sets: handles, callbacks, the reserve, what the library records
-HIDDEN = {"reserved", "progress", "progress_user", "tokenizer", "recipe", "model", "source",
+HIDDEN = {"reserved", "progress", "progress_user", "build_progress", "build_progress_user",
+          "read_progress", "read_progress_user", "tokenizer", "recipe", "model", "source",
           "source_digest"}
 # c_int fields that name an enum (es_enum_field); the other c_int fields are flags or counts
 ENUM_FIELDS = {"mode", "remainder", "compress", "loader", "device", "on_error", "dtype"}

@@ -22,7 +22,8 @@ from test_binding import CLI
 # fields no caller sets, and why: the reserve, callbacks and handles the
 # binding fills itself (tokenizer=, recipe=), the embedded model (its fields are
 # listed flat), what es_cost_model_read records about the file it read
-NOT_SETTINGS = {"reserved", "progress", "progress_user", "tokenizer", "recipe", "model", "source",
+NOT_SETTINGS = {"reserved", "progress", "progress_user", "build_progress", "build_progress_user",
+                "read_progress", "read_progress_user", "tokenizer", "recipe", "model", "source",
                 "source_digest"}
 
 C_TYPES = {"uint32_t", "uint64_t", "int64_t", "double", "const char *", "int"}
