@@ -99,7 +99,7 @@ static int stage(ry_doc *d, yaml_node_t *f, es_recipe *r)
         const char *type = NULL;
         rc = ry_string(d, f, "batch_type", "static", &type);
         if (rc == ES_OK && type && !strcmp(type, "dynamic")) {
-            rc = ry_whole(d, f, "max_frames_in_batch", UINT64_MAX / 2, 12000, &v);
+            rc = ry_whole(d, f, "max_frames_in_batch", 0x1p63 /* 2^63 frames: no limit */, 12000, &v);
             in->max_frames_in_batch = v;
             in->batch_size = 0;
         } else if (rc == ES_OK && type && !strcmp(type, "static")) {

@@ -62,7 +62,7 @@ static int batching(ry_doc *d, yaml_node_t *conf, es_recipe_info *in)
         in->batch_size = (uint32_t)v;
         in->max_frames_in_batch = 0;
     } else if (type && !strcmp(type, "dynamic")) {
-        rc = ry_whole(d, b, "max_frames_in_batch", UINT64_MAX / 2, 12000, &v);
+        rc = ry_whole(d, b, "max_frames_in_batch", 0x1p63 /* 2^63 frames: no limit */, 12000, &v);
         in->max_frames_in_batch = v;
         in->batch_size = 0;
     } else {
