@@ -42,6 +42,22 @@ class LoadersTest(unittest.TestCase):
     def tearDownClass(cls):
         shutil.rmtree(cls.tmp)
 
+    def test_a_seed_past_2_63_comes_back_whole(self):
+        """plan.json writes the seed as a signed 64-bit integer; the loaders'
+        re-plan of later epochs must use the seed given, not a negative one."""
+        seed = (1 << 63) + 5
+        out = os.path.join(self.tmp, "seed")
+        subprocess.run([CLI, "plan", "-q", "--world-size", "2", "--workers", "2", "--min-length", "10",
+                        "--mode", "batch", "--seed", str(seed), "-o", out, "shards/shards.list"],
+                       cwd=CORPUS, check=True, stdout=subprocess.DEVNULL)
+        with open(os.path.join(out, "plan.json"), encoding="utf-8") as f:
+            self.assertEqual(json.load(f)["parameters"]["seed"], seed - (1 << 64))  # as written
+        settings = loaders.PlanDir(out).plan_settings()
+        self.assertEqual(settings["seed"], seed)
+        table = equishard.CostTable.read(os.path.join(out, "costs.tsv.zst"))
+        with equishard.plan(table, root=CORPUS, **settings) as again:  # the epoch rebuild's call
+            self.assertEqual(again.metrics.kept, len(table))
+
     def test_import_does_not_need_torch_or_the_library(self):
         self.assertNotIn("torch", sys.modules)
         self.assertIs(loaders.DataList.__mro__[1], object)

@@ -320,6 +320,7 @@ class PlanDir:
         out.update(filt)
         for k in ("max_frames_in_batch", "batch_size", "sort_size", "remainder", "seed"):
             out[k] = p[k]
+        out["seed"] &= (1 << 64) - 1  # written as a signed 64-bit integer: 2^63.. read negative
         return out
 
 
