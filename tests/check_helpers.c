@@ -132,3 +132,14 @@ int run_suite(Suite *s)
     srunner_free(sr);
     return failed == 0 ? 0 : 1;
 }
+
+void progress_record(void *user, size_t done, size_t total)
+{
+    progress_seen *s = user;
+    s->backwards += s->calls && done < s->last_done;
+    s->total_changed += s->calls && total != s->last_total;
+    s->before_end += done < total;
+    s->calls++;
+    s->last_done = done;
+    s->last_total = total;
+}

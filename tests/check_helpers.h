@@ -23,6 +23,16 @@ const char *test_path(const char *rel);
 int remove_tree(const char *dir);
 /* Reads a whole file; returns malloc'd bytes and sets *len, or NULL. */
 unsigned char *read_whole_file(const char *path, size_t *len);
+/* What a library progress callback (done, total) reported, for the tests of
+ * the es_*_settings progress fields: pass progress_record as the callback and
+ * a zeroed progress_seen as its user pointer. backwards counts calls whose done
+ * fell, total_changed calls whose total differed from the call before,
+ * before_end calls with done < total. */
+typedef struct progress_seen {
+    size_t calls, last_done, last_total, backwards, total_changed, before_end;
+} progress_seen;
+void progress_record(void *user, size_t done, size_t total);
+
 /* Runs one suite; returns the process exit status (0 = all passed). */
 int run_suite(Suite *s);
 

@@ -200,21 +200,6 @@ END_TEST
 
 /* es_calibrate_settings.progress: bytes of the step logs (their sizes from
  * stat), rising, reported inside the log past 4 MiB, ending at the total. */
-typedef struct bytes_seen {
-    size_t calls, last_done, last_total, backwards, total_changed, before_end;
-} bytes_seen;
-
-static void see_bytes(void *user, size_t done, size_t total)
-{
-    bytes_seen *s = user;
-    s->backwards += s->calls && done < s->last_done;
-    s->total_changed += s->calls && total != s->last_total;
-    s->before_end += done < total;
-    s->calls++;
-    s->last_done = done;
-    s->last_total = total;
-}
-
 START_TEST(calibrate_progress_in_bytes)
 {
     es_cost_table *t = utterances();
@@ -227,8 +212,8 @@ START_TEST(calibrate_progress_in_bytes)
     ck_assert_int_gt(a.st_size, 4 << 20);
     es_calibrate_settings s;
     es_calibrate_defaults(&s);
-    bytes_seen seen = {0};
-    s.progress = see_bytes;
+    progress_seen seen = {0};
+    s.progress = progress_record;
     s.progress_user = &seen;
     es_context *ctx = es_context_new();
     es_calibration *c = NULL;

@@ -512,21 +512,6 @@ END_TEST
  * (a plain one past 4 MiB, and the same zstd-compressed): done/total bytes,
  * total their sizes as stat gives them, rising, one report inside the plain
  * file at least, the last at the total. */
-typedef struct bytes_seen {
-    size_t calls, last_done, last_total, backwards, total_changed, before_end;
-} bytes_seen;
-
-static void see_bytes(void *user, size_t done, size_t total)
-{
-    bytes_seen *s = user;
-    s->backwards += s->calls && done < s->last_done;
-    s->total_changed += s->calls && total != s->last_total;
-    s->before_end += done < total;
-    s->calls++;
-    s->last_done = done;
-    s->last_total = total;
-}
-
 START_TEST(test_load_inputs_read_progress)
 {
     const char *dir = test_dir();
@@ -549,8 +534,8 @@ START_TEST(test_load_inputs_read_progress)
     ck_assert_int_gt(a.st_size, 4 << 20);
     es_measure_settings s;
     es_measure_defaults(&s);
-    bytes_seen seen = {0};
-    s.read_progress = see_bytes;
+    progress_seen seen = {0};
+    s.read_progress = progress_record;
     s.read_progress_user = &seen;
     const char *inputs[] = {plain, zst};
     es_cost_table *all = NULL;

@@ -1031,20 +1031,6 @@ END_TEST
  * test's own row count); the rank files' is every rank's batch rows, padding
  * copies included (es_plan_rank_load's utterances). 300 000 rows: the filter
  * pass alone reports every 65 536 rows, so calls come mid-pass too. */
-typedef struct progress_seen {
-    size_t calls, last_done, last_total, backwards, total_changed;
-} progress_seen;
-
-static void see_progress(void *user, size_t done, size_t total)
-{
-    progress_seen *s = user;
-    s->backwards += s->calls && done < s->last_done;
-    s->total_changed += s->calls && total != s->last_total;
-    s->calls++;
-    s->last_done = done;
-    s->last_total = total;
-}
-
 START_TEST(progress_is_monotone_and_ends_at_total)
 {
     size_t n = 300000;
@@ -1060,9 +1046,9 @@ START_TEST(progress_is_monotone_and_ends_at_total)
         s.workers = 2;
         s.mode = modes[m];
         progress_seen build = {0}, write = {0};
-        s.build_progress = see_progress;
+        s.build_progress = progress_record;
         s.build_progress_user = &build;
-        s.progress = see_progress;
+        s.progress = progress_record;
         s.progress_user = &write;
         es_plan *p = NULL;
         ck_assert_msg(es_plan_build(ctx, &s, t, &p) == ES_OK, "%s", es_errmsg(ctx));

@@ -205,20 +205,6 @@ END_TEST
 
 /* es_plan_settings.progress: steps counted from the sources the list names
  * (read once per pass) and the new shards, monotonic, ending at total. */
-typedef struct steps_seen {
-    size_t calls, last_done, last_total, backwards, total_changed;
-} steps_seen;
-
-static void count_steps(void *user, size_t done, size_t total)
-{
-    steps_seen *s = user;
-    s->backwards += s->calls && done < s->last_done;
-    s->total_changed += s->calls && total != s->last_total;
-    s->calls++;
-    s->last_done = done;
-    s->last_total = total;
-}
-
 START_TEST(progress_counts_every_pass)
 {
     char root[4096], list[4400];
@@ -243,8 +229,8 @@ START_TEST(progress_counts_every_pass)
         s.mode = ES_PLAN_RESHARD;
         s.root = root;
         loose_filter(&s);
-        steps_seen seen = {0};
-        s.progress = count_steps;
+        progress_seen seen = {0};
+        s.progress = progress_record;
         s.progress_user = &seen;
         char out[4200];
         snprintf(out, sizeof out, "%s/progress-%d", dir, k);

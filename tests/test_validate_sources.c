@@ -508,21 +508,6 @@ END_TEST
  * stat), rising and ending at the total, with a report inside a file larger
  * than the 4 MiB the readers report by (.npy values, a plain pickle, a torch
  * zip's data.pkl), and none after the total. */
-typedef struct bytes_seen {
-    size_t calls, last_done, last_total, backwards, total_changed, before_end;
-} bytes_seen;
-
-static void see_bytes(void *user, size_t done, size_t total)
-{
-    bytes_seen *s = user;
-    s->backwards += s->calls && done < s->last_done;
-    s->total_changed += s->calls && total != s->last_total;
-    s->before_end += done < total;
-    s->calls++;
-    s->last_done = done;
-    s->last_total = total;
-}
-
 static size_t size_of(const char *path)
 {
     struct stat st;
@@ -547,8 +532,8 @@ START_TEST(test_validate_progress_in_bytes)
         es_validate_defaults(&s);
         s.device = ES_DEVICE_CPU;
         s.dim = dims[i];
-        bytes_seen seen = {0};
-        s.progress = see_bytes;
+        progress_seen seen = {0};
+        s.progress = progress_record;
         s.progress_user = &seen;
         es_validate_result *r = NULL;
         ck_assert_msg(es_validate(ctx, &s, &src, NULL, &r) == ES_OK, "%s", es_errmsg(ctx));
