@@ -41,7 +41,7 @@ import os
 from . import DataList, PlanDir, PLAN_ENV, _IterableDataset, distributed_info, worker_info
 from .fetch import RowFetcher, fetch_batches
 from .regroup import Trail, regroup, tag, watch
-from .resume import Resume
+from .resume import ForwardsEpoch, Resume
 from .stages import check_filter, check_token_counts, replan_hint, stage_name, stage_settings
 
 # stages that must not see planned batches: the list opener (replaced by the
@@ -56,24 +56,12 @@ def read_lists(list_file):
         return [line.strip() for line in fin]
 
 
-class Processor(_IterableDataset):
+class Processor(ForwardsEpoch, _IterableDataset):
     """cosyvoice.dataset.dataset.Processor: one pipeline stage over its source."""
 
     def __init__(self, source, f, *args, **kw):
         assert callable(f)
         self.source, self.f, self.args, self.kw = source, f, args, kw
-
-    def set_epoch(self, epoch, step=0):
-        if step:
-            self.source.set_epoch(epoch, step=step)
-        else:
-            self.source.set_epoch(epoch)
-
-    def state_dict(self):
-        return self.source.state_dict()
-
-    def load_state_dict(self, state):
-        self.source.load_state_dict(state)
 
     def __iter__(self):
         return self.f(iter(self.source), *self.args, **self.kw)

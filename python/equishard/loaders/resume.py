@@ -34,6 +34,25 @@ import os
 
 RESUME_ENV = "EQUISHARD_RESUME"
 
+
+class ForwardsEpoch:
+    """For a pipeline stage over `self.source` (CosyVoice's Processor, WeNet's
+    Pipeline): set_epoch, state_dict and load_state_dict are the source's.
+    step is passed on only when given, so a source without resuming (the
+    recipe's own DataList) keeps working."""
+
+    def set_epoch(self, epoch, step=0):
+        if step:
+            self.source.set_epoch(epoch, step=step)
+        else:
+            self.source.set_epoch(epoch)
+
+    def state_dict(self):
+        return self.source.state_dict()
+
+    def load_state_dict(self, state):
+        self.source.load_state_dict(state)
+
 _log = logging.getLogger("equishard")
 
 # the training process's position: the epoch set last, the step it started at,

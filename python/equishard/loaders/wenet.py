@@ -63,7 +63,7 @@ import os
 from . import PLAN_ENV, PlanDir, ShardList, _IterableDataset, _IterDataPipe, distributed_info, worker_info
 from .fetch import RowFetcher, fetch_batches
 from .regroup import Trail, regroup, tag, watch
-from .resume import Resume
+from .resume import ForwardsEpoch, Resume
 from .stages import check_filter, check_token_counts, keyword_defaults, stage_name
 
 AUDIO_FORMAT_SETS = {"flac", "mp3", "m4a", "ogg", "opus", "wav", "wma"}  # processor.AUDIO_FORMAT_SETS
@@ -262,25 +262,13 @@ _KINDS = {"map": _map, "map_ignore_error": _map_ignore_error, "filter": _filter,
           "planned_batches": planned_batches}
 
 
-class Pipeline(_IterableDataset):
+class Pipeline(ForwardsEpoch, _IterableDataset):
     """A source and WeNet's stages, as dataset.py chains them: `stages` is a
     list of (kind, function), kind one of map, map_ignore_error, filter,
     planned_batches (function: the batch wrapper, processor.padding)."""
 
     def __init__(self, source, stages):
         self.source, self.stages = source, stages
-
-    def set_epoch(self, epoch, step=0):
-        if step:
-            self.source.set_epoch(epoch, step=step)
-        else:
-            self.source.set_epoch(epoch)
-
-    def state_dict(self):
-        return self.source.state_dict()
-
-    def load_state_dict(self, state):
-        self.source.load_state_dict(state)
 
     def __iter__(self):
         data = iter(self.source)
