@@ -146,13 +146,75 @@ def resumed_run(work, name, world, data_list, plan, stop_after):
     return ranks, log.read()
 
 
-def check_run(name, ranks, world):
+def check_run(name, ranks, world, join="join"):
     for e in range(2):  # the rest of epoch 0 (set_epoch(1)), then epoch 1 (set_epoch(2))
         steps = [r["epochs"][e]["steps"] for r in ranks]
         assert len(set(steps)) == 1 and steps[0] > 0, f"{name}, epoch {e}: steps {steps}"
         failures = sum(r["epochs"][e]["join_failures"] for r in ranks)
-        assert failures == 0, f"{name}, epoch {e}: {failures} join failure(s)"
+        assert failures == 0, f"{name}, epoch {e}: {failures} {join} failure(s)"
     assert len(ranks) == world
+
+
+def planned_batches(plan, kept, world=WORLD):
+    """Each rank's batches.jsonl lines; the plan must cover `kept` and have
+    steps enough to stop in the middle."""
+    lines = []
+    for r in range(world):
+        with open(os.path.join(plan, f"rank-{r:05d}.batches.jsonl")) as f:
+            lines.append([json.loads(line) for line in f])
+    steps = len(lines[0])
+    assert steps >= 6, f"the plan has {steps} steps a rank: too few to stop in the middle"
+    assert {k for rank in lines for b in rank for k in b["keys"]} == kept
+    return lines
+
+
+def check_killed(killed, lines, stop):
+    """The killed job trained exactly the plan's steps < S, in order; the
+    utterances it trained, counted."""
+    for r in range(len(lines)):  # (sorted: the recipes' padding orders a batch by length)
+        assert [sorted(s["utts"]) for s in killed[r]] == [sorted(b["keys"]) for b in lines[r][:stop]], \
+            f"rank {r}"
+    return collections.Counter(k for r in range(len(lines)) for s in killed[r] for k in s["utts"])
+
+
+def check_resumed(lines, stop, kept, before, same, smaller, smaller_log, join="join",
+                  workers=WORKERS):
+    """The restart on the plan's ranks (one `lines` each) trains the plan's
+    steps S.. exactly; the one on SMALLER ranks re-plans and trains every
+    remaining kept utterance once (padding repeats aside) and none the killed
+    job trained; both then train the whole corpus in the next epoch."""
+    world = len(lines)
+    check_run(f"{world} ranks", same, world, join)
+    for r in range(world):  # exactly the plan's steps S.., in order
+        assert [sorted(u) for u in same[r]["epochs"][0]["utts"]] == \
+            [sorted(b["keys"]) for b in lines[r][stop:]], f"rank {r}"
+    check_run(f"{SMALLER} ranks", smaller, SMALLER, join)
+    assert f"running {SMALLER} x {workers}: epoch 0 planned again" in smaller_log, \
+        "no log line said the job was re-planned"
+    rest = [tuple(step) for r in smaller for step in r["epochs"][0]["utts"]]
+    after = collections.Counter(k for step in rest for k in step)
+    assert set(before) | set(after) == kept, "a kept utterance was not trained in epoch 0"
+    assert not set(before) & set(after), "an utterance trained before the kill was trained again"
+    batches = collections.Counter(frozenset(step) for step in rest)
+    for k, n in after.items():  # twice only as part of a batch the padding repeated whole
+        assert n == 1 or (n == 2 and any(k in b and c == 2 for b, c in batches.items())), (k, n)
+    for name, ranks in ((f"{world} ranks", same), (f"{SMALLER} ranks", smaller)):  # the next epoch: whole
+        trained = {k for r in ranks for step in r["epochs"][1]["utts"] for k in step}
+        assert trained == kept, f"{name}, epoch 1: {len(trained)} of {len(kept)} kept trained"
+
+
+def write_report(recipe, name, steps, stop, same, smaller, started):
+    """The run's table, printed and written to BUILD/name."""
+    world, fewer = len(same), len(smaller)
+    report = (f"| resume e2e | steps a rank ({world} ranks) | stopped after | steps after resume: "
+              f"{world} ranks; {fewer} ranks | epoch 1 steps: {world}; {fewer} ranks | seconds |\n"
+              f"|---|---|---|---|---|---|\n"
+              f"| {recipe}, batch plan | {steps} | {stop} | {same[0]['epochs'][0]['steps']}; "
+              f"{smaller[0]['epochs'][0]['steps']} | {same[0]['epochs'][1]['steps']}; "
+              f"{smaller[0]['epochs'][1]['steps']} | {time.monotonic() - started:.0f} |\n")
+    with open(os.path.join(BUILD, name), "w") as f:
+        f.write(report)
+    print(report)
 
 
 def main():
@@ -166,49 +228,14 @@ def main():
     data_list = os.path.join(corpus, "parquet", "data.list")
     plan = os.path.join(work, "batch")
     run([CLI, "plan", *PLAN_ARGS, "--mode", "batch", "-o", plan, data_list])
-    lines = []
-    for r in range(WORLD):
-        with open(os.path.join(plan, f"rank-{r:05d}.batches.jsonl")) as f:
-            lines.append([json.loads(line) for line in f])
-    steps = len(lines[0])
-    assert steps >= 6, f"the plan has {steps} steps a rank: too few to stop in the middle"
-    assert {k for rank in lines for b in rank for k in b["keys"]} == kept
-    stop = steps // 2
+    lines = planned_batches(plan, kept)
+    steps, stop = len(lines[0]), len(lines[0]) // 2
 
-    killed = killed_run(work, data_list, plan, stop)
-    for r in range(WORLD):  # the killed job trained exactly the plan's steps < S
-        assert [sorted(s["utts"]) for s in killed[r]] == [sorted(b["keys"]) for b in lines[r][:stop]], \
-            f"rank {r}"  # (sorted: CosyVoice's padding orders a batch by length)
-    before = collections.Counter(k for r in range(WORLD) for s in killed[r] for k in s["utts"])
-
+    before = check_killed(killed_run(work, data_list, plan, stop), lines, stop)
     same, _ = resumed_run(work, "same", WORLD, data_list, plan, stop)
-    check_run("4 ranks", same, WORLD)
-    for r in range(WORLD):  # exactly the plan's steps S.., in order
-        assert [sorted(u) for u in same[r]["epochs"][0]["utts"]] == \
-            [sorted(b["keys"]) for b in lines[r][stop:]], f"rank {r}"
-
     smaller, log = resumed_run(work, "smaller", SMALLER, data_list, plan, stop)
-    check_run("3 ranks", smaller, SMALLER)
-    assert "running 3 x 2: epoch 0 planned again" in log, "no log line said the job was re-planned"
-    rest = [tuple(step) for r in smaller for step in r["epochs"][0]["utts"]]
-    after = collections.Counter(k for step in rest for k in step)
-    assert set(before) | set(after) == kept, "a kept utterance was not trained in epoch 0"
-    assert not set(before) & set(after), "an utterance trained before the kill was trained again"
-    batches = collections.Counter(frozenset(step) for step in rest)
-    for k, n in after.items():  # twice only as part of a batch the padding repeated whole
-        assert n == 1 or (n == 2 and any(k in b and c == 2 for b, c in batches.items())), (k, n)
-    for name, ranks in (("4 ranks", same), ("3 ranks", smaller)):  # the next epoch: whole
-        trained = {k for r in ranks for step in r["epochs"][1]["utts"] for k in step}
-        assert trained == kept, f"{name}, epoch 1: {len(trained)} of {len(kept)} kept trained"
-    seconds = time.monotonic() - started
-    report = (f"| resume e2e | steps a rank (4 ranks) | stopped after | steps after resume: 4 ranks; "
-              f"3 ranks | epoch 1 steps: 4; 3 ranks | seconds |\n|---|---|---|---|---|---|\n"
-              f"| CosyVoice, batch plan | {steps} | {stop} | {same[0]['epochs'][0]['steps']}; "
-              f"{smaller[0]['epochs'][0]['steps']} | {same[0]['epochs'][1]['steps']}; "
-              f"{smaller[0]['epochs'][1]['steps']} | {seconds:.0f} |\n")
-    with open(os.path.join(BUILD, "e2e-resume.md"), "w") as f:
-        f.write(report)
-    print(report)
+    check_resumed(lines, stop, kept, before, same, smaller, log)
+    write_report("CosyVoice", "e2e-resume.md", steps, stop, same, smaller, started)
     shutil.rmtree(work)
     print("1 passed, 0 failed")
 

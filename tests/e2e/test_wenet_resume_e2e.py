@@ -26,7 +26,6 @@ SKIP (exit 77) as test_wenet_e2e.py: without ../shared/third_party/wenet or
 without torch/torchaudio for ES_TORCH_PYTHON. It runs the checkout's python/
 over the build's library (the wheel's route is test_wenet_e2e.py's).
 """
-import collections
 import json
 import os
 import shutil
@@ -37,11 +36,12 @@ import tempfile
 import time
 
 from test_cosyvoice_e2e import require
-from test_resume_e2e import BUILD, CLI, LIB, SRC, TORCH_PYTHON, fail_with_log, free_port, logged_steps, run
+from test_resume_e2e import (BUILD, CLI, LIB, SMALLER, SRC, TORCH_PYTHON, check_killed, check_resumed,
+                             fail_with_log, free_port, logged_steps, planned_batches, run, write_report)
 from test_wenet_e2e import CONF, PLAN_ARGS, RECIPE, TIMEOUT, WORKERS, WORLD
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-SMALLER, EPOCHS = 3, 2
+EPOCHS = 2
 
 
 def torchrun(work, corpus, name, world, trainer_args, env_extra):
@@ -103,15 +103,6 @@ def resumed_run(work, corpus, name, world, plan, stop_after):
     return ranks, log.read()
 
 
-def check_run(name, ranks, world):
-    assert len(ranks) == world
-    for e in range(EPOCHS):  # the rest of epoch 0, then epoch 1
-        steps = [r["epochs"][e]["steps"] for r in ranks]
-        assert len(set(steps)) == 1 and steps[0] > 0, f"{name}, epoch {e}: steps {steps}"
-        failures = sum(r["epochs"][e]["join_failures"] for r in ranks)
-        assert failures == 0, f"{name}, epoch {e}: {failures} wenet_join failure(s)"
-
-
 def main():
     require(RECIPE, "WeNet", parquet=False)
     started = time.monotonic()
@@ -125,49 +116,15 @@ def main():
     plan = os.path.join(work, "batch")
     run([CLI, "plan", "-q", *PLAN_ARGS, "--symbol-table", os.path.join(corpus, "units.txt"),
          "--mode", "batch", "-o", plan, os.path.join(corpus, "data.list")])
-    lines = []
-    for r in range(WORLD):
-        with open(os.path.join(plan, f"rank-{r:05d}.batches.jsonl")) as f:
-            lines.append([json.loads(line) for line in f])
-    steps = len(lines[0])
-    assert steps >= 6, f"the plan has {steps} steps a rank: too few to stop in the middle"
-    assert {k for rank in lines for b in rank for k in b["keys"]} == kept
-    stop = steps // 2
+    lines = planned_batches(plan, kept, WORLD)
+    steps, stop = len(lines[0]), len(lines[0]) // 2
 
-    killed = killed_run(work, corpus, plan, stop)
-    for r in range(WORLD):  # the killed job trained exactly the plan's steps < S, in order
-        assert [sorted(s["utts"]) for s in killed[r]] == [sorted(b["keys"]) for b in lines[r][:stop]], \
-            f"rank {r}"  # (sorted: WeNet's padding orders a batch by length)
-    before = collections.Counter(k for r in range(WORLD) for s in killed[r] for k in s["utts"])
-
+    before = check_killed(killed_run(work, corpus, plan, stop), lines, stop)
     same, _ = resumed_run(work, corpus, "same", WORLD, plan, stop)
-    check_run("4 ranks", same, WORLD)
-    for r in range(WORLD):  # exactly the plan's steps S.., in order
-        assert [sorted(u) for u in same[r]["epochs"][0]["utts"]] == \
-            [sorted(b["keys"]) for b in lines[r][stop:]], f"rank {r}"
-
     smaller, log = resumed_run(work, corpus, "smaller", SMALLER, plan, stop)
-    check_run("3 ranks", smaller, SMALLER)
-    assert "running 3 x 2: epoch 0 planned again" in log, "no log line said the job was re-planned"
-    rest = [tuple(step) for r in smaller for step in r["epochs"][0]["utts"]]
-    after = collections.Counter(k for step in rest for k in step)
-    assert set(before) | set(after) == kept, "a kept utterance was not trained in epoch 0"
-    assert not set(before) & set(after), "an utterance trained before the kill was trained again"
-    batches = collections.Counter(frozenset(step) for step in rest)
-    for k, n in after.items():  # twice only as part of a batch the padding repeated whole
-        assert n == 1 or (n == 2 and any(k in b and c == 2 for b, c in batches.items())), (k, n)
-    for name, ranks in (("4 ranks", same), ("3 ranks", smaller)):  # the next epoch: whole
-        trained = {k for r in ranks for step in r["epochs"][1]["utts"] for k in step}
-        assert trained == kept, f"{name}, epoch 1: {len(trained)} of {len(kept)} kept trained"
-    seconds = time.monotonic() - started
-    report = (f"| resume e2e | steps a rank (4 ranks) | stopped after | steps after resume: 4 ranks; "
-              f"3 ranks | epoch 1 steps: 4; 3 ranks | seconds |\n|---|---|---|---|---|---|\n"
-              f"| WeNet, batch plan | {steps} | {stop} | {same[0]['epochs'][0]['steps']}; "
-              f"{smaller[0]['epochs'][0]['steps']} | {same[0]['epochs'][1]['steps']}; "
-              f"{smaller[0]['epochs'][1]['steps']} | {seconds:.0f} |\n")
-    with open(os.path.join(BUILD, "e2e-wenet-resume.md"), "w") as f:
-        f.write(report)
-    print(report)
+    check_resumed(lines, stop, kept, before, same, smaller, log, join="wenet_join",
+                  workers=WORKERS)
+    write_report("WeNet", "e2e-wenet-resume.md", steps, stop, same, smaller, started)
     shutil.rmtree(work)
     print("1 passed, 0 failed")
 
