@@ -27,6 +27,11 @@ void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Prints "equishard CMD: <message>" to stderr and returns the exit code for status. */
 int cli_fail(const char *message, int status);
 
+/* After a library call that wrote `path` returned rc: its one line on stderr
+ * when rc is not ES_OK ("PATH: out of memory" for ES_ERR_NOMEM, which may have
+ * left ctx without a message, or no ctx at all). Returns rc. */
+int cli_write_error(es_context *ctx, int rc, const char *path);
+
 /* "did you mean": of the n names, the one nearest to typed (len bytes, not
  * NUL-terminated): a typo away ('_' for '-' and case count as the same), or
  * the known name typed with more after it, or typed as its start; NULL when

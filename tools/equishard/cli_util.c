@@ -51,6 +51,15 @@ int cli_fail(const char *message, int status)
     return cli_exit_code(status);
 }
 
+int cli_write_error(es_context *ctx, int rc, const char *path)
+{
+    if (rc == ES_ERR_NOMEM)
+        cli_error("%s: out of memory", path);
+    else if (rc != ES_OK)
+        cli_error("%s", es_errmsg(ctx));
+    return rc;
+}
+
 void cli_tally_add(cli_tally *t, const es_cost_table *rows)
 {
     const char *prev = NULL; /* a table interns its rows' shard names: one

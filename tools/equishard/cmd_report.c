@@ -179,11 +179,7 @@ static int write_html(es_context *ctx, json_t *plan, const char *dir, const repo
         report_html_in hin = {.title = title, .source = source, .plan = plan, .sim = sim,
                               .sim_missing = *missing ? missing : NULL, .table = table,
                               .validate = val};
-        rc = report_html_write(ctx, a->html, &hin);
-        if (rc == ES_ERR_NOMEM)
-            cli_error("%s: out of memory", a->html);
-        else if (rc != ES_OK)
-            cli_error("%s", es_errmsg(ctx));
+        rc = cli_write_error(ctx, report_html_write(ctx, a->html, &hin), a->html);
     }
     json_decref(sim);
     json_decref(val);
@@ -254,11 +250,7 @@ int cmd_report(int argc, char **argv)
         cli_error("%s/plan.json: not a plan (no \"metrics\"/\"ranks\")", argv[optind]);
     else if (svg) {
         es_context *ctx = es_context_new();
-        int st = ctx ? write_svg(ctx, plan, svg) : ES_ERR_NOMEM;
-        if (st == ES_ERR_NOMEM)
-            cli_error("%s: out of memory", svg);
-        else if (st != ES_OK)
-            cli_error("%s", es_errmsg(ctx));
+        int st = cli_write_error(ctx, ctx ? write_svg(ctx, plan, svg) : ES_ERR_NOMEM, svg);
         rc = st == ES_OK ? 0 : -1;
         es_context_free(ctx);
     }

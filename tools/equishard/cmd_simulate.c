@@ -434,11 +434,7 @@ static int write_html(es_context *ctx, const sim_args *a, const es_cost_table *t
                  a->plan ? a->plan : "");
         report_html_in in = {.title = "equishard simulate report", .source = source,
                              .plan = plan, .sim = sim, .table = table, .validate = val};
-        rc = report_html_write(ctx, a->html, &in);
-        if (rc == ES_ERR_NOMEM)
-            cli_error("%s: out of memory", a->html);
-        else if (rc != ES_OK)
-            cli_error("%s", es_errmsg(ctx));
+        rc = cli_write_error(ctx, report_html_write(ctx, a->html, &in), a->html);
     }
     json_decref(sim);
     json_decref(val);
