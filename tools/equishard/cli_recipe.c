@@ -117,3 +117,12 @@ int cli_recipe_tokenizer(const char *command, const char *const *inputs, size_t 
     t->split_with_space = in->symbol_table ? in->split_with_space : 0;
     return 0;
 }
+
+int cli_recipe_refuse_loader(int given, es_loader loader)
+{
+    if (!cli_recipe.r || !given || loader == cli_recipe.info.loader)
+        return 0;
+    cli_error("--loader %s, but %s is a %s recipe", es_loader_name(loader), cli_recipe.info.path,
+              es_loader_name(cli_recipe.info.loader));
+    return -1;
+}

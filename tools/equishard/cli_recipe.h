@@ -32,6 +32,12 @@ extern const size_t cli_recipe_opt_count;
 int cli_recipe_load(const cli_command *c, void *const targets[CLI_T_COUNT], int argc,
                     char **argv);
 
+/* With a recipe read, a --loader given (given: the command line had one;
+ * loader: its value) that names another loader than the recipe's: one line
+ * on stderr and -1 (exit 2). 0 otherwise (no recipe, no --loader, or the same
+ * loader). */
+int cli_recipe_refuse_loader(int given, es_loader loader);
+
 /* After the main parse: when no tokenizer option was given and an input is to
  * be measured (not a cost table), the recipe's tokenizer goes into
  * cli_tokenizer; a tokenizer path the recipe leaves to the training script is

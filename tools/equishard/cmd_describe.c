@@ -72,14 +72,10 @@ static int prescan(const cli_command *cmd, int argc, char **argv, describe_args 
     int asked = cli_options_prescan(cmd, t, argc, argv, first);
     if (!asked && cli_recipe_load(cmd, t, argc, argv))
         return -1;
-    if (cli_recipe.r) {
-        if (pre.have_loader && pre.loader != cli_recipe.info.loader) {
-            cli_error("--loader %s, but %s is a %s recipe", es_loader_name(pre.loader),
-                      cli_recipe.info.path, es_loader_name(cli_recipe.info.loader));
-            return -1;
-        }
+    if (cli_recipe_refuse_loader(pre.have_loader, pre.loader))
+        return -1;
+    if (cli_recipe.r)
         pre.loader = cli_recipe.info.loader;
-    }
     es_simulate_settings sim;
     es_simulate_defaults(&sim, pre.loader);
     if (cli_recipe.r)

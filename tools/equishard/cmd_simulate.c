@@ -165,12 +165,9 @@ static int prescan(const cli_command *cmd, int argc, char **argv, sim_args *a)
     int asked = cli_options_prescan(cmd, t, argc, argv, first);
     if (!asked && cli_recipe_load(cmd, t, argc, argv))
         return -1;
+    if (cli_recipe_refuse_loader(pre.have_loader, pre.sim.loader))
+        return -1;
     if (cli_recipe.r) { /* the recipe names its loader */
-        if (pre.have_loader && pre.sim.loader != cli_recipe.info.loader) {
-            cli_error("--loader %s, but %s is a %s recipe", es_loader_name(pre.sim.loader),
-                      cli_recipe.info.path, es_loader_name(cli_recipe.info.loader));
-            return -1;
-        }
         pre.sim.loader = cli_recipe.info.loader;
         pre.have_loader = 1;
     }

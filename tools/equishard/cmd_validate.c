@@ -174,13 +174,12 @@ static int apply_recipe(const cli_command *cmd, int argc, char **argv, validate_
         return -1;
     if (!cli_recipe.r)
         return 0;
+    int given = 0; /* an explicit --loader must agree with the recipe */
+    for (int i = 1; i < argc; i++)
+        given |= !strncmp(argv[i], "--loader", 8);
+    if (cli_recipe_refuse_loader(given, a->data.loader))
+        return -1;
     es_loader loader = cli_recipe.info.loader;
-    for (int i = 1; i < argc; i++) /* an explicit --loader must agree with the recipe */
-        if (!strncmp(argv[i], "--loader", 8) && a->data.loader != loader) {
-            fprintf(stderr, "equishard validate: --loader %s, but %s is a %s recipe\n",
-                    es_loader_name(a->data.loader), cli_recipe.info.path, es_loader_name(loader));
-            return -1;
-        }
     es_simulate_settings sim;
     es_simulate_defaults(&sim, loader);
     a->data.model = sim.model;
