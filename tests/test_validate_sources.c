@@ -429,6 +429,29 @@ START_TEST(test_truncated_zip)
 }
 END_TEST
 
+/* A zip member named "archiv\n/data.pkl" (found by fuzz_torch_pt): the member
+ * name is shown escaped, so the error is still one line naming the file. */
+START_TEST(test_member_name_with_newline_stays_one_line)
+{
+    static const unsigned char zip[] = {
+        0x50, 0x4b, 0x03, 0x04, 0x14, 0x00, 0x00, 0x00, 0x00, 0x00, 0x04, 0x82,
+        0x5d, 0x70, 0x8e, 0x78, 0xe3, 0x6d, 0x12, 0x00, 0x00, 0x00, 0x12, 0x00,
+        0x00, 0x00, 0x10, 0x00, 0x00, 0x00, 0x61, 0x72, 0x63, 0x68, 0x69, 0x76,
+        0x0a, 0x2f, 0x64, 0x61, 0x74, 0x61, 0x2e, 0x70, 0x6b, 0x6c, 0x80, 0x02,
+        0x7d, 0x71, 0x00, 0x58, 0x01, 0x00, 0x00, 0x00, 0x65, 0x71, 0x01, 0x5d,
+        0x71, 0x02, 0x2a, 0x2e,
+    };
+    es_context *ctx = es_context_new();
+    es_emb_set *s = es_emb_set_new("nl.pt");
+    int rc = es_torch_load_memory(ctx, "nl.pt", zip, sizeof zip, s);
+    const char *msg = es_errmsg(ctx);
+    ck_assert_int_ne(rc, ES_OK);
+    ck_assert_msg(!strncmp(msg, "nl.pt: archiv", 13) && strchr(msg, '\n') == NULL, "%s", msg);
+    es_emb_set_free(s);
+    es_context_free(ctx);
+}
+END_TEST
+
 /* ---- .npy ----------------------------------------------------------------------------- */
 
 START_TEST(test_npy_variants)
@@ -588,6 +611,7 @@ int main(void)
     tcase_add_test(c, test_pickle_refused);
     tcase_add_test(c, test_pickle_opcodes_refused);
     tcase_add_test(c, test_truncated_zip);
+    tcase_add_test(c, test_member_name_with_newline_stays_one_line);
     tcase_add_test(c, test_binfloat_run_errors_name_their_byte);
     tcase_add_test(c, test_npy_variants);
     tcase_add_test(c, test_npy_refused);

@@ -48,8 +48,10 @@ static int from_archive(es_context *ctx, const char *name, struct archive *a, ui
         const char *member = archive_entry_pathname(e);
         if (!member || !is_data_pkl(member))
             continue;
-        char where[4096];
-        snprintf(where, sizeof where, "%s: %s", name, member);
+        /* the member name is the file's bytes: printable, so the error stays one line */
+        char shown[1024], where[4096];
+        snprintf(where, sizeof where, "%s: %s", name,
+                 es_printable(shown, sizeof shown, member, SIZE_MAX));
         es_byte_stream s = {archive_source, NULL, a, (uint64_t)archive_entry_size(e), 0};
         /* a stored member is smaller than the file: only a compressed one meets the cap */
         int rc = es_unpickle_dict(ctx, where, &s, file_size, out);
