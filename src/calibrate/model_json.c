@@ -16,6 +16,7 @@
 #include "core/context.h"
 #include "core/file_stream.h"
 #include "core/json_text.h"
+#include "loader/cost_model.h"
 
 #define MODEL_FORMAT "equishard-cost-model v1"
 
@@ -166,19 +167,11 @@ ES_API int es_cost_model_read(es_context *ctx, const char *path, es_cost_model *
         if (!json_is_number(v) || !(d >= 0) || !isfinite(d))
             rc = es_fail(ctx, ES_ERR_FORMAT, "%s: weights.%s is %s", path, es_cost_term_name(j),
                          v ? "not a number >= 0" : "missing");
-        else if (d > ES_COST_WEIGHT_MAX) /* the plan's sums would overflow to inf */
-            rc = es_fail(ctx, ES_ERR_FORMAT, "%s: weights.%s is %g, above %g s a unit: costs "
-                         "would not be finite (a damaged model?)", path, es_cost_term_name(j), d,
-                         ES_COST_WEIGHT_MAX);
         *field[j] = d;
     }
-    int any = 0;
-    for (int j = 0; j < ES_TERM_COUNT && rc == ES_OK; j++)
-        any |= *field[j] > 0;
-    if (rc == ES_OK && !any)
-        rc = es_fail(ctx, ES_ERR_FORMAT, "%s: every weight is 0: every batch would cost nothing "
-                     "and the plan would give one rank everything (a degenerate model: "
-                     "calibrate again)", path);
+    /* too large (sums overflow) or all 0 (one rank gets all): the file is damaged */
+    if (rc == ES_OK && es_cost_model_check_weights(ctx, path, "weights.", &got) != ES_OK)
+        rc = ES_ERR_FORMAT;
     if (rc == ES_OK) {
         got.frame_rate = json_number_value(fr);
         got.source = path;

@@ -1,9 +1,11 @@
 #include "loader/cost_model.h"
 
+#include "core/context.h"
 #include "core/json_text.h"
 #include "costs/cost_table.h"
 
 #include <jansson.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -157,6 +159,29 @@ size_t es_token_gap_note(const es_token_gap_counts *g, char *buf, size_t len)
                             "counts (measure with --tokenizer); %zu of them would be dropped if "
                             "characters were tokens",
                             g->unknown, g->would_drop);
+}
+
+int es_cost_model_check_weights(es_context *ctx, const char *where, const char *prefix,
+                                const es_cost_model *m)
+{
+    const double w[ES_TERM_COUNT] = {m->w_frames, m->w_frames_sq, m->w_text, m->w_speech_tokens,
+                                     m->w_missing_emb, m->w_overhead, m->w_batch};
+    int any = 0;
+    for (int j = 0; j < ES_TERM_COUNT; j++) {
+        if (!(w[j] >= 0) || !isfinite(w[j]))
+            return es_fail(ctx, ES_ERR_USAGE, "%s: %s%s is %g: a weight is a finite number >= 0",
+                           where, prefix, es_cost_term_name(j), w[j]);
+        if (w[j] > ES_COST_WEIGHT_MAX)
+            return es_fail(ctx, ES_ERR_USAGE, "%s: %s%s is %g, above %g s a unit: costs would "
+                           "not be finite", where, prefix, es_cost_term_name(j), w[j],
+                           ES_COST_WEIGHT_MAX);
+        any |= w[j] > 0;
+    }
+    if (!any)
+        return es_fail(ctx, ES_ERR_USAGE, "%s: every weight is 0: every batch would cost nothing "
+                       "and the plan would give one rank everything (a degenerate model: give "
+                       "one weight above 0)", where);
+    return ES_OK;
 }
 
 /* ---- a batch's terms as the loader pads it (calibration) --------------------- */

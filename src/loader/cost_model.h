@@ -73,6 +73,15 @@ struct json_t *es_token_report(const es_cost_model *m, const es_token_gap_counts
                                const char *note, struct json_t *tokenizer,
                                const char *table_tokenizer);
 
+/* ES_OK when the model's weights make finite, non-degenerate costs: each a
+ * finite number >= 0 and at most ES_COST_WEIGHT_MAX (above it the plan's sums
+ * overflow), and not all 0 (every batch would cost nothing and one rank would get
+ * everything). Else ES_ERR_USAGE with one line "WHERE: PREFIXw_frames is …"
+ * (PREFIX names the weights where they came from, e.g. "weights." in a model
+ * file). Every way in (flags, model files, the Python binding) ends here. */
+int es_cost_model_check_weights(es_context *ctx, const char *where, const char *prefix,
+                                const es_cost_model *m);
+
 /* The cost of a row under the model (>= 0). */
 double es_row_cost(const es_cost_model *m, const es_cost_row *row);
 

@@ -60,6 +60,8 @@ static int check_settings(es_context *ctx, const es_plan_settings *s)
         return es_fail(ctx, ES_ERR_USAGE, "plan: remainder: unknown value %d", (int)s->remainder);
     if (!(s->model.frame_rate > 0) || !isfinite(s->model.frame_rate))
         return es_fail(ctx, ES_ERR_USAGE, "plan: frame_rate must be positive");
+    if (es_cost_model_check_weights(ctx, "plan", "", &s->model) != ES_OK)
+        return ES_ERR_USAGE;
     if (s->batch_size == 0 && s->max_frames_in_batch == 0)
         return es_fail(ctx, ES_ERR_USAGE, "plan: max_frames_in_batch must be positive (or batch_size set)");
     return ES_OK;

@@ -60,6 +60,8 @@ static int check_settings(es_context *ctx, const es_simulate_settings *s)
         return es_fail(ctx, ES_ERR_USAGE, "simulate: trials must be 1 .. 100000");
     if (!(s->model.frame_rate > 0) || !isfinite(s->model.frame_rate))
         return es_fail(ctx, ES_ERR_USAGE, "simulate: frame_rate must be positive");
+    if (es_cost_model_check_weights(ctx, "simulate", "", &s->model) != ES_OK)
+        return ES_ERR_USAGE;
     if (s->batch_size == 0 && s->max_frames_in_batch == 0)
         return es_fail(ctx, ES_ERR_USAGE, "simulate: max_frames_in_batch must be positive (or batch_size set)");
     if (s->loader == ES_LOADER_WENET && s->list_shuffle)

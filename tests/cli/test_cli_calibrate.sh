@@ -148,6 +148,15 @@ one_line "weight 1e308" "huge.json: weights.w_frames is 1e+308, above 1e+30"
 expect_exit 2 "$BIN" simulate --loader cosyvoice --world-size 2 --min-length 0 --cost-model "$WORK/zero.json" \
     --json --quiet "$WORK/costs.tsv"
 one_line "all-zero model (simulate)" "zero.json: every weight is 0"
+# the same weights given as flags (or through the Python binding's settings) are
+# checked by the library's plan and simulate, not only when read from a model file
+expect_exit 2 "$BIN" plan -q --world-size 2 --mode batch --w-frames 1e308 -o "$WORK/pf" "$WORK/costs.tsv"
+one_line "--w-frames 1e308" "plan: w_frames is 1e+308, above 1e+30"
+[[ ! -e $WORK/pf ]] || fail "--w-frames 1e308: a plan was written"
+expect_exit 2 "$BIN" plan -q --world-size 2 --mode batch --w-frames 0 -o "$WORK/pf" "$WORK/costs.tsv"
+one_line "--w-frames 0 (all weights 0)" "plan: every weight is 0"
+expect_exit 2 "$BIN" simulate --loader cosyvoice --world-size 2 --w-frames 0 --json --quiet "$WORK/costs.tsv"
+one_line "--w-frames 0 (simulate)" "simulate: every weight is 0"
 expect_exit 2 "$BIN" calibrate -q --steps "$WORK/tiny.jsonl" "$WORK/costs.tsv" -o "$WORK/tiny.json"
 one_line "a 1e-20 s step" "held-out R^2 is -[0-9.]*: .*step times 1e-20 to .*--allow-negative-r2"
 [[ ! -e $WORK/tiny.json ]] || fail "negative R^2: model.json written"
