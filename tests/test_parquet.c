@@ -1,4 +1,4 @@
-/* The parquet reader (src/parquet/) against files written by other
+/* The parquet reader (src/formats/parquet/codec/) against files written by other
  * implementations, never by ours:
  *   - corpus A's CosyVoice shards (arrow-rs via parquet-wasm; snappy, dictionary,
  *     3-level lists): every row equals truth.tsv (soxi) and the audio hashes equal
@@ -24,15 +24,15 @@
 #include <zstd.h>
 
 #include "check_helpers.h"
-#include "parquet/parquet_embeddings.h"
-#include "parquet/pq_delta.h"
-#include "parquet/pq_file.h"
-#include "parquet/pq_meta.h"
-#include "parquet/pq_page_queue.h"
-#include "parquet/pq_rle.h"
-#include "parquet/pq_rows.h"
-#include "parquet/pq_thrift.h"
-#include "parquet/pq_values.h"
+#include "formats/parquet/codec/parquet_embeddings.h"
+#include "formats/parquet/codec/pq_delta.h"
+#include "formats/parquet/codec/pq_file.h"
+#include "formats/parquet/codec/pq_meta.h"
+#include "formats/parquet/codec/pq_page_queue.h"
+#include "formats/parquet/codec/pq_rle.h"
+#include "formats/parquet/codec/pq_rows.h"
+#include "formats/parquet/codec/pq_thrift.h"
+#include "formats/parquet/codec/pq_values.h"
 #include "readers/reader.h"
 #include "validate/sources/emb_set.h"
 

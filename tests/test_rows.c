@@ -23,7 +23,7 @@
 #include <snappy-c.h>
 
 #include "check_helpers.h"
-#include "parquet/pq_span.h"
+#include "formats/parquet/codec/pq_span.h"
 #include "rows/row_reader.h"
 
 #define INSPIRE "real/FunAudioLLM__InspireMusic/examples/music_generation/data/samples/parquet/parquet_000000000.tar"

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "parquet/parquet_embeddings.h"
+#include "formats/parquet/codec/parquet_embeddings.h"
 #include "fuzz_shard.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
