@@ -7,7 +7,7 @@
 
 #include "core/strbuf.h"
 #include "plan/plan_reshard.h"
-#include "write/plan_outdir.h"
+#include "core/outdir.h"
 
 /* Reshard's write side in stages (reshard_job.c), so that several processes
  * can write the new shards of one OUTDIR (es_plan_write_begin and friends):

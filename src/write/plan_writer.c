@@ -10,7 +10,7 @@
 
 #include "costs/cost_table.h"
 #include "write/plan_json.h"
-#include "write/plan_outdir.h"
+#include "core/outdir.h"
 #include "write/plan_write.h"
 #include "write/reshard_job.h"
 

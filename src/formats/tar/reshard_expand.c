@@ -25,7 +25,7 @@
 
 #include "algo/partition.h"
 #include "readers/shard_file.h"
-#include "write/plan_outdir.h"
+#include "core/outdir.h"
 #include "write/reshard_job.h"
 
 enum { EXPAND_BLOCK = 1 << 20 };

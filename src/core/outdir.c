@@ -1,4 +1,4 @@
-#include "write/plan_outdir.h"
+#include "core/outdir.h"
 
 #include <dirent.h>
 #include <errno.h>
