@@ -12,7 +12,7 @@
 #include "write/plan_json.h"
 #include "core/outdir.h"
 #include "write/plan_write.h"
-#include "write/reshard_job.h"
+#include "formats/reshard_job.h"
 
 /* A plan's OUTDIR being written, by one process or several (equishard.h). */
 struct es_plan_writer {

@@ -1,7 +1,8 @@
 /* Reshard's shared write side (reshard_job.h): the job in source order, the
  * sources' format, the copy of a range of new shards, and data.list /
  * shards.tsv / filtered.tsv. */
-#include "write/reshard_job.h"
+#include "write/plan_write.h"
+#include "formats/reshard_job.h"
 
 #include <errno.h>
 #include <stdlib.h>

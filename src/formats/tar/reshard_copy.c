@@ -27,7 +27,7 @@
 #include "core/strmap.h"
 #include "costs/cost_table.h"
 #include "formats/tar/reshard_tar.h"
-#include "write/reshard_job.h"
+#include "formats/reshard_job.h"
 #include "readers/manifest.h"
 #include "formats/tar/member_group.h"
 #include "readers/reader.h"

@@ -26,7 +26,7 @@
 #include "algo/partition.h"
 #include "readers/shard_file.h"
 #include "core/outdir.h"
-#include "write/reshard_job.h"
+#include "formats/reshard_job.h"
 
 enum { EXPAND_BLOCK = 1 << 20 };
 

@@ -11,7 +11,8 @@
 #ifndef ES_RESHARD_JOB_H
 #define ES_RESHARD_JOB_H
 
-#include "write/plan_write.h"
+#include "core/outdir.h"
+#include "plan/plan_reshard.h"
 
 /* One kept utterance to copy: table row, its position in its source, target. */
 typedef struct copy_item {

@@ -1,7 +1,7 @@
 /* The pass loop both reshard copiers run (reshard_job.h), and what both need:
  * the new shards' names and how many may be open at once. Apart from
  * reshard_job.c, which calls the copiers, so that no copier calls back into it. */
-#include "write/reshard_job.h"
+#include "formats/reshard_job.h"
 
 #include <stdio.h>
 #include <sys/resource.h>
