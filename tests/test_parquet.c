@@ -33,6 +33,7 @@
 #include "formats/parquet/codec/pq_rows.h"
 #include "formats/parquet/codec/pq_thrift.h"
 #include "formats/parquet/codec/pq_values.h"
+#include "formats/format.h"
 #include "readers/reader.h"
 #include "validate/sources/emb_set.h"
 
@@ -61,11 +62,11 @@ static void read_file(const char *path, int hash, got *g)
     uint8_t head[ES_SNIFF_BYTES];
     long n = es_sniff_file(&ctx, path, head);
     ck_assert_int_ge(n, 0);
-    const es_reader_ops *ops = es_reader_for(head, (size_t)n);
+    const es_format_ops *ops = es_format_for(head, (size_t)n);
     if (n >= 4 && memcmp(head, "PAR1", 4) == 0)
-        ck_assert_ptr_eq(ops, &es_reader_parquet);
+        ck_assert_ptr_eq(ops, es_format_named("parquet"));
     else
-        ops = &es_reader_parquet; /* damaged copies: open them anyway */
+        ops = es_format_named("parquet"); /* damaged copies: open them anyway */
     es_reader_opts opts = {.hash = hash, .probe_buffer = 1 << 20};
     es_shard_reader *r;
     g->open_rc = ops->open(&ctx, path, "shard.parquet", &opts, &r);

@@ -1,13 +1,12 @@
-/* Reshard, the write side shared by both shard formats: which source rows go
- * to which new shard, in the order the sources are read, and the files beside
- * the shards (data.list, shards.tsv, filtered.tsv).
+/* Reshard, what every format's copier shares: which source rows go to which
+ * new shard, in the order the sources are read, and the one pass loop.
  *
- * es_reshard_prepare (plan_write.h, reshard_job.c) collects the job, checks
- * that every source is still there and that all are tar shards or all
- * CosyVoice parquet files of one schema, and settles the output's format and
- * compression; es_reshard_copy hands a range of new shards to the format's
- * copier: reshard_copy.c (tar) or reshard_parquet.c (parquet). Both copiers are
- * a reshard_ops table driven by the one pass loop (reshard_pass.c). */
+ * es_reshard_prepare (write/plan_write.h, write/reshard_job.c) collects the
+ * job, checks that every source is still there and that all are of one
+ * format, and settles the output's format and compression; es_reshard_copy
+ * hands a range of new shards to that format's copier (its table's
+ * reshard_copy, formats/format.h), a reshard_ops table driven by the one pass
+ * loop (reshard_pass.c). */
 #ifndef ES_RESHARD_JOB_H
 #define ES_RESHARD_JOB_H
 
@@ -43,7 +42,8 @@ typedef struct reshard_job {
     size_t n_items;
     copy_source *sources; /* in table order of first appearance */
     size_t n_sources;
-    es_reshard_format format;
+    const struct es_format_ops *fmt; /* the sources' (formats/format.h) */
+    es_reshard_format format;        /* fmt's reshard_format */
     es_compress compress; /* settled: never ES_COMPRESS_AUTO */
 } reshard_job;
 
@@ -80,27 +80,5 @@ void reshard_progress(const reshard_job *job, size_t done, size_t total);
  * then the pass's new shards once they are read back. */
 int reshard_run_passes(es_context *ctx, const reshard_job *job, const reshard_ops *ops,
                        void *run, uint32_t first, uint32_t end);
-
-/* Compressed tar sources decompressed once for all the processes that write
- * a plan's shards (reshard_expand.c; es_plan_write_expand_sources): the
- * sources dealt to `part` of `parts` copied as plain tar into the temporary
- * folder; then every process reads the copies that exist; the owner removes
- * them before the commit. */
-int es_reshard_expand(es_context *ctx, reshard_job *job, uint32_t part, uint32_t parts);
-int es_reshard_use_copies(es_context *ctx, reshard_job *job);
-void es_reshard_remove_copies(reshard_job *job);
-
-/* The format copiers: new shards [t0, t1) written, read back and checked. */
-int reshard_copy_tar(es_context *ctx, reshard_job *job, uint32_t t0, uint32_t t1);
-int reshard_copy_parquet(es_context *ctx, reshard_job *job, uint32_t t0, uint32_t t1);
-
-/* Parquet, before anything is written: every source opens as a parquet file
- * with a flat utt column and the first source's schema (the new files hold
- * that one schema). */
-int reshard_parquet_check_schemas(es_context *ctx, const reshard_job *job);
-
-/* Parquet, beside the files: utt2parquet_N.json and spk2parquet_N.json for
- * every new file, and utt2data.list / spk2data.list naming them. */
-int reshard_parquet_maps(es_context *ctx, const reshard_job *job);
 
 #endif

@@ -1,10 +1,13 @@
-/* The pass loop both reshard copiers run (reshard_job.h), and what both need:
- * the new shards' names and how many may be open at once. Apart from
- * reshard_job.c, which calls the copiers, so that no copier calls back into it. */
+/* The pass loop every reshard copier runs (reshard_job.h), and what all need:
+ * the new shards' names (the format's) and how many may be open at once. Apart
+ * from write/reshard_job.c, which calls the copiers, so that no copier calls
+ * back into it. */
 #include "formats/reshard_job.h"
 
 #include <stdio.h>
 #include <sys/resource.h>
+
+#include "formats/format.h"
 
 #define WRITER_MEMORY_BUDGET ((size_t)1 << 30)
 #define RESERVED_FDS 64
@@ -12,14 +15,7 @@
 void es_reshard_shard_name(const es_plan *p, uint32_t i, char *buf, size_t len)
 {
     const plan_reshard *r = p->reshard;
-    if (r->format == ES_RESHARD_PARQUET) {
-        snprintf(buf, len, "parquet_%09u.tar", i);
-        return;
-    }
-    const char *ext = r->compress == ES_COMPRESS_GZIP   ? ".tar.gz"
-                      : r->compress == ES_COMPRESS_ZSTD ? ".tar.zst"
-                                                        : ".tar";
-    snprintf(buf, len, "shards_%09u%s", i, ext);
+    es_format_for_reshard(r->format)->reshard_shard_name(r->compress, i, buf, len);
 }
 
 size_t reshard_open_cap(const es_plan *p, size_t writer_memory)

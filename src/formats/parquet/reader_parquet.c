@@ -17,6 +17,7 @@
 #include "formats/parquet/codec/pq_file.h"
 #include "formats/parquet/codec/pq_rows.h"
 #include "readers/reader.h"
+#include "formats/parquet/parquet.h"
 
 enum { COL_UTT, COL_TEXT, COL_SPK, COL_TOKENS, COL_UTT_EMB, COL_SPK_EMB, N_SMALL };
 
@@ -47,7 +48,7 @@ struct es_shard_reader {
     pq_column audio_col;
 };
 
-static int bid_parquet(const uint8_t *h, size_t n)
+int bid_parquet(const uint8_t *h, size_t n)
 {
     return es_pq_magic(h, n) ? 100 : 0;
 }
@@ -78,7 +79,7 @@ static int find_columns(es_context *ctx, es_shard_reader *r)
     return rc;
 }
 
-static void parquet_close(es_shard_reader *r)
+void parquet_close(es_shard_reader *r)
 {
     if (!r)
         return;
@@ -90,7 +91,7 @@ static void parquet_close(es_shard_reader *r)
     free(r);
 }
 
-static int parquet_open(es_context *ctx, const char *path, const char *shard,
+int parquet_open(es_context *ctx, const char *path, const char *shard,
                         const es_reader_opts *opts, es_shard_reader **out)
 {
     *out = NULL;
@@ -172,7 +173,7 @@ static void fill_small(es_shard_reader *r, es_cost_row *row)
         row->flags |= ES_FLAG_SPK_EMB;
 }
 
-static int parquet_next(es_context *ctx, es_shard_reader *r, es_cost_row *row)
+int parquet_next(es_context *ctx, es_shard_reader *r, es_cost_row *row)
 {
     while (!r->loaded || r->row == r->n_rows) {
         int rc;
@@ -219,11 +220,3 @@ static int parquet_next(es_context *ctx, es_shard_reader *r, es_cost_row *row)
     }
     return ES_NEXT_RECORD;
 }
-
-const es_reader_ops es_reader_parquet = {
-    .name = "parquet",
-    .bid = bid_parquet,
-    .open = parquet_open,
-    .next = parquet_next,
-    .close = parquet_close,
-};

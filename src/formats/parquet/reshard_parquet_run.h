@@ -18,6 +18,7 @@
 #include "formats/parquet/codec/pq_column.h"
 #include "formats/parquet/codec/pq_file.h"
 #include "formats/parquet/codec/pq_write.h"
+#include "formats/parquet/parquet.h"
 #include "formats/reshard_job.h"
 
 typedef struct pq_target {

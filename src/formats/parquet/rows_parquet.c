@@ -10,7 +10,7 @@
 
 #include "formats/parquet/codec/pq_column.h"
 #include "formats/parquet/codec/pq_file.h"
-#include "rows/row_reader.h"
+#include "formats/parquet/parquet.h"
 #include "formats/parquet/rows_pq_list.h"
 #include "formats/parquet/rows_pq_span.h"
 #include "formats/parquet/rows_pq_value.h"

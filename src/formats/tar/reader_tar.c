@@ -16,6 +16,7 @@
 #include "readers/audio_object.h"
 #include "formats/tar/member_group.h"
 #include "readers/reader.h"
+#include "formats/tar/tar.h"
 #include "readers/shard_file.h"
 #include "formats/tar/tar_link.h"
 
@@ -41,7 +42,7 @@ struct es_shard_reader {
     char problem[512];
 };
 
-static int bid_tar(const uint8_t *h, size_t n)
+int bid_tar(const uint8_t *h, size_t n)
 {
     static const uint8_t gz[] = {0x1f, 0x8b}, zst[] = {0x28, 0xb5, 0x2f, 0xfd},
                          xz[] = {0xfd, '7', 'z', 'X', 'Z', 0}, bz[] = {'B', 'Z', 'h'};
@@ -63,7 +64,7 @@ static int bid_tar(const uint8_t *h, size_t n)
     return (sum == stored && sum != 8 * ' ') ? 40 : 0;
 }
 
-static int tar_open(es_context *ctx, const char *path, const char *shard,
+int tar_open(es_context *ctx, const char *path, const char *shard,
                     const es_reader_opts *opts, es_shard_reader **out)
 {
     *out = NULL;
@@ -251,7 +252,7 @@ static int finish_utterance(es_context *ctx, es_shard_reader *r, es_cost_row *ro
     return ES_NEXT_RECORD;
 }
 
-static int tar_next(es_context *ctx, es_shard_reader *r, es_cost_row *row)
+int tar_next(es_context *ctx, es_shard_reader *r, es_cost_row *row)
 {
     int started = 0;
     for (;;) {
@@ -281,7 +282,7 @@ static int tar_next(es_context *ctx, es_shard_reader *r, es_cost_row *row)
     }
 }
 
-static void tar_close(es_shard_reader *r)
+void tar_close(es_shard_reader *r)
 {
     if (!r)
         return;
@@ -293,11 +294,3 @@ static void tar_close(es_shard_reader *r)
     es_strbuf_release(&r->text);
     free(r);
 }
-
-const es_reader_ops es_reader_tar = {
-    .name = "tar",
-    .bid = bid_tar,
-    .open = tar_open,
-    .next = tar_next,
-    .close = tar_close,
-};

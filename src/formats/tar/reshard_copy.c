@@ -28,6 +28,7 @@
 #include "costs/cost_table.h"
 #include "formats/tar/reshard_tar.h"
 #include "formats/reshard_job.h"
+#include "formats/tar/tar.h"
 #include "readers/manifest.h"
 #include "formats/tar/member_group.h"
 #include "readers/reader.h"

@@ -26,7 +26,7 @@
 #include "algo/partition.h"
 #include "readers/shard_file.h"
 #include "core/outdir.h"
-#include "formats/reshard_job.h"
+#include "formats/tar/tar.h"
 
 enum { EXPAND_BLOCK = 1 << 20 };
 
@@ -89,9 +89,9 @@ static int expand_one(es_context *ctx, const copy_source *s, const char *path, c
     return rc;
 }
 
-int es_reshard_expand(es_context *ctx, reshard_job *job, uint32_t part, uint32_t parts)
+int reshard_tar_expand(es_context *ctx, reshard_job *job, uint32_t part, uint32_t parts)
 {
-    if (job->format != ES_RESHARD_TAR || job->n_sources == 0)
+    if (job->n_sources == 0)
         return ES_OK;
     double *size = malloc(job->n_sources * sizeof *size);
     uint32_t *owner = malloc(job->n_sources * sizeof *owner);
@@ -117,9 +117,9 @@ int es_reshard_expand(es_context *ctx, reshard_job *job, uint32_t part, uint32_t
     return rc;
 }
 
-int es_reshard_use_copies(es_context *ctx, reshard_job *job)
+int reshard_tar_use_copies(es_context *ctx, reshard_job *job)
 {
-    for (size_t i = 0; job->format == ES_RESHARD_TAR && i < job->n_sources; i++) {
+    for (size_t i = 0; i < job->n_sources; i++) {
         char *path = copy_path(job, i);
         if (!path)
             return es_fail(ctx, ES_ERR_NOMEM, "out of memory");
@@ -135,9 +135,9 @@ int es_reshard_use_copies(es_context *ctx, reshard_job *job)
     return ES_OK;
 }
 
-void es_reshard_remove_copies(reshard_job *job)
+void reshard_tar_remove_copies(reshard_job *job)
 {
-    for (size_t i = 0; job && job->format == ES_RESHARD_TAR && i < job->n_sources; i++) {
+    for (size_t i = 0; i < job->n_sources; i++) {
         char *path = copy_path(job, i);
         if (path)
             unlink(path);

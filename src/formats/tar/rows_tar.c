@@ -18,7 +18,7 @@
 #include "formats/tar/member_group.h"
 #include "readers/shard_file.h"
 #include "formats/tar/tar_link.h"
-#include "rows/row_reader.h"
+#include "formats/tar/tar.h"
 
 /* A member larger than this is not one utterance's audio or text. */
 #define MAX_MEMBER ((size_t)1 << 30)

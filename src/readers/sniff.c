@@ -1,3 +1,4 @@
+/* A file's first bytes, for the formats and manifests to bid on (reader.h). */
 #include "readers/reader.h"
 
 #include <errno.h>
@@ -6,26 +7,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-/* Adding a format: write reader_<format>.c with its ops and list it here. */
-static const es_reader_ops *const readers[] = {
-    &es_reader_tar,
-    &es_reader_parquet,
-};
-
-const es_reader_ops *es_reader_for(const uint8_t *head, size_t n)
-{
-    const es_reader_ops *best = NULL;
-    int best_bid = 0;
-    for (size_t i = 0; i < sizeof readers / sizeof readers[0]; i++) {
-        int b = readers[i]->bid(head, n);
-        if (b > best_bid) {
-            best_bid = b;
-            best = readers[i];
-        }
-    }
-    return best;
-}
 
 long es_sniff_file(es_context *ctx, const char *path, uint8_t *head)
 {

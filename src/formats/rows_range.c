@@ -1,6 +1,7 @@
-/* The out-of-range message both formats give (row_reader.h): apart from
- * row_reader.c, which calls the formats, so that no format calls back into it. */
-#include "rows/row_reader.h"
+/* The out-of-range message every format's row fetch gives (format.h): apart
+ * from rows/row_reader.c, which calls the formats, so that no format calls
+ * back into it. */
+#include "formats/format.h"
 
 int rows_out_of_range(es_context *ctx, const char *path, uint64_t pos, uint64_t count,
                       const char *what)
