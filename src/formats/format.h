@@ -58,7 +58,8 @@ typedef struct es_format_ops {
 
     /* The row reader (es_row_reader_*): rows fetched by position, one forward
      * pass per fetch over ascending unique positions (rows/row_reader.c sorts
-     * them and restores the caller's order). `state` is what rows_open made. */
+     * them and restores the caller's order). `state` is what rows_open made.
+     * All six, or none: the row reader then refuses the format's files. */
     int (*rows_open)(es_context *ctx, const char *path, void **state);
     void (*rows_free)(void *state); /* state may be NULL */
     int (*rows_count)(es_context *ctx, void *state, uint64_t *n);
@@ -66,7 +67,9 @@ typedef struct es_format_ops {
     const char *(*rows_column_name)(const void *state, size_t i);
     int (*rows_read)(es_context *ctx, void *state, const rows_request *req);
 
-    /* Reshard: new shards of this format from sources of this format. */
+    /* Reshard: new shards of this format from sources of this format. A
+     * format without reshard_copy (and so without the rest) is refused as a
+     * source. */
     es_reshard_format reshard_format; /* what the plan records (plan.json) */
     es_compress reshard_compress;     /* what ES_COMPRESS_AUTO settles to */
     /* ES_OK when the new shards can be compressed with c (settled, never
@@ -96,6 +99,10 @@ const es_format_ops *es_format_for(const uint8_t *head, size_t n);
 /* The format that writes reshard format f (never NULL for a value of the
  * enum). */
 const es_format_ops *es_format_for_reshard(es_reshard_format f);
+
+/* The registered formats, in the registry's order: i < es_format_count(). */
+size_t es_format_count(void);
+const es_format_ops *es_format_at(size_t i);
 
 /* The format called `name`, or NULL (tests and fuzzers, which drive one
  * format's table on purpose). */

@@ -36,6 +36,16 @@ const es_format_ops *es_format_for_reshard(es_reshard_format f)
     return formats[0];
 }
 
+size_t es_format_count(void)
+{
+    return N_FORMATS;
+}
+
+const es_format_ops *es_format_at(size_t i)
+{
+    return i < N_FORMATS ? formats[i] : NULL;
+}
+
 const es_format_ops *es_format_named(const char *name)
 {
     for (size_t i = 0; i < N_FORMATS; i++)
