@@ -1,4 +1,4 @@
-/* The parquet reader (src/parquet/) against files written by other
+/* The parquet reader (src/formats/parquet/codec/) against files written by other
  * implementations, never by ours:
  *   - corpus A's CosyVoice shards (arrow-rs via parquet-wasm; snappy, dictionary,
  *     3-level lists): every row equals truth.tsv (soxi) and the audio hashes equal
@@ -24,15 +24,16 @@
 #include <zstd.h>
 
 #include "check_helpers.h"
-#include "parquet/parquet_embeddings.h"
-#include "parquet/pq_delta.h"
-#include "parquet/pq_file.h"
-#include "parquet/pq_meta.h"
-#include "parquet/pq_page_queue.h"
-#include "parquet/pq_rle.h"
-#include "parquet/pq_rows.h"
-#include "parquet/pq_thrift.h"
-#include "parquet/pq_values.h"
+#include "formats/parquet/codec/parquet_embeddings.h"
+#include "formats/parquet/codec/pq_delta.h"
+#include "formats/parquet/codec/pq_file.h"
+#include "formats/parquet/codec/pq_meta.h"
+#include "formats/parquet/codec/pq_page_queue.h"
+#include "formats/parquet/codec/pq_rle.h"
+#include "formats/parquet/codec/pq_rows.h"
+#include "formats/parquet/codec/pq_thrift.h"
+#include "formats/parquet/codec/pq_values.h"
+#include "formats/format.h"
 #include "readers/reader.h"
 #include "validate/sources/emb_set.h"
 
@@ -61,11 +62,11 @@ static void read_file(const char *path, int hash, got *g)
     uint8_t head[ES_SNIFF_BYTES];
     long n = es_sniff_file(&ctx, path, head);
     ck_assert_int_ge(n, 0);
-    const es_reader_ops *ops = es_reader_for(head, (size_t)n);
+    const es_format_ops *ops = es_format_for(head, (size_t)n);
     if (n >= 4 && memcmp(head, "PAR1", 4) == 0)
-        ck_assert_ptr_eq(ops, &es_reader_parquet);
+        ck_assert_ptr_eq(ops, es_format_named("parquet"));
     else
-        ops = &es_reader_parquet; /* damaged copies: open them anyway */
+        ops = es_format_named("parquet"); /* damaged copies: open them anyway */
     es_reader_opts opts = {.hash = hash, .probe_buffer = 1 << 20};
     es_shard_reader *r;
     g->open_rc = ops->open(&ctx, path, "shard.parquet", &opts, &r);

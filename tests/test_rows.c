@@ -23,12 +23,20 @@
 #include <snappy-c.h>
 
 #include "check_helpers.h"
-#include "parquet/pq_span.h"
+#include "formats/parquet/codec/pq_span.h"
+#include "formats/parquet/parquet.h"
 #include "rows/row_reader.h"
 
 #define INSPIRE "real/FunAudioLLM__InspireMusic/examples/music_generation/data/samples/parquet/parquet_000000000.tar"
 #define PAGES "parquet/pages.parquet"
 #define RGPAGES "parquet/arrow_snappy_rowgroups_pages.parquet"
+
+/* A parquet reader's own state, for the parquet-only test hooks. */
+static rows_parquet *pq_of(es_row_reader *r)
+{
+    ck_assert_str_eq(es_row_reader_format(r), "parquet");
+    return r->state;
+}
 
 static const char *source_path(const char *rel)
 {
@@ -307,7 +315,7 @@ static void single_rows_equal_full_read(es_context *ctx, const char *path, uint6
         pos[i] = i;
     const es_row *all = read_ok(ctx, full, pos, n, NULL, 0);
     rows_parquet_stats fs;
-    rows_parquet_get_stats(full->pq, &fs);
+    rows_parquet_get_stats(pq_of(full), &fs);
     ck_assert_uint_eq(fs.pages_skipped, 0);
     *full_pages = fs.pages_decoded;
     *single_pages = *skipped = 0;
@@ -320,7 +328,7 @@ static void single_rows_equal_full_read(es_context *ctx, const char *path, uint6
             ck_assert_msg(same_value(&row->fields[c].value, &all[pos[k]].fields[c].value),
                           "%s row %llu column %s", path, (unsigned long long)pos[k], row->fields[c].name);
         rows_parquet_stats s;
-        rows_parquet_get_stats(one->pq, &s);
+        rows_parquet_get_stats(pq_of(one), &s);
         *single_pages += s.pages_decoded;
         *skipped += s.pages_skipped;
         es_row_reader_free(one);
@@ -341,7 +349,7 @@ START_TEST(page_skipping_returns_the_same_rows)
     uint64_t one = 60; /* in the middle of row group 1 */
     read_ok(ctx, r, &one, 1, audio, 1);
     rows_parquet_stats s;
-    rows_parquet_get_stats(r->pq, &s);
+    rows_parquet_get_stats(pq_of(r), &s);
     ck_assert_uint_eq(s.pages_decoded, 1);
     ck_assert_uint_ge(s.pages_skipped, 10);
     uint64_t all[120];
@@ -349,7 +357,7 @@ START_TEST(page_skipping_returns_the_same_rows)
         all[i] = (uint64_t)(119 - i);
     read_ok(ctx, r, all, 120, audio, 1);
     rows_parquet_stats t;
-    rows_parquet_get_stats(r->pq, &t);
+    rows_parquet_get_stats(pq_of(r), &t);
     ck_assert_uint_gt(t.pages_decoded - s.pages_decoded, 10 * s.pages_decoded);
     ck_assert_uint_eq(t.pages_skipped, s.pages_skipped); /* every page holds a wanted row */
     es_row_reader_free(r);
@@ -372,7 +380,7 @@ END_TEST
 static uint64_t spanned_rows_equal_whole_pages(es_context *ctx, const char *path)
 {
     es_row_reader *full = open_ok(ctx, path);
-    rows_parquet_set_span_min(full->pq, UINT32_MAX);
+    rows_parquet_set_span_min(pq_of(full), UINT32_MAX);
     uint64_t n, pos[256], spanned = 0;
     ck_assert_int_eq(es_row_reader_count(ctx, full, &n), ES_OK);
     ck_assert_uint_le(n, 256);
@@ -381,7 +389,7 @@ static uint64_t spanned_rows_equal_whole_pages(es_context *ctx, const char *path
     const es_row *all = read_ok(ctx, full, pos, n, NULL, 0);
     shuffled_positions(pos, n, 11);
     es_row_reader *part = open_ok(ctx, path);
-    rows_parquet_set_span_min(part->pq, 0);
+    rows_parquet_set_span_min(pq_of(part), 0);
     for (uint64_t k = 0; k < n; k++) { /* one reader: pages and marks reused, out of order */
         const es_row *row = read_ok(ctx, part, &pos[k], 1, NULL, 0);
         for (size_t c = 0; c < row->n_fields; c++)
@@ -389,7 +397,7 @@ static uint64_t spanned_rows_equal_whole_pages(es_context *ctx, const char *path
                           "%s row %llu column %s", path, (unsigned long long)pos[k], row->fields[c].name);
     }
     rows_parquet_stats s;
-    rows_parquet_get_stats(part->pq, &s);
+    rows_parquet_get_stats(pq_of(part), &s);
     spanned = s.pages_spanned;
     es_row_reader_free(part);
     es_row_reader_free(full);
@@ -464,14 +472,14 @@ START_TEST(list_chunks_are_decoded_once)
     uint64_t a[] = {0}, b[] = {1, 0, 1}, c[] = {5, 2};
     rows_parquet_stats s;
     read_ok(ctx, r, a, 1, cols, 2);
-    rows_parquet_get_stats(r->pq, &s);
+    rows_parquet_get_stats(pq_of(r), &s);
     ck_assert_uint_eq(s.list_chunks_decoded, 2); /* row group 0, two columns */
     const es_row *rows = read_ok(ctx, r, b, 3, cols, 2);
-    rows_parquet_get_stats(r->pq, &s);
+    rows_parquet_get_stats(pq_of(r), &s);
     ck_assert_uint_eq(s.list_chunks_decoded, 2); /* the same row group: cached */
     ck_assert_ptr_eq(rows[0].fields, rows[2].fields); /* duplicates share their row */
     read_ok(ctx, r, c, 2, cols, 2);
-    rows_parquet_get_stats(r->pq, &s);
+    rows_parquet_get_stats(pq_of(r), &s);
     ck_assert_uint_eq(s.list_chunks_decoded, 6); /* row groups 1 and 2 */
     ck_assert_uint_eq(s.pages_decoded, 0);       /* no flat column asked for */
     es_row_reader_free(r);

@@ -19,6 +19,7 @@
 #include <sys/stat.h>
 
 #include "core/path.h"
+#include "formats/format.h"
 #include "measure/measure_job.h"
 #include "text/tok_identity.h"
 #include "text/tokenizer.h"
@@ -120,7 +121,7 @@ static void measure_shard(es_measure_job *j, size_t u, const es_reader_opts *opt
         snprintf(msg, sizeof msg, "%s", es_errmsg(ctx));
         es_fail(ctx, ES_ERR_IO, "%s (%s)", msg, es_root_hint(j->s.root, hint, sizeof hint));
     }
-    const es_reader_ops *ops = n < 0 ? NULL : es_reader_for(head, (size_t)n);
+    const es_format_ops *ops = n < 0 ? NULL : es_format_for(head, (size_t)n);
     if (n >= 0 && !ops)
         es_fail(ctx, ES_ERR_UNSUPPORTED, "%s: %s", unit->path,
                 "not a shard equishard can read (tar, tar.gz, tar.zst, parquet)");

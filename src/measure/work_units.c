@@ -10,6 +10,7 @@
 #include "core/line_reader.h"
 #include "core/path.h"
 #include "core/utf8.h"
+#include "formats/format.h"
 #include "readers/reader.h"
 
 /* Utterances per manifest unit: enough to amortise scheduling, small enough to
@@ -129,7 +130,7 @@ static int expand_file(es_context *ctx, es_work *w, const char *path, const char
     long n = es_sniff_file(ctx, path, head);
     if (n < 0)
         return ES_ERR_IO;
-    if (es_reader_for(head, (size_t)n))
+    if (es_format_for(head, (size_t)n))
         return add_shard(ctx, w, path, strlen(path), NULL);
     if (n == 0)
         return es_fail(ctx, ES_ERR_FORMAT, "%s: empty file: no shards, no utterances", path);

@@ -3,11 +3,10 @@
  * applies to the new data.list gives every rank and worker the same work.
  *
  * plan_reshard.c plans (which utterance goes to which new shard, the loads and
- * the permutation check). Writing them is src/write/'s: es_reshard_write
+ * the permutation check). Writing them is src/write/'s: es_reshard_prepare
  * (write/plan_write.h, reshard_job.c) settles the format and hands the job to
- * the format's copier (reshard_copy.c for tar, with reshard_tar.c's libarchive
- * writer and read-back check; reshard_parquet.c for parquet), both driven by
- * one pass loop (reshard_pass.c).
+ * the format's copier through its table (src/formats/format.h: tar's and
+ * parquet's folders), each driven by one pass loop (formats/reshard_pass.c).
  *
  * Invariants: every kept row is in exactly one shard; shard s holds
  * rows[start[s] .. start[s + 1]) in table order (source shard in list order,

@@ -1,10 +1,7 @@
-/* Shard readers: one file per container format, each a const table of callbacks
- * listed in reader_registry.c, so a new format touches no other reader. A reader
- * turns one shard into a stream of utterance records: open, next, next, …, close.
- *
- * Detection is by content: the registry asks every reader to `bid` on the first
- * bytes of the file and opens it with the highest bidder. CosyVoice names its
- * parquet files `parquet_000000000.tar`; a name proves nothing.
+/* What a shard format's measure stream (its table's open, next, close;
+ * formats/format.h) shares with the manifests' readers: the run's options,
+ * the transcript's counts, the results of next(), and the sniff of a file's
+ * first bytes that formats and manifests bid on.
  *
  * Manifests that list audio files (WeNet raw lists, Kaldi directories) are not
  * shards in this sense; they are parsed into items (manifest.h) and measured in
@@ -47,33 +44,11 @@ enum {
     /* negative: es_status; the shard cannot be read further (message in ctx) */
 };
 
-typedef struct es_reader_ops {
-    const char *name;
-    /* How well `head` (the file's first bytes, n >= 0) matches this format:
-     * 0 no, higher is surer. */
-    int (*bid)(const uint8_t *head, size_t n);
-    /* `path` is what to open; `shard` is the name rows carry (the list entry as
-     * written). Both strings outlive the reader. */
-    int (*open)(es_context *ctx, const char *path, const char *shard,
-                const es_reader_opts *opts, es_shard_reader **out);
-    /* Fills *row; its strings stay valid until the next call or close. row->pos
-     * is the utterance's ordinal in the shard. */
-    int (*next)(es_context *ctx, es_shard_reader *r, es_cost_row *row);
-    void (*close)(es_shard_reader *r);
-} es_reader_ops;
-
 /* Size of the head buffer the registry reads for bidding. */
 #define ES_SNIFF_BYTES 512
-
-/* The reader for a file, chosen by content. Returns NULL when none bids;
- * `head`/`n` are the file's first bytes. */
-const es_reader_ops *es_reader_for(const uint8_t *head, size_t n);
 
 /* Reads up to ES_SNIFF_BYTES of path into head; returns bytes read or -1
  * (message in ctx). */
 long es_sniff_file(es_context *ctx, const char *path, uint8_t *head);
-
-extern const es_reader_ops es_reader_tar;
-extern const es_reader_ops es_reader_parquet;
 
 #endif

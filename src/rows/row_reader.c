@@ -1,6 +1,7 @@
-/* es_row_reader_*: the format chosen by content (the shard readers' bids),
- * positions sorted and de-duplicated so each format makes one forward pass,
- * and the caller's order restored on the way out. */
+/* es_row_reader_*: the format chosen by content (the formats' bids) and
+ * reached through its table, positions sorted and de-duplicated so each
+ * format makes one forward pass, and the caller's order restored on the way
+ * out. */
 #include "rows/row_reader.h"
 
 #include <stdlib.h>
@@ -19,8 +20,8 @@ int es_row_reader_open(es_context *ctx, const char *path, es_row_reader **out)
     long n = es_sniff_file(ctx, path, head);
     if (n < 0)
         return ES_ERR_IO;
-    const es_reader_ops *ops = es_reader_for(head, (size_t)n);
-    if (ops != &es_reader_parquet && ops != &es_reader_tar)
+    const es_format_ops *ops = es_format_for(head, (size_t)n);
+    if (!ops || !ops->rows_open)
         return es_fail(ctx, ES_ERR_UNSUPPORTED, "%s: neither parquet nor a tar shard", path);
     es_row_reader *r = calloc(1, sizeof *r);
     if (r)
@@ -29,8 +30,8 @@ int es_row_reader_open(es_context *ctx, const char *path, es_row_reader **out)
         free(r);
         return es_fail(ctx, ES_ERR_NOMEM, "%s: out of memory", path);
     }
-    int rc = ops == &es_reader_parquet ? rows_parquet_open(ctx, r->path, &r->pq)
-                                       : rows_tar_open(ctx, r->path, &r->tar);
+    r->format = ops;
+    int rc = ops->rows_open(ctx, r->path, &r->state);
     if (rc != ES_OK) {
         es_row_reader_free(r);
         return rc;
@@ -43,8 +44,8 @@ void es_row_reader_free(es_row_reader *r)
 {
     if (!r)
         return;
-    rows_parquet_free(r->pq);
-    rows_tar_free(r->tar);
+    if (r->format)
+        r->format->rows_free(r->state);
     es_arena_release(&r->arena);
     free(r->rows);
     free(r->path);
@@ -53,7 +54,7 @@ void es_row_reader_free(es_row_reader *r)
 
 const char *es_row_reader_format(const es_row_reader *r)
 {
-    return !r ? "" : r->pq ? "parquet" : "tar";
+    return r ? r->format->name : "";
 }
 
 int es_row_reader_count(es_context *ctx, es_row_reader *r, uint64_t *n)
@@ -61,21 +62,17 @@ int es_row_reader_count(es_context *ctx, es_row_reader *r, uint64_t *n)
     es_clear_error(ctx);
     if (!r || !n)
         return es_fail(ctx, ES_ERR_USAGE, "es_row_reader_count: NULL argument");
-    if (r->pq) {
-        *n = rows_parquet_count(r->pq);
-        return ES_OK;
-    }
-    return rows_tar_count(ctx, r->tar, n);
+    return r->format->rows_count(ctx, r->state, n);
 }
 
 size_t es_row_reader_column_count(const es_row_reader *r)
 {
-    return r && r->pq ? rows_parquet_column_count(r->pq) : 0;
+    return r ? r->format->rows_column_count(r->state) : 0;
 }
 
 const char *es_row_reader_column_name(const es_row_reader *r, size_t i)
 {
-    return r && r->pq ? rows_parquet_column_name(r->pq, i) : NULL;
+    return r ? r->format->rows_column_name(r->state, i) : NULL;
 }
 
 typedef struct slot {
@@ -122,7 +119,7 @@ static int fetch(es_context *ctx, es_row_reader *r, const uint64_t *positions, s
     if (rc == ES_OK) {
         rows_request req = {uniq, unique_positions(positions, n, s, uniq, which), columns,
                             n_columns, urows, &r->arena};
-        rc = r->pq ? rows_parquet_read(ctx, r->pq, &req) : rows_tar_read(ctx, r->tar, &req);
+        rc = r->format->rows_read(ctx, r->state, &req);
     }
     for (size_t i = 0; rc == ES_OK && i < n; i++)
         r->rows[i] = urows[which[i]];

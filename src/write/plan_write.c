@@ -14,7 +14,7 @@
 #include "core/strbuf.h"
 #include "costs/cost_table.h"
 #include "write/plan_json.h"
-#include "write/plan_outdir.h"
+#include "core/outdir.h"
 #include "write/plan_write.h"
 
 /* The loaders read lists one entry a line: a path with a line break in it would

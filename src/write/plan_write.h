@@ -7,7 +7,7 @@
 
 #include "core/strbuf.h"
 #include "plan/plan_reshard.h"
-#include "write/plan_outdir.h"
+#include "core/outdir.h"
 
 /* Reshard's write side in stages (reshard_job.c), so that several processes
  * can write the new shards of one OUTDIR (es_plan_write_begin and friends):
@@ -21,6 +21,12 @@ int es_reshard_prepare(es_context *ctx, es_outdir *d, const es_plan *p, reshard_
 int es_reshard_copy(es_context *ctx, reshard_job *job, uint32_t t0, uint32_t t1);
 int es_reshard_finish(es_context *ctx, reshard_job *job);
 void es_reshard_job_free(reshard_job *job);
+/* es_plan_write_expand_sources and friends: the format's plain copies of
+ * compressed sources (its table's reshard_expand; no-ops for a format
+ * without). */
+int es_reshard_expand(es_context *ctx, reshard_job *job, uint32_t part, uint32_t parts);
+int es_reshard_use_copies(es_context *ctx, reshard_job *job);
+void es_reshard_remove_copies(reshard_job *job);
 
 /* The mode writers es_plan_write_finish (plan_writer.c) calls: rank lists
  * (shard mode, plan_write.c), filtered.tsv's unreadable rows (shard and batch

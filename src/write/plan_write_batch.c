@@ -16,7 +16,7 @@
 #include "core/strbuf.h"
 #include "costs/cost_table.h"
 #include "write/plan_json.h"
-#include "write/plan_outdir.h"
+#include "core/outdir.h"
 #include "write/plan_write.h"
 #include "write/shard_literals.h"
 
@@ -276,7 +276,7 @@ static int write_ranks(es_context *ctx, es_outdir *d, const es_plan *p, uint32_t
 
 /* The upper half of the ranks' files, on a second thread: gathering a rank's
  * rows waits on memory more than it computes, and the two halves share
- * nothing but the folder (plan_outdir.c takes a lock where they meet). */
+ * nothing but the folder (core/outdir.c takes a lock where they meet). */
 typedef struct ranks_job {
     es_context *ctx;
     es_outdir *d;

@@ -10,9 +10,9 @@
 
 #include "costs/cost_table.h"
 #include "write/plan_json.h"
-#include "write/plan_outdir.h"
+#include "core/outdir.h"
 #include "write/plan_write.h"
-#include "write/reshard_job.h"
+#include "formats/reshard_job.h"
 
 /* A plan's OUTDIR being written, by one process or several (equishard.h). */
 struct es_plan_writer {

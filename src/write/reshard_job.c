@@ -1,7 +1,9 @@
-/* Reshard's shared write side (reshard_job.h): the job in source order, the
- * sources' format, the copy of a range of new shards, and data.list /
- * shards.tsv / filtered.tsv. */
-#include "write/reshard_job.h"
+/* Reshard's write side (write/plan_write.h): the job in source order, the
+ * sources' format, a range of new shards handed to that format's copier
+ * through its table (formats/format.h), and data.list / shards.tsv /
+ * filtered.tsv. */
+#include "write/plan_write.h"
+#include "formats/reshard_job.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -13,6 +15,7 @@
 #include "core/strmap.h"
 #include "costs/cost_table.h"
 #include "readers/manifest.h"
+#include "formats/format.h"
 #include "readers/reader.h"
 
 static int cmp_items(const void *a, const void *b)
@@ -92,7 +95,7 @@ static int check_stat(es_context *ctx, const es_cost_table *t, const copy_source
  * anything is written: that format is the output's. */
 static int check_sources(es_context *ctx, reshard_job *job)
 {
-    const es_reader_ops *first = NULL;
+    const es_format_ops *first = NULL;
     for (size_t i = 0; i < job->n_sources; i++) {
         const copy_source *s = &job->sources[i];
         uint8_t head[ES_SNIFF_BYTES];
@@ -109,8 +112,8 @@ static int check_sources(es_context *ctx, reshard_job *job)
         int rc = check_stat(ctx, job->p->table, s);
         if (rc != ES_OK)
             return rc;
-        const es_reader_ops *ops = es_reader_for(head, n);
-        if (ops != &es_reader_tar && ops != &es_reader_parquet)
+        const es_format_ops *ops = es_format_for(head, n);
+        if (!ops || !ops->reshard_copy)
             return es_fail(ctx, ES_ERR_UNSUPPORTED, "%s: neither a tar shard nor a CosyVoice "
                            "parquet file: reshard rewrites those", s->path);
         if (first && ops != first)
@@ -119,13 +122,17 @@ static int check_sources(es_context *ctx, reshard_job *job)
                            s->path, ops->name, job->sources[0].path, first->name);
         first = ops;
     }
-    job->format = first == &es_reader_parquet ? ES_RESHARD_PARQUET : ES_RESHARD_TAR;
+    /* no sources: the enum's first value, as the plan was made with */
+    job->fmt = first ? first : es_format_for_reshard(ES_RESHARD_TAR);
+    job->format = job->fmt->reshard_format;
     es_compress c = job->p->s.compress;
-    if (c == ES_COMPRESS_AUTO) /* tar: none; parquet: snappy, pyarrow's default */
-        c = job->format == ES_RESHARD_PARQUET ? ES_COMPRESS_SNAPPY : ES_COMPRESS_NONE;
-    if (c == ES_COMPRESS_SNAPPY && job->format == ES_RESHARD_TAR)
-        return es_fail(ctx, ES_ERR_USAGE, "plan: compress snappy is for parquet shards; tar "
-                       "shards take none, gzip or zstd");
+    if (c == ES_COMPRESS_AUTO)
+        c = job->fmt->reshard_compress;
+    if (job->fmt->reshard_compress_check) {
+        int rc = job->fmt->reshard_compress_check(ctx, c);
+        if (rc != ES_OK)
+            return rc;
+    }
     job->compress = c;
     return ES_OK;
 }
@@ -177,45 +184,6 @@ static int write_filtered(es_context *ctx, es_outdir *d, const es_plan *p)
     return rc;
 }
 
-/* WeNet's tar_file_and_group merges adjacent members that share a key: two
- * utterances of one key written one after the other into a new tar shard (the
- * last of one source and the first of the next, say) would become one sample,
- * and equishard measure refuses such a shard. Refused before anything is
- * written, with the count and the first pair. */
-static int check_adjacent_keys(es_context *ctx, const reshard_job *job)
-{
-    const es_plan *p = job->p;
-    uint32_t n_targets = p->reshard->n_shards;
-    size_t *last = malloc((n_targets ? n_targets : 1) * sizeof *last);
-    if (!last)
-        return es_fail(ctx, ES_ERR_NOMEM, "out of memory");
-    for (uint32_t t = 0; t < n_targets; t++)
-        last[t] = SIZE_MAX;
-    size_t pairs = 0;
-    const es_cost_row *first_a = NULL, *first_b = NULL;
-    for (size_t i = 0; i < job->n_items; i++) {
-        const copy_item *it = &job->items[i];
-        const es_cost_row *row = &p->table->rows[it->row];
-        size_t prev = last[it->target];
-        last[it->target] = i;
-        if (prev == SIZE_MAX || strcmp(p->table->rows[job->items[prev].row].key, row->key) != 0)
-            continue;
-        if (pairs++ == 0) {
-            first_a = &p->table->rows[job->items[prev].row];
-            first_b = row;
-        }
-    }
-    free(last);
-    if (!pairs)
-        return ES_OK;
-    return es_fail(ctx, ES_ERR_FORMAT, "reshard: %zu pair(s) of utterances with one key would be "
-                   "adjacent in a new tar shard, where WeNet's loader merges them into one "
-                   "sample; first: %s (%s pos %llu, and %s pos %llu); give every utterance its "
-                   "own key", pairs, first_b->key, first_a->shard,
-                   (unsigned long long)first_a->pos, first_b->shard,
-                   (unsigned long long)first_b->pos);
-}
-
 void es_reshard_job_free(reshard_job *job)
 {
     if (!job)
@@ -240,10 +208,8 @@ int es_reshard_prepare(es_context *ctx, es_outdir *d, const es_plan *p, reshard_
     int rc = collect(ctx, job);
     if (rc == ES_OK)
         rc = check_sources(ctx, job);
-    if (rc == ES_OK && job->format == ES_RESHARD_TAR)
-        rc = check_adjacent_keys(ctx, job);
-    if (rc == ES_OK && job->format == ES_RESHARD_PARQUET)
-        rc = reshard_parquet_check_schemas(ctx, job);
+    if (rc == ES_OK && job->fmt->reshard_check)
+        rc = job->fmt->reshard_check(ctx, job);
     if (rc != ES_OK) {
         es_reshard_job_free(job);
         return rc;
@@ -257,13 +223,28 @@ int es_reshard_prepare(es_context *ctx, es_outdir *d, const es_plan *p, reshard_
 
 int es_reshard_copy(es_context *ctx, reshard_job *job, uint32_t t0, uint32_t t1)
 {
-    return job->format == ES_RESHARD_PARQUET ? reshard_copy_parquet(ctx, job, t0, t1)
-                                             : reshard_copy_tar(ctx, job, t0, t1);
+    return job->fmt->reshard_copy(ctx, job, t0, t1);
+}
+
+int es_reshard_expand(es_context *ctx, reshard_job *job, uint32_t part, uint32_t parts)
+{
+    return job->fmt->reshard_expand ? job->fmt->reshard_expand(ctx, job, part, parts) : ES_OK;
+}
+
+int es_reshard_use_copies(es_context *ctx, reshard_job *job)
+{
+    return job->fmt->reshard_use_copies ? job->fmt->reshard_use_copies(ctx, job) : ES_OK;
+}
+
+void es_reshard_remove_copies(reshard_job *job)
+{
+    if (job && job->fmt->reshard_remove_copies)
+        job->fmt->reshard_remove_copies(job);
 }
 
 int es_reshard_finish(es_context *ctx, reshard_job *job)
 {
-    int rc = job->format == ES_RESHARD_PARQUET ? reshard_parquet_maps(ctx, job) : ES_OK;
+    int rc = job->fmt->reshard_finish ? job->fmt->reshard_finish(ctx, job) : ES_OK;
     if (rc == ES_OK)
         rc = write_lists(ctx, job->d, job->p);
     if (rc == ES_OK)

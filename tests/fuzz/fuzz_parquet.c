@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "parquet/parquet_embeddings.h"
+#include "formats/parquet/codec/parquet_embeddings.h"
 #include "fuzz_shard.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -19,7 +19,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (!path)
         return 0;
     es_context ctx = {{0}};
-    fuzz_read_shard(&es_reader_parquet, path, "fuzz.parquet", size & 2, &ctx);
+    fuzz_read_shard(es_format_named("parquet"), path, "fuzz.parquet", size & 2, &ctx);
     if (size & 1) {
         es_embedding_rows e;
         if (es_parquet_read_embeddings(&ctx, path, size & 4 ? "spk_embedding" : "utt_embedding", &e) == ES_OK)

@@ -8,9 +8,11 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "fuzz_shard.h"
+#include "formats/parquet/parquet.h"
 #include "rows/row_reader.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -28,10 +30,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (es_row_reader_count(&ctx, r, &n) == ES_OK && n > 0) {
             uint64_t some[] = {n - 1, n / 2, 0, n / 2};
             es_row_reader_read(&ctx, r, some, 4, NULL, 0, &rows);
-            if (r->pq) { /* the same rows with every PLAIN BYTE_ARRAY page read in part */
-                rows_parquet_set_span_min(r->pq, 0);
+            if (strcmp(es_row_reader_format(r), "parquet") == 0) {
+                /* the same rows with every PLAIN BYTE_ARRAY page read in part */
+                rows_parquet_set_span_min(r->state, 0);
                 es_row_reader_read(&ctx, r, some, 4, NULL, 0, &rows);
-                rows_parquet_set_span_min(r->pq, UINT32_MAX);
+                rows_parquet_set_span_min(r->state, UINT32_MAX);
             }
             size_t m = n < 4096 ? (size_t)n : 4096;
             uint64_t *all = malloc(m * sizeof *all);

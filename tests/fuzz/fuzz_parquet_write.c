@@ -11,10 +11,10 @@
 #include <unistd.h>
 #include <xxhash.h>
 
-#include "parquet/pq_column.h"
-#include "parquet/pq_file.h"
-#include "parquet/pq_meta.h"
-#include "parquet/pq_write.h"
+#include "formats/parquet/codec/pq_column.h"
+#include "formats/parquet/codec/pq_file.h"
+#include "formats/parquet/codec/pq_meta.h"
+#include "formats/parquet/codec/pq_write.h"
 #include "fuzz_shard.h"
 
 /* Bound on the entries a case copies: keeps every case fast. */

@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <unistd.h>
 
-#include "readers/reader.h"
+#include "formats/format.h"
 
 /* Writes data to a per-process temporary file named after `tag`; returns its
  * path (static storage), or NULL when it cannot be written. */
@@ -26,7 +26,7 @@ static inline const char *fuzz_write_input(const char *tag, const uint8_t *data,
 
 /* Reads every record the reader yields (a bound guards against a reader that
  * never ends, which the fuzzer would report as a timeout anyway). */
-static inline void fuzz_read_shard(const es_reader_ops *ops, const char *path, const char *shard,
+static inline void fuzz_read_shard(const es_format_ops *ops, const char *path, const char *shard,
                                    int hash, es_context *ctx)
 {
     es_reader_opts opts = {.hash = hash, .probe_buffer = 1 << 20};

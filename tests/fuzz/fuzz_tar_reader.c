@@ -17,7 +17,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (!path)
         return 0;
     es_context ctx = {{0}};
-    fuzz_read_shard(&es_reader_tar, path, "fuzz.tar", size & 1, &ctx);
+    fuzz_read_shard(es_format_named("tar"), path, "fuzz.tar", size & 1, &ctx);
     unlink(path);
     return 0;
 }

@@ -20,10 +20,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "parquet/pq_codec.h"
-#include "parquet/pq_column.h"
-#include "parquet/pq_file.h"
-#include "parquet/pq_meta.h"
+#include "formats/parquet/codec/pq_codec.h"
+#include "formats/parquet/codec/pq_column.h"
+#include "formats/parquet/codec/pq_file.h"
+#include "formats/parquet/codec/pq_meta.h"
 #include "bench_clock.h"
 
 static const char *const needed[] = {"utt", "audio_data", "text", "spk", "speech_token",

@@ -4,7 +4,7 @@
  * one parquet file or a list of them, one per line (CosyVoice's data.list),
  * relative paths resolved against the current directory as its loader does.
  * Rows whose list is null or empty are recorded as absent. Reading itself is
- * the parquet reader's (src/parquet/). */
+ * the parquet reader's (src/formats/parquet/codec/). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,7 +16,7 @@
 #include "core/line_reader.h"
 #include "core/utf8.h"
 #include "readers/manifest.h"
-#include "parquet/parquet_embeddings.h"
+#include "formats/parquet/codec/parquet_embeddings.h"
 #include "validate/sources/emb_source.h"
 
 typedef struct pq_load {
