@@ -1,5 +1,6 @@
 /* simulate --plan OUTDIR: a plan's settings and its shard-mode split, read back
- * from the files `equishard plan` wrote (docs/PLAN.md), so the prediction is of
+ * from the files `equishard plan` wrote (docs/PLAN.md) through es_plan_dir_open,
+ * the one reader of an OUTDIR, so the prediction is of
  * the job that trains on them: the same loader settings, and each rank's and
  * worker's entries exactly as equishard.loaders hand them out. */
 #include "simulate/plan_replay.h"

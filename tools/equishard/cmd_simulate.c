@@ -477,11 +477,11 @@ int cmd_simulate(int argc, char **argv)
         return report_batch_plan(&a);
     const char **inputs = (const char **)argv + optind;
     size_t n_inputs = (size_t)(argc - optind);
-    es_plan_dir *plan_json = NULL;
+    es_plan_dir *planned = NULL;
     const char **planned_inputs = NULL;
     if (a.plan && n_inputs == 0) {
-        if (!(planned_inputs = plan_inputs(&a, &plan_json, &n_inputs))) {
-            es_plan_dir_free(plan_json);
+        if (!(planned_inputs = plan_inputs(&a, &planned, &n_inputs))) {
+            es_plan_dir_free(planned);
             return EXIT_BAD_INPUT;
         }
         inputs = planned_inputs;
@@ -502,7 +502,7 @@ int cmd_simulate(int argc, char **argv)
         es_cost_table_free(table);
         es_context_free(ctx);
         free(planned_inputs);
-        es_plan_dir_free(plan_json);
+        es_plan_dir_free(planned);
         return EXIT_BAD_INPUT;
     }
     if (rc == ES_OK) {
@@ -517,6 +517,6 @@ int cmd_simulate(int argc, char **argv)
     es_cost_table_free(table);
     es_context_free(ctx);
     free(planned_inputs);
-    es_plan_dir_free(plan_json);
+    es_plan_dir_free(planned);
     return exit_code;
 }
