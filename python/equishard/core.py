@@ -665,7 +665,13 @@ _SIM_DEFAULTS = defaults_of(lib_defaults((_ffi.SimulateSettings, "es_simulate_de
 
 
 PlanDirInfo = _record("PlanDirInfo", _ffi.PlanDirInfo,
-                      extra=("inputs", "metrics", "ranks", "workers_loads", "files"))
+                      extra=("inputs", "metrics", "ranks", "workers_loads", "files", "settings"))
+
+# es_plan_dir_settings' fields a plan is rebuilt from (plan --resume-from takes the same)
+_REBUILD_MODEL = ("frame_rate", "w_frames", "w_text", "w_speech_tokens", "w_frames_sq",
+                  "w_missing_emb", "w_overhead", "w_batch", "min_length", "max_length",
+                  "token_min_length", "token_max_length", "min_output_input_ratio",
+                  "max_output_input_ratio", "require_speech_token")
 
 
 def read_plan_dir(outdir, check_files=False):
@@ -673,7 +679,9 @@ def read_plan_dir(outdir, check_files=False):
     (docs/PLAN.md): PlanDirInfo with es_plan_dir_info's fields (mode as its
     name), inputs [(path, xxh3)], metrics (PlanMetrics), ranks [Load],
     workers_loads [[Load] a rank], files {(rank, worker or None): path} (shard:
-    the rank and worker lists; batch: rank-R.batches.jsonl). Error (one line
+    the rank and worker lists; batch: rank-R.batches.jsonl), settings (the
+    equishard.plan() keyword arguments that rebuild it: mode, ranks, workers,
+    cost model and filter, batching, remainder, seed). Error (one line
     naming the file) for a plan.json that is missing, corrupt, truncated or of
     a newer schema, and with check_files for a rank file that is missing."""
     L = lib()
@@ -708,8 +716,16 @@ def read_plan_dir(outdir, check_files=False):
             metrics = PlanMetrics(**_values(m, filtered_by_reason={
                 _str(L.es_filter_reason_name_at(i)): L.es_plan_dir_filtered(d, i)
                 for i in range(1, L.es_filter_reason_count())}))
+            ps = _ffi.PlanSettings()
+            L.es_plan_dir_settings(d, byref(ps))
+            settings = dict(world_size=ps.world_size, workers=ps.workers,
+                            mode=ENUMS.name("mode", ps.mode),
+                            **{k: getattr(ps.model, k) for k in _REBUILD_MODEL},
+                            max_frames_in_batch=ps.max_frames_in_batch, batch_size=ps.batch_size,
+                            sort_size=ps.sort_size, remainder=ENUMS.name("remainder", ps.remainder),
+                            seed=ps.seed)
             values = _values(info, inputs=inputs, metrics=metrics, ranks=ranks,
-                             workers_loads=workers, files=files)
+                             workers_loads=workers, files=files, settings=settings)
             values["mode"] = ENUMS.name("mode", info.mode)
             return PlanDirInfo(**values)
         finally:

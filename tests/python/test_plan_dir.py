@@ -62,6 +62,22 @@ class PlanDirTest(unittest.TestCase):
                 self.assertEqual(names, want)  # the files the CLI wrote, no more
                 self.assertTrue(all(os.path.dirname(f) == out for f in d.files.values()))
 
+    def test_plan_settings_are_plan_jsons_parameters(self):
+        """PlanDir.plan_settings (the loaders' rebuild of an epoch) from the reader
+        equals plan.json's parameters as json reads them."""
+        for out, mode in self.dirs.items():
+            if mode == "reshard":
+                continue
+            with self.subTest(out=out):
+                with open(os.path.join(out, "plan.json"), encoding="utf-8") as f:
+                    p = json.load(f)["parameters"]
+                want = dict(world_size=p["world_size"], workers=p["workers"], mode=p["mode"])
+                want.update({k: v for k, v in p["cost_model"].items() if k != "source"})
+                want.update(p["filter"], require_speech_token=int(p["filter"]["require_speech_token"]))
+                want.update({k: p[k] for k in ("max_frames_in_batch", "batch_size", "sort_size",
+                                               "remainder")}, seed=p["seed"] % 2**64)
+                self.assertEqual(loaders.PlanDir(out).plan_settings(), want)
+
     def copy(self, mode):
         src = next(o for o, m in self.dirs.items() if m == mode)
         dst = tempfile.mkdtemp(dir=self.tmp)

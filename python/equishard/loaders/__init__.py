@@ -92,7 +92,7 @@ class PlanDir:
         if self.mode not in ("shard", "batch"):
             raise ValueError(f"{self.outdir}: a {self.mode} plan has no rank lists; train on "
                              "its data.list with the loader's own split")
-        self._epoch, self._files = d.epoch, d.files
+        self._epoch, self._files, self._settings = d.epoch, d.files, d.settings
         self._rank_batches = [r.batches for r in d.ranks]
         # the document itself, for what the loaders compare with the running
         # recipe (parameters, text_tokens); read after the reader accepted it
@@ -318,19 +318,9 @@ class PlanDir:
         return path
 
     def plan_settings(self):
-        """plan.json's parameters as equishard.plan() keyword arguments."""
-        p = self.info["parameters"]
-        out = dict(world_size=p["world_size"], workers=p["workers"], mode=p["mode"])
-        model = dict(p["cost_model"])
-        model.pop("source", None)  # which model.json: provenance, not a setting
-        out.update(model)
-        filt = dict(p["filter"])
-        filt["require_speech_token"] = int(bool(filt.get("require_speech_token")))
-        out.update(filt)
-        for k in ("max_frames_in_batch", "batch_size", "sort_size", "remainder", "seed"):
-            out[k] = p[k]
-        out["seed"] &= (1 << 64) - 1  # written as a signed 64-bit integer: 2^63.. read negative
-        return out
+        """plan.json's parameters as equishard.plan() keyword arguments (es_plan_dir_settings:
+        the fields `plan --resume-from` rebuilds the plan from too)."""
+        return dict(self._settings)
 
 
 def _ns_time(ns):
