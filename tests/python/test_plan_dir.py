@@ -78,6 +78,25 @@ class PlanDirTest(unittest.TestCase):
                                                "remainder")}, seed=p["seed"] % 2**64)
                 self.assertEqual(loaders.PlanDir(out).plan_settings(), want)
 
+    def test_input_path_not_utf8(self):
+        """An input whose name is not UTF-8 (written \\udcXX) is read back as its
+        bytes: simulate --plan replays the plan from it."""
+        work = tempfile.mkdtemp(dir=self.tmp)
+        for name in sorted(os.listdir(os.path.join(SAMPLES, "shards"))):
+            if name.endswith(".tar"):
+                shutil.copy(os.path.join(SAMPLES, "shards", name), work)
+        lst = os.path.join(os.fsencode(work), b"l\xe9st.list")
+        with open(lst, "w") as f:
+            f.writelines(n + "\n" for n in sorted(os.listdir(work)) if n.endswith(".tar"))
+        subprocess.run([CLI, "plan", "-q", "-k", "2", "--min-length", "10", "-o", "p", lst],
+                       cwd=work, check=True, stdout=subprocess.DEVNULL)
+        d = core.read_plan_dir(os.path.join(work, "p"))
+        self.assertEqual([os.fsencode(p) for p, _ in d.inputs], [lst])
+        r = subprocess.run([CLI, "simulate", "-q", "--loader", "cosyvoice", "--plan", "p"],
+                           cwd=work, capture_output=True, text=True)
+        self.assertEqual((r.returncode, r.stderr), (0, ""))
+        self.assertIn("list: 3 entries, 24 utterances", r.stdout)
+
     def copy(self, mode):
         src = next(o for o, m in self.dirs.items() if m == mode)
         dst = tempfile.mkdtemp(dir=self.tmp)
