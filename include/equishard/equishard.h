@@ -912,6 +912,77 @@ ES_API size_t es_outdir_remove_stale(const char *outdir,
  * library installs no handler. */
 ES_API size_t es_remove_temporaries(void);
 
+/* ---- a plan OUTDIR read back: plan.json and its rank files (docs/PLAN.md) ----- */
+
+/* plan.json's "format": the schema version this equishard writes. A plan.json
+ * of a larger one is refused; one without the key is read as version 1. */
+#define ES_PLAN_FORMAT 1
+
+/* The one reader of what es_plan_write writes (report, simulate --plan and
+ * equishard.loaders use it). Opaque: read through the calls below; every string
+ * it hands out is owned by it, valid until es_plan_dir_free. */
+typedef struct es_plan_dir es_plan_dir;
+
+typedef struct es_plan_dir_info {
+    uint32_t format;       /* plan.json "format", the schema version */
+    es_plan_mode mode;     /* parameters.mode */
+    uint32_t world_size;   /* parameters.world_size, K (>= 1) */
+    uint32_t workers;      /* parameters.workers, W (>= 1) */
+    uint64_t seed;         /* parameters.seed (plan.json writes it as a signed 64-bit
+                              integer: read back modulo 2^64) */
+    int64_t epoch;         /* parameters.epoch */
+    uint64_t n_inputs;     /* "inputs" entries (es_plan_dir_input) */
+    uint64_t n_ranks;      /* "ranks" entries with loads (es_plan_dir_rank_load); 0 or K */
+    uint64_t left_out;     /* metrics.left_out (plan --resume-from), else 0 */
+    uint64_t unreadable_shards, unreadable_utterances; /* metrics.unreadable */
+    int has_reshard;       /* metrics.reshard is there (es_plan_dir_reshard_info) */
+    const char *outdir;    /* as given to es_plan_dir_open */
+    const char *plan_json; /* OUTDIR/plan.json */
+    const char *equishard; /* "equishard": the version that wrote it; "" when absent */
+    uint64_t reserved[4];
+} es_plan_dir_info;
+
+/* Reads OUTDIR/plan.json. ES_ERR_IO when it cannot be read, ES_ERR_FORMAT when it
+ * is not JSON (truncated, corrupt: the line and the problem), is no plan (no
+ * parameters.mode, world_size, workers), holds a key of the wrong type, or is of
+ * a newer schema ("OUTDIR/plan.json: schema version N is newer than this
+ * equishard (M); upgrade"); each one line naming the file. Keys plan.json does
+ * not have take es_plan_defaults' values. The rank files are not opened here
+ * (es_plan_dir_check_files). */
+ES_API int es_plan_dir_open(es_context *ctx, const char *outdir, es_plan_dir **out);
+ES_API void es_plan_dir_free(es_plan_dir *d);
+/* ES_ERR_USAGE when d or out is NULL. */
+ES_API int es_plan_dir_get_info(const es_plan_dir *d, es_plan_dir_info *out);
+/* The settings the plan was made with, over es_plan_defaults: mode, world_size,
+ * workers, the cost model (model.source: the model.json path plan.json names,
+ * owned by d) and filter (model.token_chars from text_tokens.count), batching,
+ * sort_size, remainder, seed, epoch; reshard: shards_per_worker and compress as
+ * written. tokenizer and recipe are NULL (plan.json names them, it does not
+ * hold them). */
+ES_API int es_plan_dir_settings(const es_plan_dir *d, es_plan_settings *out);
+/* metrics as es_plan_get_metrics gives them (method owned by d; filtered the sum
+ * of metrics.filtered). */
+ES_API int es_plan_dir_metrics(const es_plan_dir *d, es_plan_metrics *out);
+/* metrics.filtered for one reason (es_filter_reason_name_at's index), 0 when absent. */
+ES_API uint64_t es_plan_dir_filtered(const es_plan_dir *d, size_t reason);
+/* ES_ERR_USAGE unless info.has_reshard. */
+ES_API int es_plan_dir_reshard_info(const es_plan_dir *d, es_plan_reshard_info *out);
+/* Input i's path (its bytes, as given to plan) and, when xxh3 is not NULL, the
+ * xxh3-64 plan.json records of it; NULL when i >= n_inputs. */
+ES_API const char *es_plan_dir_input(const es_plan_dir *d, size_t i, uint64_t *xxh3);
+/* plan.json's loads of rank r, or of its worker w. ES_ERR_USAGE when out of range
+ * (r >= n_ranks, w >= workers). */
+ES_API int es_plan_dir_rank_load(const es_plan_dir *d, uint32_t rank, es_plan_load *out);
+ES_API int es_plan_dir_worker_load(const es_plan_dir *d, uint32_t rank, uint32_t worker,
+                                   es_plan_load *out);
+/* The path of a rank's file: shard mode OUTDIR/rank-RRRRR.list (worker < 0) or
+ * rank-RRRRR.worker-W.list; batch mode OUTDIR/rank-RRRRR.batches.jsonl (worker <
+ * 0). NULL for any other (reshard plans have none: the loader splits data.list). */
+ES_API const char *es_plan_dir_rank_file(const es_plan_dir *d, uint32_t rank, int32_t worker);
+/* Every rank file the mode has (above) is a file: else ES_ERR_FORMAT, one line
+ * naming the first missing one. */
+ES_API int es_plan_dir_check_files(es_context *ctx, const es_plan_dir *d);
+
 /* ---- simulate: replay a loader's own split and batching (docs/SIMULATE.md) ----- */
 
 /* The training loaders whose partition es_simulate replays. */

@@ -113,6 +113,15 @@ class ReshardInfo(Structure):
                 ("permutations", c_uint32), ("permutation_max_deviation", c_double)]
 
 
+class PlanDirInfo(Structure):
+    _fields_ = [("format", c_uint32), ("mode", c_enum), ("world_size", c_uint32),
+                ("workers", c_uint32), ("seed", c_uint64), ("epoch", c_int64),
+                ("n_inputs", c_uint64), ("n_ranks", c_uint64), ("left_out", c_uint64),
+                ("unreadable_shards", c_uint64), ("unreadable_utterances", c_uint64),
+                ("has_reshard", c_int), ("outdir", c_char_p), ("plan_json", c_char_p),
+                ("equishard", c_char_p), ("reserved", c_uint64 * 4)]
+
+
 class SimulateSettings(Structure):
     _fields_ = [("loader", c_enum), ("world_size", c_uint32), ("workers", c_uint32),
                 ("epoch_first", c_int64), ("epoch_last", c_int64), ("list_shuffle", c_int),
@@ -239,6 +248,7 @@ STRUCTS = {
     "es_plan_load": PlanLoad,
     "es_plan_batch": PlanBatch,
     "es_plan_reshard_info": ReshardInfo,
+    "es_plan_dir_info": PlanDirInfo,
     "es_simulate_settings": SimulateSettings,
     "es_simulate_input": SimulateInput,
     "es_simulate_epoch": SimulateEpoch,
@@ -308,6 +318,18 @@ _SIGNATURES = {
     "es_plan_remainder_row": (c_size_t, [P, c_size_t]),
     "es_plan_reshard_info_get": (c_int, [P, POINTER(ReshardInfo)]),
     "es_plan_write": (c_int, [P, P, c_char_p, STRS, c_size_t]),
+    "es_plan_dir_open": (c_int, [P, c_char_p, POINTER(P)]),
+    "es_plan_dir_free": (None, [P]),
+    "es_plan_dir_get_info": (c_int, [P, POINTER(PlanDirInfo)]),
+    "es_plan_dir_settings": (c_int, [P, POINTER(PlanSettings)]),
+    "es_plan_dir_metrics": (c_int, [P, POINTER(PlanMetrics)]),
+    "es_plan_dir_filtered": (c_uint64, [P, c_size_t]),
+    "es_plan_dir_reshard_info": (c_int, [P, POINTER(ReshardInfo)]),
+    "es_plan_dir_input": (c_char_p, [P, c_size_t, POINTER(c_uint64)]),
+    "es_plan_dir_rank_load": (c_int, [P, c_uint32, POINTER(PlanLoad)]),
+    "es_plan_dir_worker_load": (c_int, [P, c_uint32, c_uint32, POINTER(PlanLoad)]),
+    "es_plan_dir_rank_file": (c_char_p, [P, c_uint32, c_int32]),
+    "es_plan_dir_check_files": (c_int, [P, P]),
     "es_is_cost_table": (c_int, [c_char_p]),
     "es_recipe_read": (c_int, [P, c_char_p, STRS, c_size_t, POINTER(P)]),
     "es_recipe_free": (None, [P]),

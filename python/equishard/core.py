@@ -664,17 +664,83 @@ def _epochs(epochs):
 _SIM_DEFAULTS = defaults_of(lib_defaults((_ffi.SimulateSettings, "es_simulate_defaults", (0,))))
 
 
+PlanDirInfo = _record("PlanDirInfo", _ffi.PlanDirInfo,
+                      extra=("inputs", "metrics", "ranks", "workers_loads", "files", "settings"))
+
+# es_plan_dir_settings' fields a plan is rebuilt from (plan --resume-from takes the same)
+_REBUILD_MODEL = ("frame_rate", "w_frames", "w_text", "w_speech_tokens", "w_frames_sq",
+                  "w_missing_emb", "w_overhead", "w_batch", "min_length", "max_length",
+                  "token_min_length", "token_max_length", "min_output_input_ratio",
+                  "max_output_input_ratio", "require_speech_token")
+
+
+def read_plan_dir(outdir, check_files=False):
+    """A plan OUTDIR through es_plan_dir_open, the one reader of plan.json
+    (docs/PLAN.md): PlanDirInfo with es_plan_dir_info's fields (mode as its
+    name), inputs [(path, xxh3)], metrics (PlanMetrics), ranks [Load],
+    workers_loads [[Load] a rank], files {(rank, worker or None): path} (shard:
+    the rank and worker lists; batch: rank-R.batches.jsonl), settings (the
+    equishard.plan() keyword arguments that rebuild it: mode, ranks, workers,
+    cost model and filter, batching, remainder, seed). Error (one line
+    naming the file) for a plan.json that is missing, corrupt, truncated or of
+    a newer schema, and with check_files for a rank file that is missing."""
+    L = lib()
+    with _Context() as ctx:
+        d = c_void_p()
+        ctx.check(L.es_plan_dir_open(ctx.ptr, _args.path("outdir", outdir), byref(d)))
+        try:
+            if check_files:
+                ctx.check(L.es_plan_dir_check_files(ctx.ptr, d))
+            info, m = _ffi.PlanDirInfo(), _ffi.PlanMetrics()
+            L.es_plan_dir_get_info(d, byref(info))
+            L.es_plan_dir_metrics(d, byref(m))
+            digest = ctypes.c_uint64()
+            inputs = [(_str(L.es_plan_dir_input(d, i, byref(digest))), digest.value)
+                      for i in range(info.n_inputs)]
+            ranks, workers = [], []
+            for r in range(info.n_ranks):
+                load = _ffi.PlanLoad()
+                L.es_plan_dir_rank_load(d, r, byref(load))
+                ranks.append(Load(**_values(load)))
+                row = []
+                for w in range(info.workers):
+                    L.es_plan_dir_worker_load(d, r, w, byref(load))
+                    row.append(Load(**_values(load)))
+                workers.append(row)
+            files = {}
+            for r in range(info.world_size):
+                for w in [None, *range(info.workers)]:
+                    f = L.es_plan_dir_rank_file(d, r, -1 if w is None else w)
+                    if f is not None:
+                        files[(r, w)] = _str(f)
+            metrics = PlanMetrics(**_values(m, filtered_by_reason={
+                _str(L.es_filter_reason_name_at(i)): L.es_plan_dir_filtered(d, i)
+                for i in range(1, L.es_filter_reason_count())}))
+            ps = _ffi.PlanSettings()
+            L.es_plan_dir_settings(d, byref(ps))
+            settings = dict(world_size=ps.world_size, workers=ps.workers,
+                            mode=ENUMS.name("mode", ps.mode),
+                            **{k: getattr(ps.model, k) for k in _REBUILD_MODEL},
+                            max_frames_in_batch=ps.max_frames_in_batch, batch_size=ps.batch_size,
+                            sort_size=ps.sort_size, remainder=ENUMS.name("remainder", ps.remainder),
+                            seed=ps.seed)
+            values = _values(info, inputs=inputs, metrics=metrics, ranks=ranks,
+                             workers_loads=workers, files=files, settings=settings)
+            values["mode"] = ENUMS.name("mode", info.mode)
+            return PlanDirInfo(**values)
+        finally:
+            L.es_plan_dir_free(d)
+
+
 def _plan_inputs(plan_dir, mode):
     """The inputs of a plan replay given none (`equishard simulate --plan OUTDIR`
     with no inputs, cmd_simulate.c plan_inputs): a reshard plan's
     OUTDIR/data.list; a shard plan's plan.json "inputs", each readable from here."""
-    import json
     d = os.fsdecode(plan_dir)
     if mode == ENUMS["mode"]["reshard"]:
         return [os.path.join(d, "data.list")]
     path = os.path.join(d, "plan.json")
-    with open(path, encoding="utf-8") as f:
-        inputs = [i.get("path") for i in json.load(f).get("inputs", [])]
+    inputs = [i for i, _ in read_plan_dir(plan_dir).inputs]
     for i in inputs:
         if not isinstance(i, str) or not os.access(i, os.R_OK):
             raise ValueError(f"simulate: {path}: planned input {i or '(none)'} is not readable "

@@ -11,7 +11,6 @@
  * out nearly equal anyway. Within a shard the utterances keep table order —
  * source shards in list order, then their position — so the output is a pure
  * function of the table and the settings. */
-#include <jansson.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -231,23 +230,4 @@ ES_API int es_plan_reshard_info_get(const es_plan *p, es_plan_reshard_info *out)
         return ES_ERR_USAGE;
     *out = p->reshard->info;
     return ES_OK;
-}
-
-void es_reshard_json(const es_plan *p, json_t *parameters, json_t *metrics)
-{
-    const es_plan_reshard_info *i = &p->reshard->info;
-    /* as written: es_reshard_write settled format and compression from the sources */
-    json_object_set_new(parameters, "format", json_string(p->reshard->format == ES_RESHARD_PARQUET
-                                                              ? "parquet" : "tar"));
-    json_object_set_new(parameters, "compress", json_string(es_enum_name(ES_ENUM_COMPRESS, p->reshard->compress)));
-    json_object_set_new(parameters, "shards_per_worker", json_integer(i->shards_per_worker));
-    json_t *cost = json_pack("{s:f, s:f, s:f, s:f}", "min", i->shard_cost_min, "max",
-                             i->shard_cost_max, "mean", i->shard_cost_mean, "max_deviation",
-                             i->shard_max_deviation);
-    json_object_set_new(metrics, "reshard",
-                        json_pack("{s:I, s:I, s:o, s:I, s:f}", "shards", (json_int_t)i->shards,
-                                  "shards_per_worker", (json_int_t)i->shards_per_worker,
-                                  "shard_cost", cost, "permutations",
-                                  (json_int_t)i->permutations, "permutation_max_deviation",
-                                  i->permutation_max_deviation));
 }

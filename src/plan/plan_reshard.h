@@ -47,10 +47,4 @@ typedef struct plan_reshard {
     es_compress compress;
 } plan_reshard;
 
-/* plan.json's reshard keys: parameters "compress", "shards_per_worker";
- * metrics "reshard": {"shards", "shards_per_worker", "shard_cost": {"min",
- * "max", "mean", "max_deviation"}, "permutations", "permutation_max_deviation"}. */
-struct json_t;
-void es_reshard_json(const es_plan *p, struct json_t *parameters, struct json_t *metrics);
-
 #endif

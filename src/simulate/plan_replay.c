@@ -1,10 +1,10 @@
 /* simulate --plan OUTDIR: a plan's settings and its shard-mode split, read back
- * from the files `equishard plan` wrote (docs/PLAN.md), so the prediction is of
+ * from the files `equishard plan` wrote (docs/PLAN.md) through es_plan_dir_open,
+ * the one reader of an OUTDIR, so the prediction is of
  * the job that trains on them: the same loader settings, and each rank's and
  * worker's entries exactly as equishard.loaders hand them out. */
 #include "simulate/plan_replay.h"
 
-#include <errno.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,119 +18,35 @@
 
 /* ---- plan.json ------------------------------------------------------------------ */
 
-/* OUTDIR/plan.json into *root (its path into path), or an error naming it. */
-static int load_plan_json(es_context *ctx, const char *outdir, char *path, size_t cap,
-                          json_t **root)
-{
-    snprintf(path, cap, "%s/plan.json", outdir);
-    json_error_t err;
-    errno = 0;
-    *root = json_load_file(path, 0, &err);
-    if (!*root)
-        return es_fail(ctx, err.line < 0 ? ES_ERR_IO : ES_ERR_FORMAT, "%s: %s", path, err.text);
-    if (!json_is_object(json_object_get(*root, "parameters"))) {
-        json_decref(*root);
-        *root = NULL;
-        return es_fail(ctx, ES_ERR_FORMAT, "%s: no \"parameters\" object (not a plan.json?)", path);
-    }
-    return ES_OK;
-}
-
-/* parameters[.group].key as a number: ES_OK, or the error naming it. */
-static int number_at(es_context *ctx, const char *path, json_t *params, const char *group,
-                     const char *key, double *out)
-{
-    json_t *obj = group ? json_object_get(params, group) : params;
-    json_t *v = json_object_get(obj, key);
-    if (!json_is_number(v))
-        return es_fail(ctx, ES_ERR_FORMAT, "%s: parameters%s%s.%s is not a number", path,
-                       group ? "." : "", group ? group : "", key);
-    *out = json_number_value(v);
-    return ES_OK;
-}
-
-static int mode_of(es_context *ctx, const char *path, json_t *params, es_plan_mode *mode)
-{
-    const char *name = json_string_value(json_object_get(params, "mode"));
-    int v;
-    if (!name || es_enum_value(ES_ENUM_PLAN_MODE, name, &v) != ES_OK)
-        return es_fail(ctx, ES_ERR_FORMAT, "%s: parameters.mode is not shard, batch or reshard",
-                       path);
-    *mode = (es_plan_mode)v;
-    return ES_OK;
-}
-
-/* Whole numbers the settings hold as uint32 / uint64. */
-static int whole(double v, double max)
-{
-    return v >= 0 && v <= max && v == (double)(uint64_t)v;
-}
-
 ES_API int es_simulate_settings_from_plan(es_context *ctx, es_simulate_settings *s,
                                           const char *outdir, es_plan_mode *mode)
 {
     es_clear_error(ctx);
     if (!s || !outdir || !mode)
         return es_fail(ctx, ES_ERR_USAGE, "es_simulate_settings_from_plan: invalid arguments");
-    char path[4096];
-    json_t *root;
-    int rc = load_plan_json(ctx, outdir, path, sizeof path, &root);
+    es_plan_dir *dir;
+    int rc = es_plan_dir_open(ctx, outdir, &dir); /* the one reader of plan.json */
     if (rc != ES_OK)
         return rc;
-    json_t *p = json_object_get(root, "parameters");
-    es_cost_model *m = &s->model;
-    double k, w, fr, budget, bs, sort, tmin, tmax, rs = 0;
-    static const char *const weights[] = {"w_frames", "w_text", "w_speech_tokens", "w_frames_sq",
-                                          "w_missing_emb", "w_overhead"};
-    double *weight_fields[] = {&m->w_frames, &m->w_text, &m->w_speech_tokens, &m->w_frames_sq,
-                               &m->w_missing_emb, &m->w_overhead};
-    struct { const char *group, *key; double *out; } numbers[] = {
-        {NULL, "world_size", &k}, {NULL, "workers", &w}, {"cost_model", "frame_rate", &fr},
-        {NULL, "max_frames_in_batch", &budget}, {NULL, "batch_size", &bs},
-        {NULL, "sort_size", &sort}, {"filter", "min_length", &m->min_length},
-        {"filter", "max_length", &m->max_length}, {"filter", "token_min_length", &tmin},
-        {"filter", "token_max_length", &tmax},
-        {"filter", "min_output_input_ratio", &m->min_output_input_ratio},
-        {"filter", "max_output_input_ratio", &m->max_output_input_ratio},
-    };
-    rc = mode_of(ctx, path, p, mode);
-    for (size_t i = 0; rc == ES_OK && i < sizeof numbers / sizeof numbers[0]; i++)
-        rc = number_at(ctx, path, p, numbers[i].group, numbers[i].key, numbers[i].out);
-    for (size_t i = 0; rc == ES_OK && i < sizeof weights / sizeof weights[0]; i++)
-        rc = number_at(ctx, path, p, "cost_model", weights[i], weight_fields[i]);
-    if (rc == ES_OK && (!whole(k, UINT32_MAX) || k < 1 || !whole(w, UINT32_MAX) || w < 1 ||
-                        !whole(budget, 1e18) || !whole(bs, UINT32_MAX) || !whole(sort, UINT32_MAX) ||
-                        !whole(tmin, UINT32_MAX) || !whole(tmax, UINT32_MAX) || !(fr > 0)))
-        rc = es_fail(ctx, ES_ERR_FORMAT, "%s: a parameter is out of range (world_size, workers, "
-                     "frame_rate, batch or filter settings)", path);
-    if (rc == ES_OK) {
-        /* w_batch: plans from before calibration have none (no per-batch cost) */
-        json_t *wb = json_object_get(json_object_get(p, "cost_model"), "w_batch");
-        if (json_is_number(wb) && json_number_value(wb) >= 0)
-            m->w_batch = json_number_value(wb);
-        json_t *req = json_object_get(json_object_get(p, "filter"), "require_speech_token");
-        if (json_is_boolean(req))
-            rs = json_is_true(req);
-        /* what the token filters counted (plan.json's "text_tokens".count) */
-        const char *count = json_string_value(
-            json_object_get(json_object_get(root, "text_tokens"), "count"));
-        if (count)
-            m->token_chars = strcmp(count, "text_len") == 0;
-        s->world_size = (uint32_t)k;
-        s->workers = (uint32_t)w;
-        m->frame_rate = fr;
-        m->token_min_length = (uint32_t)tmin;
-        m->token_max_length = (uint32_t)tmax;
-        if (json_is_boolean(req))
-            m->require_speech_token = (int)rs;
-        s->max_frames_in_batch = (uint64_t)budget;
-        s->batch_size = (uint32_t)bs;
-        s->sort_size = (uint32_t)sort;
-        s->partition = 1;
-        s->plan_dir = *mode == ES_PLAN_SHARD ? outdir : NULL;
-    }
-    json_decref(root);
-    return rc;
+    es_plan_settings ps;
+    es_plan_dir_settings(dir, &ps);
+    /* the plan's cost model and filter; which model.json it was is the plan's
+     * provenance, not a setting of this run */
+    const char *source = s->model.source;
+    uint64_t source_digest = s->model.source_digest;
+    s->model = ps.model;
+    s->model.source = source;
+    s->model.source_digest = source_digest;
+    s->world_size = ps.world_size;
+    s->workers = ps.workers;
+    s->max_frames_in_batch = ps.max_frames_in_batch;
+    s->batch_size = ps.batch_size;
+    s->sort_size = ps.sort_size;
+    s->partition = 1;
+    *mode = ps.mode;
+    s->plan_dir = *mode == ES_PLAN_SHARD ? outdir : NULL;
+    es_plan_dir_free(dir);
+    return ES_OK;
 }
 
 /* ---- the rank lists -------------------------------------------------------------- */
@@ -142,29 +58,29 @@ void es_sim_planned_release(es_sim_planned *p)
     memset(p, 0, sizeof *p);
 }
 
-/* The checks of the loaders' PlanDir.check: a job of other ranks or workers is refused. */
-static int check_plan(es_context *ctx, const char *outdir, uint32_t k, uint32_t w)
+/* The checks of the loaders' PlanDir.check: a job of other ranks or workers is
+ * refused; then the rank lists plan.json's mode has are there. */
+static int check_plan(es_context *ctx, const char *outdir, uint32_t k, uint32_t w,
+                      es_plan_dir **out)
 {
-    char path[4096];
-    json_t *root;
-    int rc = load_plan_json(ctx, outdir, path, sizeof path, &root);
+    es_plan_dir *dir;
+    int rc = es_plan_dir_open(ctx, outdir, &dir);
     if (rc != ES_OK)
         return rc;
-    json_t *p = json_object_get(root, "parameters");
-    es_plan_mode mode = ES_PLAN_SHARD;
-    double pk = 0, pw = 0;
-    rc = mode_of(ctx, path, p, &mode);
-    if (rc == ES_OK)
-        rc = number_at(ctx, path, p, NULL, "world_size", &pk);
-    if (rc == ES_OK)
-        rc = number_at(ctx, path, p, NULL, "workers", &pw);
-    if (rc == ES_OK && mode != ES_PLAN_SHARD)
+    es_plan_dir_info in;
+    es_plan_dir_get_info(dir, &in);
+    if (in.mode != ES_PLAN_SHARD)
         rc = es_fail(ctx, ES_ERR_USAGE, "%s: a %s plan has no per-worker lists to replay (only "
-                     "shard plans do)", path, es_enum_name(ES_ENUM_PLAN_MODE, (int)mode));
-    if (rc == ES_OK && (pk != k || pw != w))
-        rc = es_fail(ctx, ES_ERR_USAGE, "%s: planned for %g rank(s) x %g worker(s), simulating "
-                     "%u x %u", path, pk, pw, k, w);
-    json_decref(root);
+                     "shard plans do)", in.plan_json, es_enum_name(ES_ENUM_PLAN_MODE, (int)in.mode));
+    else if (in.world_size != k || in.workers != w)
+        rc = es_fail(ctx, ES_ERR_USAGE, "%s: planned for %u rank(s) x %u worker(s), simulating "
+                     "%u x %u", in.plan_json, in.world_size, in.workers, k, w);
+    else
+        rc = es_plan_dir_check_files(ctx, dir);
+    if (rc != ES_OK)
+        es_plan_dir_free(dir);
+    else
+        *out = dir;
     return rc;
 }
 
@@ -182,11 +98,10 @@ static const es_strmap_slot *lookup_line(const es_strmap *names, const char *lin
     return slot;
 }
 
-static int read_unit(es_context *ctx, const char *outdir, uint32_t r, uint32_t wk,
+static int read_unit(es_context *ctx, const es_plan_dir *dir, uint32_t r, uint32_t wk,
                      const es_strmap *names, es_sim_planned *p, size_t *cap, size_t *n)
 {
-    char path[4096];
-    snprintf(path, sizeof path, "%s/rank-%05u.worker-%u.list", outdir, r, wk);
+    const char *path = es_plan_dir_rank_file(dir, r, (int32_t)wk);
     es_line_reader lr;
     int err = es_line_reader_open(&lr, path);
     if (err)
@@ -212,7 +127,8 @@ int es_sim_planned_read(es_context *ctx, const char *outdir, uint32_t k, uint32_
                         const char *const *names, size_t n_names, es_sim_planned *out)
 {
     memset(out, 0, sizeof *out);
-    int rc = check_plan(ctx, outdir, k, w);
+    es_plan_dir *dir = NULL;
+    int rc = check_plan(ctx, outdir, k, w, &dir);
     if (rc != ES_OK)
         return rc;
     es_strmap map = {0};
@@ -227,10 +143,11 @@ int es_sim_planned_read(es_context *ctx, const char *outdir, uint32_t k, uint32_
     size_t cap = 0, n = 0;
     for (size_t u = 0; rc == ES_OK && u < (size_t)k * w; u++) {
         out->unit_start[u] = n;
-        rc = read_unit(ctx, outdir, (uint32_t)(u / w), (uint32_t)(u % w), &map, out, &cap, &n);
+        rc = read_unit(ctx, dir, (uint32_t)(u / w), (uint32_t)(u % w), &map, out, &cap, &n);
         out->unit_start[u + 1] = n;
     }
     es_strmap_release(&map);
+    es_plan_dir_free(dir);
     if (rc != ES_OK)
         es_sim_planned_release(out);
     return rc;

@@ -1,7 +1,8 @@
 /* A shard-mode plan OUTDIR replayed as equishard.loaders feed it (simulate
  * --plan): each (rank, worker) reads its own rank-R.worker-W.list, so the split
- * of the list is the plan's, not the loader's. plan_replay.c also reads
- * plan.json's settings (es_simulate_settings_from_plan).
+ * of the list is the plan's, not the loader's. plan_replay.c also takes
+ * plan.json's settings (es_simulate_settings_from_plan); both read OUTDIR
+ * through es_plan_dir_open, the one reader of what `equishard plan` writes.
  *
  * Invariant: unit u = r*W + w's entries are items[unit_start[u] .. [u + 1]),
  * indices into the simulation's list entries, in the order of the file. */

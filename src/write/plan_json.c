@@ -233,6 +233,28 @@ static json_t *ranks(const es_plan *p)
     return arr;
 }
 
+/* Reshard's keys: parameters "format", "compress", "shards_per_worker";
+ * metrics "reshard": {"shards", "shards_per_worker", "shard_cost": {"min",
+ * "max", "mean", "max_deviation"}, "permutations", "permutation_max_deviation"}. */
+static void reshard_json(const es_plan *p, json_t *parameters, json_t *metrics)
+{
+    const es_plan_reshard_info *i = &p->reshard->info;
+    /* as written: es_reshard_write settled format and compression from the sources */
+    json_object_set_new(parameters, "format", json_string(p->reshard->format == ES_RESHARD_PARQUET
+                                                              ? "parquet" : "tar"));
+    json_object_set_new(parameters, "compress", json_string(es_enum_name(ES_ENUM_COMPRESS, p->reshard->compress)));
+    json_object_set_new(parameters, "shards_per_worker", json_integer(i->shards_per_worker));
+    json_t *cost = json_pack("{s:f, s:f, s:f, s:f}", "min", i->shard_cost_min, "max",
+                             i->shard_cost_max, "mean", i->shard_cost_mean, "max_deviation",
+                             i->shard_max_deviation);
+    json_object_set_new(metrics, "reshard",
+                        json_pack("{s:I, s:I, s:o, s:I, s:f}", "shards", (json_int_t)i->shards,
+                                  "shards_per_worker", (json_int_t)i->shards_per_worker,
+                                  "shard_cost", cost, "permutations",
+                                  (json_int_t)i->permutations, "permutation_max_deviation",
+                                  i->permutation_max_deviation));
+}
+
 int es_plan_json_write(es_context *ctx, const es_plan *p, FILE *fp, const char *const *inputs,
                        size_t n_inputs)
 {
@@ -251,7 +273,7 @@ int es_plan_json_write(es_context *ctx, const es_plan *p, FILE *fp, const char *
     if (!root)
         return es_fail(ctx, ES_ERR_NOMEM, "plan.json: out of memory");
     if (p->reshard)
-        es_reshard_json(p, json_object_get(root, "parameters"), json_object_get(root, "metrics"));
+        reshard_json(p, json_object_get(root, "parameters"), json_object_get(root, "metrics"));
     if (p->left_out) /* es_plan_build_subset: rows this plan leaves out (a resumed epoch's trained ones) */
         json_object_set_new(json_object_get(root, "metrics"), "left_out",
                             json_integer((json_int_t)p->left_out));

@@ -15,6 +15,7 @@
 #include "cli.h"
 #include "cli_options.h"
 #include "report_html.h"
+#include "report_plan.h"
 #include "report_svg.h"
 
 static const char intro[] =
@@ -52,39 +53,38 @@ static double num(json_t *obj, const char *key)
     return json_is_number(v) ? json_number_value(v) : 0;
 }
 
-static int print_table(json_t *plan)
+static int print_table(const es_plan_dir *d)
 {
-    json_t *m = json_object_get(plan, "metrics"), *ranks = json_object_get(plan, "ranks");
-    json_t *params = json_object_get(plan, "parameters");
-    if (!json_is_object(m) || !json_is_array(ranks))
+    es_plan_dir_info in;
+    es_plan_metrics m;
+    es_plan_dir_get_info(d, &in);
+    es_plan_dir_metrics(d, &m);
+    if (!in.n_ranks)
         return -1;
-    printf("%s mode, %lld ranks x %lld workers\n",
-           json_string_value(json_object_get(params, "mode")) ? json_string_value(json_object_get(params, "mode")) : "?",
-           (long long)num(params, "world_size"), (long long)num(params, "workers"));
+    printf("%s mode, %lld ranks x %lld workers\n", es_enum_name(ES_ENUM_PLAN_MODE, (int)in.mode),
+           (long long)in.world_size, (long long)in.workers);
     printf("%6s %14s %11s %12s %8s %8s\n", "rank", "cost", "utterances", "frames", "batches", "vs mean");
     double total = 0;
-    size_t i;
-    json_t *r;
-    json_array_foreach(ranks, i, r) total += num(r, "cost");
-    double mean = json_array_size(ranks) ? total / json_array_size(ranks) : 0;
-    json_array_foreach(ranks, i, r)
-    {
-        printf("%6lld %14.1f %11lld %12lld %8lld %+7.2f%%\n", (long long)num(r, "rank"),
-               num(r, "cost"), (long long)num(r, "utterances"), (long long)num(r, "frames"),
-               (long long)num(r, "batches"), mean > 0 ? 100 * (num(r, "cost") / mean - 1) : 0);
+    es_plan_load l;
+    for (uint32_t r = 0; r < in.n_ranks; r++) {
+        es_plan_dir_rank_load(d, r, &l);
+        total += l.cost;
     }
-    json_t *filtered = json_object_get(m, "filtered");
-    const char *reason;
-    json_t *count;
-    long long dropped = 0;
-    json_object_foreach(filtered, reason, count) dropped += json_integer_value(count);
+    double mean = total / (double)in.n_ranks;
+    for (uint32_t r = 0; r < in.n_ranks; r++) {
+        es_plan_dir_rank_load(d, r, &l);
+        printf("%6lld %14.1f %11lld %12lld %8lld %+7.2f%%\n", (long long)r, l.cost,
+               (long long)l.utterances, (long long)l.frames, (long long)l.batches,
+               mean > 0 ? 100 * (l.cost / mean - 1) : 0);
+    }
     printf("imbalance %.4f%%  gap to lower bound %.4f%%  batch spread %lld  retention %.2f%%  "
            "step straggler %.4f\nkept %lld  filtered %lld\n",
-           100 * num(m, "imbalance"), 100 * num(m, "lower_bound_gap"),
-           (long long)num(m, "batch_spread"), 100 * num(m, "retention"), num(m, "step_straggler"),
-           (long long)num(m, "kept"), dropped);
-    json_object_foreach(filtered, reason, count) if (json_integer_value(count) > 0)
-        printf("  filtered %-16s %lld\n", reason, (long long)json_integer_value(count));
+           100 * m.imbalance, 100 * m.lower_bound_gap, (long long)m.batch_spread,
+           100 * m.retention, m.step_straggler, (long long)m.kept, (long long)m.filtered);
+    for (size_t r = 1; r < es_filter_reason_count(); r++)
+        if (es_plan_dir_filtered(d, r) > 0)
+            printf("  filtered %-16s %lld\n", es_filter_reason_name_at(r),
+                   (long long)es_plan_dir_filtered(d, r));
     return 0;
 }
 
@@ -117,22 +117,24 @@ static int write_svg(es_context *ctx, json_t *plan, const char *path)
  * finds them) and the loader's own split of it replayed with the plan's
  * settings, the plan side by side. Without a readable table the page shows
  * what plan.json has, and says why. */
-static int write_html(es_context *ctx, json_t *plan, const char *dir, const report_args *a)
+static int write_html(es_context *ctx, const es_plan_dir *d, json_t *plan, const char *dir,
+                      const report_args *a)
 {
     char costs[4096], missing[4400] = "";
-    json_t *params = json_object_get(plan, "parameters"), *in;
+    json_t *params = json_object_get(plan, "parameters");
     const char *mode = json_string_value(json_object_get(params, "mode"));
-    const char **inputs = malloc(sizeof *inputs * (json_array_size(json_object_get(plan, "inputs")) + 1));
-    size_t n = 0, i;
+    es_plan_dir_info info;
+    es_plan_dir_get_info(d, &info);
+    const char **inputs = malloc(sizeof *inputs * (info.n_inputs + 1));
+    size_t n = 0;
     if (!inputs)
         return ES_ERR_NOMEM;
     snprintf(costs, sizeof costs, "%s/costs.tsv.zst", dir);
     if (mode && !strcmp(mode, "batch") && access(costs, R_OK) == 0)
         inputs[n++] = costs;
     else
-        json_array_foreach(json_object_get(plan, "inputs"), i, in)
-        {
-            const char *p = json_string_value(json_object_get(in, "path"));
+        for (size_t i = 0; i < info.n_inputs; i++) {
+            const char *p = es_plan_dir_input(d, i, NULL);
             if (!p || access(p, R_OK) != 0) {
                 snprintf(missing, sizeof missing, "planned input %s is not readable from here "
                          "(run report where the plan was made)", p ? p : "(none)");
@@ -189,10 +191,11 @@ static int write_html(es_context *ctx, json_t *plan, const char *dir, const repo
     return rc;
 }
 
-/* OUTDIR/plan.json, or NULL after one line that says what OUTDIR is instead:
- * missing, a file, a folder without a plan (the common slip: the folder of
- * the inputs, or a plan not written yet), or a plan.json that is no JSON. */
-static json_t *load_plan(const char *dir)
+/* OUTDIR read (es_plan_dir_open), or NULL after one line that says what OUTDIR
+ * is instead: missing, a file, a folder without a plan (the common slip: the
+ * folder of the inputs, or a plan not written yet), or a plan.json that is no
+ * plan (the reader's line: truncated, corrupt, of a newer schema). */
+static es_plan_dir *load_plan(const char *dir)
 {
     struct stat st;
     if (stat(dir, &st) != 0) {
@@ -210,13 +213,14 @@ static json_t *load_plan(const char *dir)
                   "...')", dir, dir);
         return NULL;
     }
-    json_error_t err;
-    json_t *plan = json_load_file(path, 0, &err);
-    if (!plan && err.line > 0)
-        cli_error("%s: line %d: %s", path, err.line, err.text);
-    else if (!plan)
-        cli_error("%s: %s", path, err.text);
-    return plan;
+    es_context *ctx = es_context_new();
+    es_plan_dir *d = NULL;
+    if (!ctx)
+        cli_error("out of memory");
+    else if (es_plan_dir_open(ctx, dir, &d) != ES_OK)
+        cli_error("%s", es_errmsg(ctx));
+    es_context_free(ctx);
+    return d;
 }
 
 int cmd_report(int argc, char **argv)
@@ -234,18 +238,24 @@ int cmd_report(int argc, char **argv)
     if (optind + 1 != argc)
         return cli_usage_error(&cmd, "one OUTDIR at a time, not %d", argc - optind),
                EXIT_BAD_INPUT;
-    json_t *plan = load_plan(argv[optind]);
-    if (!plan)
+    es_plan_dir *d = load_plan(argv[optind]);
+    json_t *plan = d ? report_plan_view(d) : NULL;
+    if (d && !plan)
+        cli_error("out of memory");
+    if (!plan) {
+        es_plan_dir_free(d);
         return EXIT_BAD_INPUT;
+    }
     char path[4096];
     snprintf(path, sizeof path, "%s/plan.json", argv[optind]);
     const char *const read[] = {path, a.validate};
     if (cli_refuse_output_input("report", svg, read, 2) ||
         cli_refuse_output_input("report", a.html, read, 2)) {
         json_decref(plan);
+        es_plan_dir_free(d);
         return EXIT_BAD_INPUT;
     }
-    int rc = print_table(plan);
+    int rc = print_table(d);
     if (rc)
         cli_error("%s/plan.json: not a plan (no \"metrics\"/\"ranks\")", argv[optind]);
     else if (svg) {
@@ -256,12 +266,13 @@ int cmd_report(int argc, char **argv)
     }
     if (!rc && a.html) {
         es_context *ctx = es_context_new();
-        int st = ctx ? write_html(ctx, plan, argv[optind], &a) : ES_ERR_NOMEM;
+        int st = ctx ? write_html(ctx, d, plan, argv[optind], &a) : ES_ERR_NOMEM;
         if (!ctx)
             cli_error("out of memory");
         rc = st == ES_OK ? 0 : -1;
         es_context_free(ctx);
     }
     json_decref(plan);
+    es_plan_dir_free(d);
     return rc ? EXIT_BAD_INPUT : EXIT_OK;
 }

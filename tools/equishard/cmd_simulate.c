@@ -13,6 +13,7 @@
 #include "cli_model.h"
 #include "cli_recipe.h"
 #include "report_html.h"
+#include "report_plan.h"
 
 static const char intro[] =
     "usage: equishard simulate --loader cosyvoice|wenet --world-size K [OPTIONS] COSTS | LIST...\n"
@@ -340,21 +341,31 @@ static void print_table(const es_simulate_settings *s, const es_simulate_result 
 
 /* ---- --plan OUTDIR ------------------------------------------------------------- */
 
+/* --plan's OUTDIR through the one reader of plan.json, or NULL after its line. */
+static es_plan_dir *open_plan(const sim_args *a)
+{
+    es_context *ctx = es_context_new();
+    es_plan_dir *d = NULL;
+    if (!ctx)
+        cli_error("out of memory");
+    else if (es_plan_dir_open(ctx, a->plan, &d) != ES_OK)
+        cli_error("%s", es_errmsg(ctx));
+    es_context_free(ctx);
+    return d;
+}
+
 /* A batch plan: every rank trains plan.json's `steps` each epoch by construction. */
 static int report_batch_plan(const sim_args *a)
 {
-    char path[4096];
-    snprintf(path, sizeof path, "%s/plan.json", a->plan);
-    json_t *root = json_load_file(path, 0, NULL);
-    json_t *steps = json_object_get(json_object_get(root, "metrics"), "steps");
-    int ok = json_is_integer(steps);
-    if (ok)
-        printf("%s: a batch plan: every rank trains %" JSON_INTEGER_FORMAT " step(s) each epoch, "
-               "by construction (equishard.loaders feed its batches); nothing to replay\n",
-               a->plan, json_integer_value(steps));
-    json_decref(root);
-    if (!ok)
-        return cli_fail("plan.json of a batch plan has no metrics.steps", ES_ERR_FORMAT);
+    es_plan_dir *d = open_plan(a);
+    if (!d)
+        return EXIT_BAD_INPUT;
+    es_plan_metrics m;
+    es_plan_dir_metrics(d, &m);
+    printf("%s: a batch plan: every rank trains %llu step(s) each epoch, by construction "
+           "(equishard.loaders feed its batches); nothing to replay\n", a->plan,
+           (unsigned long long)m.steps);
+    es_plan_dir_free(d);
     return EXIT_OK;
 }
 
@@ -363,7 +374,7 @@ static int report_batch_plan(const sim_args *a)
  * "inputs" (the data it was planned from, paths as given to plan). Returns
  * a malloc'd array of n strings, one free()'s worth (a shard plan's live in *keep), or
  * NULL after printing why. */
-static const char **plan_inputs(const sim_args *a, json_t **keep, size_t *n)
+static const char **plan_inputs(const sim_args *a, es_plan_dir **keep, size_t *n)
 {
     *n = 0;
     if (a->plan_mode == ES_PLAN_RESHARD) { /* one block: the pointer, then the path */
@@ -377,16 +388,16 @@ static const char **plan_inputs(const sim_args *a, json_t **keep, size_t *n)
         *n = 1;
         return one;
     }
-    char path[4096];
-    snprintf(path, sizeof path, "%s/plan.json", a->plan);
-    *keep = json_load_file(path, 0, NULL);
-    json_t *inputs = json_object_get(*keep, "inputs"), *in;
-    const char **out = malloc(sizeof *out * (json_array_size(inputs) + 1));
+    if (!(*keep = open_plan(a)))
+        return NULL;
+    es_plan_dir_info info;
+    es_plan_dir_get_info(*keep, &info);
+    const char *path = info.plan_json;
+    const char **out = malloc(sizeof *out * (info.n_inputs + 1));
     if (!out)
         return cli_fail("out of memory", ES_ERR_NOMEM), NULL;
-    size_t i;
-    json_array_foreach(inputs, i, in) {
-        const char *p = json_string_value(json_object_get(in, "path"));
+    for (size_t i = 0; i < info.n_inputs; i++) {
+        const char *p = es_plan_dir_input(*keep, i, NULL);
         if (!p || access(p, R_OK) != 0) {
             fprintf(stderr, "equishard simulate: %s: planned input %s is not readable from here: "
                             "give the cost table or lists the plan was made from\n",
@@ -416,12 +427,12 @@ static int write_html(es_context *ctx, const sim_args *a, const es_cost_table *t
         cli_error("%s", es_errmsg(ctx));
     if (rc == ES_OK && a->validate && !(val = report_load_json(a->validate)))
         rc = ES_ERR_FORMAT;
-    if (rc == ES_OK && a->plan) {
-        char path[4096];
-        snprintf(path, sizeof path, "%s/plan.json", a->plan);
-        if (!(plan = report_load_json(path)))
-            rc = ES_ERR_FORMAT;
-    }
+    es_plan_dir *d = NULL;
+    if (rc == ES_OK && a->plan && !(d = open_plan(a)))
+        rc = ES_ERR_FORMAT;
+    if (rc == ES_OK && d && !(plan = report_plan_view(d)))
+        rc = cli_write_error(ctx, ES_ERR_NOMEM, a->html);
+    es_plan_dir_free(d);
     if (rc == ES_OK) {
         char source[4200];
         snprintf(source, sizeof source, "equishard simulate: the %s loader, %u rank(s) x %u "
@@ -466,11 +477,11 @@ int cmd_simulate(int argc, char **argv)
         return report_batch_plan(&a);
     const char **inputs = (const char **)argv + optind;
     size_t n_inputs = (size_t)(argc - optind);
-    json_t *plan_json = NULL;
+    es_plan_dir *planned = NULL;
     const char **planned_inputs = NULL;
     if (a.plan && n_inputs == 0) {
-        if (!(planned_inputs = plan_inputs(&a, &plan_json, &n_inputs))) {
-            json_decref(plan_json);
+        if (!(planned_inputs = plan_inputs(&a, &planned, &n_inputs))) {
+            es_plan_dir_free(planned);
             return EXIT_BAD_INPUT;
         }
         inputs = planned_inputs;
@@ -491,7 +502,7 @@ int cmd_simulate(int argc, char **argv)
         es_cost_table_free(table);
         es_context_free(ctx);
         free(planned_inputs);
-        json_decref(plan_json);
+        es_plan_dir_free(planned);
         return EXIT_BAD_INPUT;
     }
     if (rc == ES_OK) {
@@ -506,6 +517,6 @@ int cmd_simulate(int argc, char **argv)
     es_cost_table_free(table);
     es_context_free(ctx);
     free(planned_inputs);
-    json_decref(plan_json);
+    es_plan_dir_free(planned);
     return exit_code;
 }

@@ -9,7 +9,6 @@
  * Python drop-ins plan in memory for such a job (PlanDir.resized), steps
  * numbered from 0 here, from S there; NEWDIR's later epochs are whole plans
  * for K and W, its costs.tsv.zst being OUTDIR's whole table. */
-#include <jansson.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -39,85 +38,55 @@ static int lib(es_context *ctx, int rc)
     return rc;
 }
 
-/* parameters[.group].key as a number, or the problem naming it. */
-static int number(const char *path, json_t *params, const char *group,
-                  const char *key, double *out)
-{
-    json_t *v = json_object_get(group ? json_object_get(params, group) : params, key);
-    if (!json_is_number(v))
-        return fail(ES_ERR_FORMAT, "%s: parameters%s%s.%s is not a number", path,
-                       group ? "." : "", group ? group : "", key);
-    *out = json_number_value(v);
-    return ES_OK;
-}
-
-/* OUTDIR/plan.json's parameters into *s (es_plan_defaults first): exactly the
- * fields PlanDir.plan_settings passes to equishard.plan, so both build the same
- * plan. Its epoch into *epoch. */
+/* OUTDIR/plan.json's parameters (es_plan_dir_open, the one reader) into *s
+ * (es_plan_defaults first): exactly the fields PlanDir.plan_settings passes to
+ * equishard.plan, so both build the same plan. Its epoch into *epoch. */
 static int read_settings(const char *outdir, es_plan_settings *s, int64_t *epoch)
 {
-    char path[4096];
-    snprintf(path, sizeof path, "%s/plan.json", outdir);
-    json_error_t err;
-    json_t *root = json_load_file(path, 0, &err);
-    if (!root)
-        return fail(err.line < 0 ? ES_ERR_IO : ES_ERR_FORMAT, "%s: %s", path, err.text);
-    json_t *p = json_object_get(root, "parameters");
+    es_context *ctx = es_context_new();
+    es_plan_dir *d = NULL;
+    if (!ctx)
+        return fail(ES_ERR_NOMEM, "out of memory");
+    int rc = lib(ctx, es_plan_dir_open(ctx, outdir, &d));
+    es_context_free(ctx);
+    if (rc != ES_OK)
+        return rc;
+    es_plan_dir_info in;
+    es_plan_settings ps;
+    es_plan_dir_get_info(d, &in);
+    es_plan_dir_settings(d, &ps);
+    if (in.mode != ES_PLAN_BATCH)
+        rc = fail(ES_ERR_USAGE, "%s: a %s plan: --resume-from needs a batch plan (a shard "
+                  "or reshard plan's steps are made by the recipe's shuffle buffers, not "
+                  "known in advance)", in.plan_json, es_enum_name(ES_ENUM_PLAN_MODE, (int)in.mode));
     es_plan_defaults(s);
     es_cost_model *m = &s->model;
-    double k = 0, w = 0, budget = 0, bs = 0, sort = 0, seed = 0, ep = 0, tmin = 0, tmax = 0;
-    struct { const char *group, *key; double *out; } numbers[] = {
-        {NULL, "world_size", &k}, {NULL, "workers", &w}, {NULL, "max_frames_in_batch", &budget},
-        {NULL, "batch_size", &bs}, {NULL, "sort_size", &sort}, {NULL, "seed", &seed},
-        {NULL, "epoch", &ep}, {"cost_model", "frame_rate", &m->frame_rate},
-        {"cost_model", "w_frames", &m->w_frames}, {"cost_model", "w_text", &m->w_text},
-        {"cost_model", "w_speech_tokens", &m->w_speech_tokens},
-        {"cost_model", "w_frames_sq", &m->w_frames_sq},
-        {"cost_model", "w_missing_emb", &m->w_missing_emb},
-        {"cost_model", "w_overhead", &m->w_overhead},
-        {"filter", "min_length", &m->min_length}, {"filter", "max_length", &m->max_length},
-        {"filter", "token_min_length", &tmin}, {"filter", "token_max_length", &tmax},
-        {"filter", "min_output_input_ratio", &m->min_output_input_ratio},
-        {"filter", "max_output_input_ratio", &m->max_output_input_ratio},
-    };
-    int rc = json_is_object(p) ? ES_OK
-                               : fail(ES_ERR_FORMAT, "%s: no \"parameters\" object (not a "
-                                         "plan.json?)", path);
-    const char *mode = json_string_value(json_object_get(p, "mode"));
-    if (rc == ES_OK && (!mode || strcmp(mode, "batch") != 0))
-        rc = fail(ES_ERR_USAGE, "%s: a %s plan: --resume-from needs a batch plan (a shard "
-                     "or reshard plan's steps are made by the recipe's shuffle buffers, not "
-                     "known in advance)", path, mode ? mode : "(no mode)");
-    for (size_t i = 0; rc == ES_OK && i < sizeof numbers / sizeof numbers[0]; i++)
-        rc = number(path, p, numbers[i].group, numbers[i].key, numbers[i].out);
-    int rem = 0;
-    const char *rem_name = json_string_value(json_object_get(p, "remainder"));
-    if (rc == ES_OK && (!rem_name || es_enum_value(ES_ENUM_REMAINDER, rem_name, &rem) != ES_OK))
-        rc = fail(ES_ERR_FORMAT, "%s: parameters.remainder is not pad, drop or carry", path);
-    if (rc == ES_OK && (k < 1 || k > UINT32_MAX || w < 1 || w > UINT32_MAX || budget < 0 ||
-                        bs < 0 || bs > UINT32_MAX || sort < 0 || sort > UINT32_MAX || seed < 0 ||
-                        tmin < 0 || tmin > UINT32_MAX || tmax < 0 || tmax > UINT32_MAX))
-        rc = fail(ES_ERR_FORMAT, "%s: a parameter is out of range", path);
-    if (rc == ES_OK) {
-        /* w_batch: plans from before calibration have none */
-        json_t *wb = json_object_get(json_object_get(p, "cost_model"), "w_batch");
-        if (json_is_number(wb))
-            m->w_batch = json_number_value(wb);
-        m->require_speech_token =
-            json_is_true(json_object_get(json_object_get(p, "filter"), "require_speech_token"));
-        m->token_min_length = (uint32_t)tmin;
-        m->token_max_length = (uint32_t)tmax;
-        s->world_size = (uint32_t)k;
-        s->workers = (uint32_t)w;
-        s->mode = ES_PLAN_BATCH;
-        s->max_frames_in_batch = (uint64_t)budget;
-        s->batch_size = (uint32_t)bs;
-        s->sort_size = (uint32_t)sort;
-        s->remainder = (es_remainder)rem;
-        s->seed = (uint64_t)seed;
-        *epoch = (int64_t)ep;
-    }
-    json_decref(root);
+    const es_cost_model *pm = &ps.model;
+    m->frame_rate = pm->frame_rate;
+    m->w_frames = pm->w_frames;
+    m->w_text = pm->w_text;
+    m->w_speech_tokens = pm->w_speech_tokens;
+    m->w_frames_sq = pm->w_frames_sq;
+    m->w_missing_emb = pm->w_missing_emb;
+    m->w_overhead = pm->w_overhead;
+    m->w_batch = pm->w_batch;
+    m->min_length = pm->min_length;
+    m->max_length = pm->max_length;
+    m->token_min_length = pm->token_min_length;
+    m->token_max_length = pm->token_max_length;
+    m->min_output_input_ratio = pm->min_output_input_ratio;
+    m->max_output_input_ratio = pm->max_output_input_ratio;
+    m->require_speech_token = pm->require_speech_token;
+    s->world_size = ps.world_size;
+    s->workers = ps.workers;
+    s->mode = ES_PLAN_BATCH;
+    s->max_frames_in_batch = ps.max_frames_in_batch;
+    s->batch_size = ps.batch_size;
+    s->sort_size = ps.sort_size;
+    s->remainder = ps.remainder;
+    s->seed = ps.seed;
+    *epoch = ps.epoch;
+    es_plan_dir_free(d);
     return rc;
 }
 

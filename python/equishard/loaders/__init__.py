@@ -81,14 +81,23 @@ class PlanDir:
     """A plan OUTDIR: plan.json's parameters and the rank files."""
 
     def __init__(self, outdir):
+        from .. import core  # es_plan_dir_open: the one reader of plan.json
         self.outdir = os.fspath(outdir)
-        with open(os.path.join(self.outdir, "plan.json"), encoding="utf-8") as f:
-            self.info = json.load(f)
-        p = self.info["parameters"]
-        self.mode, self.world_size, self.workers = p["mode"], p["world_size"], p["workers"]
+        try:  # plan.json missing, corrupt, truncated, of a newer schema, or a rank
+            # file its mode and ranks name missing (reshard plans have none): one line
+            d = core.read_plan_dir(self.outdir, check_files=True)
+        except core.Error as e:
+            raise ValueError(e.message) from None
+        self.mode, self.world_size, self.workers = d.mode, d.world_size, d.workers
         if self.mode not in ("shard", "batch"):
             raise ValueError(f"{self.outdir}: a {self.mode} plan has no rank lists; train on "
                              "its data.list with the loader's own split")
+        self._epoch, self._files, self._settings = d.epoch, d.files, d.settings
+        self._rank_batches = [r.batches for r in d.ranks]
+        # the document itself, for what the loaders compare with the running
+        # recipe (parameters, text_tokens); read after the reader accepted it
+        with open(os.path.join(self.outdir, "plan.json"), encoding="utf-8") as f:
+            self.info = json.load(f)
 
     def check(self, rank, world_size, worker_id, num_workers):
         """Refuses a job whose ranks or workers differ from the plan's."""
@@ -100,8 +109,11 @@ class PlanDir:
                              f"rank, running with num_workers={num_workers}")
 
     def list_path(self, rank, worker=None):
-        name = f"rank-{rank:05d}.list" if worker is None else f"rank-{rank:05d}.worker-{worker}.list"
-        return os.path.join(self.outdir, name)
+        path = self._files.get((rank, worker)) if self.mode == "shard" else None
+        if path is None:
+            name = f"rank-{rank:05d}.list" if worker is None else f"rank-{rank:05d}.worker-{worker}.list"
+            path = os.path.join(self.outdir, name)
+        return path
 
     def entries(self, rank, worker=None):
         """Shard mode: the lines of rank-R.worker-W.list (worker None: rank-R.list)."""
@@ -111,7 +123,7 @@ class PlanDir:
     def batches(self, rank, worker=None):
         """Batch mode: rank-R.batches.jsonl's batches in step order (worker: only
         those that worker yields, step mod W)."""
-        path = os.path.join(self.outdir, f"rank-{rank:05d}.batches.jsonl")
+        path = self._files.get((rank, None)) or os.path.join(self.outdir, f"rank-{rank:05d}.batches.jsonl")
         with open(path, encoding="utf-8") as f:
             out = [self._batch_line(path, n, line) for n, line in enumerate(f, 1)]
         planned = self._planned_batches(rank)
@@ -122,10 +134,7 @@ class PlanDir:
 
     def _planned_batches(self, rank):
         """plan.json's batch count of `rank`, or None when it records none."""
-        for r in self.info.get("ranks") or ():
-            if isinstance(r, dict) and r.get("rank") == rank and isinstance(r.get("batches"), int):
-                return r["batches"]
-        return None
+        return self._rank_batches[rank] if 0 <= rank < len(self._rank_batches) else None
 
     def _batch_line(self, path, n, line):
         """Line n of a batches.jsonl, checked: a hand-edited or damaged line would
@@ -167,7 +176,7 @@ class PlanDir:
     @property
     def epoch(self):
         """The epoch the written rank files are for (plan.json's parameters)."""
-        return self.info["parameters"].get("epoch", 0)
+        return self._epoch
 
     def epoch_batches(self, rank, worker, epoch, step=0, world_size=None, workers=None):
         """Batch mode: this rank's and worker's batches of `epoch`, as dicts like
@@ -309,19 +318,9 @@ class PlanDir:
         return path
 
     def plan_settings(self):
-        """plan.json's parameters as equishard.plan() keyword arguments."""
-        p = self.info["parameters"]
-        out = dict(world_size=p["world_size"], workers=p["workers"], mode=p["mode"])
-        model = dict(p["cost_model"])
-        model.pop("source", None)  # which model.json: provenance, not a setting
-        out.update(model)
-        filt = dict(p["filter"])
-        filt["require_speech_token"] = int(bool(filt.get("require_speech_token")))
-        out.update(filt)
-        for k in ("max_frames_in_batch", "batch_size", "sort_size", "remainder", "seed"):
-            out[k] = p[k]
-        out["seed"] &= (1 << 64) - 1  # written as a signed 64-bit integer: 2^63.. read negative
-        return out
+        """plan.json's parameters as equishard.plan() keyword arguments (es_plan_dir_settings:
+        the fields `plan --resume-from` rebuilds the plan from too)."""
+        return dict(self._settings)
 
 
 def _ns_time(ns):
