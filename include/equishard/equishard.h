@@ -71,10 +71,9 @@ typedef enum es_status {
 #define ES_VERSION_NUMBER (ES_VERSION_MAJOR * 10000 + ES_VERSION_MINOR * 100 + ES_VERSION_PATCH)
 
 /* The library's version as MAJOR * 10000 + MINOR * 100 + PATCH (ES_VERSION_NUMBER
- * of the header it was built with), and as a string, e.g. "0.1.0". es_version is
- * the same string (the older name). Never NULL; static storage. */
+ * of the header it was built with), and as a string, e.g. "0.1.0". Never NULL;
+ * static storage. */
 ES_API unsigned es_version_number(void);
-ES_API const char *es_version_string(void);
 ES_API const char *es_version(void);
 
 /* One row of the layout table: the struct's own size (field NULL, offset 0) or
@@ -125,7 +124,7 @@ typedef enum es_enum {
     ES_ENUM_REMAINDER,    /* es_remainder: "pad", "drop", "carry" */
     ES_ENUM_COMPRESS,     /* es_compress:  "none", "gzip", "zstd", "snappy", "auto" */
     ES_ENUM_LOADER,       /* es_loader:    "cosyvoice", "wenet" */
-    ES_ENUM_CHECK,        /* es_check:     "missing_utt_emb", … (es_check_name) */
+    ES_ENUM_CHECK,        /* es_check:     "missing_utt_emb", "missing_spk_emb", … */
     ES_ENUM_DEVICE,       /* es_device:    "auto", "cpu", "cuda" */
     ES_ENUM_DTYPE,        /* es_dtype:     "float32", "float16", "bfloat16" */
     ES_ENUM_KIND,         /* es_kind:      "utt", "spk", "data" */
@@ -924,9 +923,6 @@ typedef enum es_loader {
                                 order, list_shuffle off); torch Shuffler buffer */
 } es_loader;
 
-/* "cosyvoice", "wenet"; NULL for an unknown value. */
-ES_API const char *es_loader_name(es_loader loader);
-
 typedef struct es_simulate_settings {
     es_loader loader;
     uint32_t world_size;          /* K ranks; required (>= 1) */
@@ -1144,11 +1140,6 @@ typedef enum es_check {
                                      rank frames, other: "imbalance X retention Y") */
     ES_CHECK_COUNT
 } es_check;
-
-/* The check's name as reports and --fail-on spell it ("missing_utt_emb", "nan",
- * …), or NULL past the last. es_check_from_name returns the check or -1. */
-ES_API const char *es_check_name(int check);
-ES_API int es_check_from_name(const char *name);
 
 typedef enum es_device {
     ES_DEVICE_AUTO = 0, /* CUDA when built with it and a device is present, else CPU */

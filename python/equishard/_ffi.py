@@ -264,7 +264,6 @@ STRS = POINTER(c_char_p)
 _SIGNATURES = {
     "es_version": (c_char_p, []),
     "es_version_number": (ctypes.c_uint, []),
-    "es_version_string": (c_char_p, []),
     "es_abi_layout": (POINTER(AbiField), [POINTER(c_size_t)]),
     "es_enum_field": (c_char_p, [c_int]),
     "es_enum_size": (c_size_t, [c_int]),
@@ -315,7 +314,6 @@ _SIGNATURES = {
     "es_recipe_plan_settings": (c_int, [P, POINTER(PlanSettings)]),
     "es_recipe_simulate_settings": (c_int, [P, POINTER(SimulateSettings)]),
     "es_recipe_validate_data_settings": (c_int, [P, POINTER(ValidateDataSettings)]),
-    "es_loader_name": (c_char_p, [c_enum]),
     "es_simulate_defaults": (None, [POINTER(SimulateSettings), c_enum]),
     "es_describe_json": (c_int, [P, P, c_enum, POINTER(CostModel), POINTER(c_void_p)]),
     "es_free": (None, [c_void_p]),
@@ -334,7 +332,6 @@ _SIGNATURES = {
     "es_simulate_plan_info": (c_int, [P, c_size_t, POINTER(SimulatePlan)]),
     "es_simulate_plan_rank": (c_int, [P, c_size_t, c_uint32, POINTER(PlanLoad)]),
     "es_simulate_write_json": (c_int, [P, P, c_char_p]),
-    "es_check_name": (c_char_p, [c_int]),
     "es_validate_defaults": (None, [POINTER(ValidateSettings)]),
     "es_validate_host": (c_int, [P, POINTER(ValidateSettings), POINTER(EmbMatrix),
                                  POINTER(EmbMatrix), POINTER(EmbSpeakers), POINTER(P)]),

@@ -14,8 +14,6 @@
 /* meson.build checks that the header's ES_VERSION_* macros spell ES_VERSION. */
 ES_API unsigned es_version_number(void) { return ES_VERSION_NUMBER; }
 
-ES_API const char *es_version_string(void) { return ES_VERSION; }
-
 ES_API const char *es_version(void) { return ES_VERSION; }
 
 #define STRUCT(T) {#T, NULL, 0, sizeof(T)}

@@ -110,11 +110,19 @@ class TestVersion(unittest.TestCase):
         text = header_text()
         macro = {k: int(re.search(rf"#define ES_VERSION_{k} (\d+)", text).group(1))
                  for k in ("MAJOR", "MINOR", "PATCH")}
-        self.assertEqual(L.es_version_string().decode(),
+        self.assertEqual(L.es_version().decode(),
                          "{MAJOR}.{MINOR}.{PATCH}".format(**macro))
         self.assertEqual(L.es_version_number(),
                          macro["MAJOR"] * 10000 + macro["MINOR"] * 100 + macro["PATCH"])
-        self.assertEqual(L.es_version(), L.es_version_string())
+
+    # aliases removed in 0.1 (CHANGELOG.md): one name per job
+    REMOVED = ["es_version_string", "es_check_name", "es_check_from_name", "es_loader_name"]
+
+    def test_removed_aliases_are_gone(self):
+        L = _ffi.lib()
+        for name in self.REMOVED:
+            self.assertFalse(hasattr(L, name), f"{name} is still exported")
+            self.assertNotRegex(header_text(), rf"\b{name}\b")
 
 
 class TestEnums(unittest.TestCase):
@@ -139,9 +147,10 @@ class TestEnums(unittest.TestCase):
             self.assertIsNone(L.es_enum_name(e, -1))
         self.assertIsNone(L.es_enum_field(len(ENUMS)))
         self.assertEqual(L.es_enum_size(len(ENUMS)), 0)
-        self.assertEqual([L.es_check_name(v).decode() for v in range(len(ENUMS["check"]))],
+        check, loader = list(ENUMS).index("check"), list(ENUMS).index("loader")
+        self.assertEqual([L.es_enum_name(check, v).decode() for v in range(len(ENUMS["check"]))],
                          list(ENUMS["check"]))
-        self.assertEqual(L.es_loader_name(1), b"wenet")
+        self.assertEqual(L.es_enum_name(loader, 1), b"wenet")
 
 
 if __name__ == "__main__":
