@@ -261,6 +261,8 @@ STRUCTS = {
 
 P = c_void_p  # opaque handles: es_context*, es_cost_table*, es_plan*, results
 STRS = POINTER(c_char_p)
+# every function the binding calls: all from the stable header, equishard.h
+# (tests/python/test_abi.py), none from equishard_experimental.h
 _SIGNATURES = {
     "es_version": (c_char_p, []),
     "es_version_number": (ctypes.c_uint, []),
@@ -370,11 +372,6 @@ _SIGNATURES = {
     "es_cost_term_name": (c_char_p, [c_int]),
     "es_simulate_step_time_info": (c_int, [P, c_size_t, POINTER(SimulateStepTime),
                                            POINTER(c_double)]),
-    "es_cost_batch_terms": (c_int, [POINTER(CostModel), P, POINTER(c_size_t), c_size_t,
-                                    POINTER(c_double)]),
-    "es_cost_batch": (c_double, [POINTER(CostModel), POINTER(c_double)]),
-    "es_nnls": (c_int, [P, POINTER(c_double), c_size_t, c_size_t, POINTER(c_double),
-                        POINTER(c_double)]),
     "es_calibrate_defaults": (None, [POINTER(CalibrateSettings)]),
     "es_calibrate": (c_int, [P, POINTER(CalibrateSettings), P, STRS, c_size_t, POINTER(P)]),
     "es_calibration_free": (None, [P]),

@@ -3,16 +3,19 @@
 python/equishard/_ffi.py mirrors the header's structs by hand. The library
 exports its layout table (es_abi_layout: each struct's size and each field's
 offset and size, as compiled); this test compares _ffi.STRUCTS with it field by
-field, and the table with the structs the header declares (read from
-include/equishard/equishard.h), so a field added to a C struct fails here until
-src/core/abi.c and _ffi.py both follow. It also checks the version macros and
-that the Python enums come from the library (es_enum_*).
+field, and the table with the structs the headers declare (read from
+include/equishard/), so a field added to a C struct fails here until
+src/core/abi.c and _ffi.py both follow. It also checks the two tiers of the
+API (the binding calls only the stable header's functions), the version macros,
+and that the Python enums come from the library (es_enum_*).
 
 Run by meson through tests/python/run.sh, like the other suites.
 """
 import ctypes
 import os
 import re
+import shutil
+import subprocess
 import unittest
 
 from equishard import _ffi
@@ -21,11 +24,18 @@ from equishard.core import ENUMS
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.environ.get("ES_SOURCE_ROOT", os.path.join(HERE, "..", ".."))
 HEADER = os.path.join(ROOT, "include", "equishard", "equishard.h")
+EXPERIMENTAL = os.path.join(ROOT, "include", "equishard", "equishard_experimental.h")
 
 
-def header_text():
-    with open(HEADER, encoding="utf-8") as f:
+def header_text(path=HEADER):
+    with open(path, encoding="utf-8") as f:
         return f.read()
+
+
+def header_functions(path):
+    """The ES_API functions a header declares."""
+    text = re.sub(r"/\*.*?\*/", " ", header_text(path), flags=re.S)
+    return re.findall(r"^ES_API\b[^;(]*?\b(es_\w+)\s*\(", text, flags=re.M)
 
 
 def header_structs(text):
@@ -63,7 +73,7 @@ class TestLayout(unittest.TestCase):
         self.layout = library_layout()
 
     def test_table_lists_every_header_struct_and_field(self):
-        declared = header_structs(header_text())
+        declared = header_structs(header_text() + header_text(EXPERIMENTAL))
         self.assertGreater(len(declared), 20)
         self.assertEqual(sorted(declared), sorted(self.layout),
                          "structs of the header vs es_abi_layout (src/core/abi.c)")
@@ -115,14 +125,42 @@ class TestVersion(unittest.TestCase):
         self.assertEqual(L.es_version_number(),
                          macro["MAJOR"] * 10000 + macro["MINOR"] * 100 + macro["PATCH"])
 
+
+class TestTiers(unittest.TestCase):
+    """equishard.h is the stable API, equishard_experimental.h what the CLI and
+    the tests use beyond it (CHANGELOG.md)."""
+
     # aliases removed in 0.1 (CHANGELOG.md): one name per job
     REMOVED = ["es_version_string", "es_check_name", "es_check_from_name", "es_loader_name"]
+
+    def test_binding_calls_only_the_stable_tier(self):
+        stable = header_functions(HEADER)
+        experimental = header_functions(EXPERIMENTAL)
+        self.assertLessEqual(len(stable), 110, "the stable header is meant to stay narrow")
+        self.assertGreater(len(experimental), 20)
+        self.assertEqual(set(stable) & set(experimental), set(), "declared in both tiers")
+        self.assertEqual(len(stable), len(set(stable)), "declared twice in equishard.h")
+        self.assertEqual(sorted(set(_ffi._SIGNATURES) - set(stable)), [],
+                         "_ffi binds functions outside the stable header")
 
     def test_removed_aliases_are_gone(self):
         L = _ffi.lib()
         for name in self.REMOVED:
             self.assertFalse(hasattr(L, name), f"{name} is still exported")
-            self.assertNotRegex(header_text(), rf"\b{name}\b")
+            self.assertNotIn(name, header_functions(HEADER) + header_functions(EXPERIMENTAL))
+
+    def test_the_library_exports_each_declared_function(self):
+        # both tiers are exported (the experimental one for the CLI and tests);
+        # nothing else is
+        nm = shutil.which("nm")
+        if not nm:
+            self.skipTest("no nm")
+        out = subprocess.run([nm, "-D", "--defined-only", _ffi.lib()._name], capture_output=True,
+                             text=True, check=True).stdout
+        exported = {line.split()[-1] for line in out.splitlines() if line.split()[-2:-1] == ["T"]}
+        exported = {s for s in exported if s.startswith("es_")}
+        self.assertEqual(sorted(exported ^ set(header_functions(HEADER) + header_functions(EXPERIMENTAL))),
+                         [], "exported es_* functions vs the headers' ES_API declarations")
 
 
 class TestEnums(unittest.TestCase):
