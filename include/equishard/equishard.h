@@ -93,10 +93,11 @@ typedef struct es_abi_field {
 /* Every public struct with a body in this header: its own row, then one row per
  * field in declaration order (a field declared `a, b;` is two rows; an array is
  * one row of its whole size). *count gets the number of rows (may be NULL).
- * Static storage; never NULL. A struct added to this header is registered in
- * src/core/abi.c (STRUCT(es_x), then one FIELD(es_x, f) line per field) and in
- * python/equishard/_ffi.py (its ctypes class and an "es_x" entry of STRUCTS);
- * tests/python/test_abi.py fails until both follow the header. */
+ * Static storage; never NULL. The table is generated from this header's
+ * struct bodies when the library is built (tools/gen_abi_layout.py), so a
+ * struct or field added here is in it; python/equishard/_ffi.py mirrors it by
+ * hand (a ctypes class and an "es_x" entry of STRUCTS), and
+ * tests/python/test_abi.py fails until it follows the header. */
 ES_API const es_abi_field *es_abi_layout(size_t *count);
 
 /* Name of a status code ("ES_ERR_FORMAT"); never NULL. */

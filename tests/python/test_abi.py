@@ -2,12 +2,14 @@
 
 python/equishard/_ffi.py mirrors the header's structs by hand. The library
 exports its layout table (es_abi_layout: each struct's size and each field's
-offset and size, as compiled); this test compares _ffi.STRUCTS with it field by
-field, and the table with the structs the headers declare (read from
-include/equishard/), so a field added to a C struct fails here until
-src/core/abi.c and _ffi.py both follow. It also checks the two tiers of the
-API (the binding calls only the stable header's functions), the version macros,
-and that the Python enums come from the library (es_enum_*).
+offset and size, as compiled, generated from the headers by
+tools/gen_abi_layout.py); this test compares _ffi.STRUCTS with it field by
+field, the table with the structs the headers declare (read from
+include/equishard/), and the table's fields with each struct's bytes, so a
+field added to a C struct fails here until _ffi.py follows, and one the table
+lost fails too. It also checks the two tiers of the API (the binding calls
+only the stable header's functions), the version macros, and that the Python
+enums come from the library (es_enum_*).
 
 Run by meson through tests/python/run.sh, like the other suites.
 """
@@ -76,10 +78,10 @@ class TestLayout(unittest.TestCase):
         declared = header_structs(header_text() + header_text(EXPERIMENTAL))
         self.assertGreater(len(declared), 20)
         self.assertEqual(sorted(declared), sorted(self.layout),
-                         "structs of the header vs es_abi_layout (src/core/abi.c)")
+                         "structs of the headers vs es_abi_layout (tools/gen_abi_layout.py)")
         for name, fields in declared.items():
             self.assertEqual(fields, [f for f, _, _ in self.layout[name][1]],
-                             f"{name}: fields of the header vs es_abi_layout (src/core/abi.c)")
+                             f"{name}: fields of the header vs es_abi_layout (tools/gen_abi_layout.py)")
 
     def test_ffi_matches_the_library_field_by_field(self):
         self.assertEqual(sorted(_ffi.STRUCTS), sorted(self.layout),
@@ -94,6 +96,28 @@ class TestLayout(unittest.TestCase):
                     self.assertEqual((got.offset, got.size), (offset, fsize),
                                      f"{name}.{field}: (offset, size) in _ffi vs the library")
                 self.assertEqual(ctypes.sizeof(cls), size, f"sizeof({name}) in _ffi vs the library")
+
+    def test_fields_cover_every_byte(self):
+        # Independent of any reading of the header: sorted by offset, a struct's
+        # fields leave gaps only where C pads (up to the next field's alignment,
+        # and at the end up to the struct's), so a field missing from the table
+        # shows as a hole (unless it is one padding could fill: a 4-byte field
+        # before an 8-byte one; the header comparison above catches those).
+        # Alignment is read off the size: the largest power of two dividing it,
+        # at most 8 (true of every field type the headers use).
+        def align(size):
+            return min(8, size & -size)
+
+        for name, (size, fields) in self.layout.items():
+            with self.subTest(struct=name):
+                end, most = 0, 1
+                for field, offset, fsize in sorted(fields, key=lambda f: f[1]):
+                    a = align(fsize)
+                    self.assertEqual(offset, -(-end // a) * a,
+                                     f"{name}: bytes {end}..{offset} before {field} belong to no field")
+                    end, most = offset + fsize, max(most, a)
+                self.assertEqual(size, -(-end // most) * most,
+                                 f"{name}: bytes {end}..{size} at the end belong to no field")
 
     # The sizes (x86-64, LP64) the settings structs had when they got their
     # reserve (uint64_t reserved[8], 0.1): a field added since took its bytes
