@@ -10,7 +10,7 @@
 
 #include "check_helpers.h"
 #include "costs/cost_table.h"
-#include "equishard/equishard.h"
+#include "equishard/equishard_experimental.h"
 
 /* ---- NNLS ---------------------------------------------------------------- */
 

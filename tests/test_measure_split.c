@@ -9,7 +9,7 @@
 #include <unistd.h>
 
 #include "check_helpers.h"
-#include "equishard/equishard.h"
+#include "equishard/equishard_experimental.h"
 
 static char root[4096];
 

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "check_helpers.h"
+#include "equishard/equishard_experimental.h"
 #include "costs/cost_table.h"
 
 static es_cost_table *measure(const char *list)

@@ -57,7 +57,7 @@ START_TEST(test_fixture_clean)
     for (size_t i = 0; i < es_validate_finding_count(r); i++) {
         es_finding f;
         es_validate_finding(r, i, &f);
-        ck_abort_msg("unexpected finding %s %s (%g)", es_check_name(f.check), f.key, f.value);
+        ck_abort_msg("unexpected finding %s %s (%g)", es_enum_name(ES_ENUM_CHECK, f.check), f.key, f.value);
     }
     es_validate_info info;
     es_validate_result_info(r, &info);
@@ -122,7 +122,7 @@ START_TEST(test_fixture_planted)
     for (size_t i = 0; i < es_validate_finding_count(r) && n_got < 64; i++) {
         es_finding f;
         es_validate_finding(r, i, &f);
-        snprintf(got[n_got++], sizeof got[0], "%s\t%s\t%s%s%s", es_check_name(f.check),
+        snprintf(got[n_got++], sizeof got[0], "%s\t%s\t%s%s%s", es_enum_name(ES_ENUM_CHECK, f.check),
                  f.kind == ES_KIND_SPK ? "spk" : "utt", f.key, f.other ? "\t" : "", f.other ? f.other : "");
     }
     qsort(got, n_got, sizeof got[0], (int (*)(const void *, const void *))strcmp);
@@ -284,10 +284,14 @@ START_TEST(test_host_api_contract)
     ck_assert_int_eq(es_validate_host(ctx, &s, &empty, NULL, NULL, &r), ES_ERR_USAGE);
     es_validate_result_free(NULL);
     ck_assert_uint_eq(es_validate_count(NULL, 0), 0);
-    for (int c = 0; c < ES_CHECK_COUNT; c++)
-        ck_assert_int_eq(es_check_from_name(es_check_name(c)), c);
-    ck_assert_ptr_null(es_check_name(ES_CHECK_COUNT));
-    ck_assert_int_eq(es_check_from_name("frobnicate"), -1);
+    for (int c = 0, v; c < ES_CHECK_COUNT; c++) {
+        ck_assert_int_eq(es_enum_value(ES_ENUM_CHECK, es_enum_name(ES_ENUM_CHECK, c), &v), ES_OK);
+        ck_assert_int_eq(v, c);
+    }
+    ck_assert_ptr_null(es_enum_name(ES_ENUM_CHECK, ES_CHECK_COUNT));
+    int v = -7;
+    ck_assert_int_eq(es_enum_value(ES_ENUM_CHECK, "frobnicate", &v), ES_ERR_USAGE);
+    ck_assert_int_eq(v, -7);
     es_context_free(ctx);
 }
 END_TEST

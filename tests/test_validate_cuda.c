@@ -148,7 +148,7 @@ START_TEST(test_findings_equal)
             ck_assert(a.check == b.check && a.row == b.row && a.kind == b.kind);
             ck_assert(a.other_row == b.other_row);
             ck_assert_msg(fabs(a.value - b.value) <= 1e-5 * fabs(a.value) + 1e-6, "%s row %zu: %g vs %g",
-                          es_check_name(a.check), a.row, a.value, b.value);
+                          es_enum_name(ES_ENUM_CHECK, a.check), a.row, a.value, b.value);
         }
         es_validate_result_free(r);
     }

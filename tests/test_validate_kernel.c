@@ -167,7 +167,7 @@ static es_validate_result *validate(const vgen *g, int threads)
     return r;
 }
 
-static const char *name_of(int check) { return es_check_name(check); }
+static const char *name_of(int check) { return es_enum_name(ES_ENUM_CHECK, check); }
 
 /* The same findings (check, kind, row, other row) in the same order, values close. */
 static void assert_matches(const es_validate_result *r, const vg_finding *want, size_t n, const vgen *g,

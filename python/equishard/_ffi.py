@@ -271,10 +271,11 @@ STRUCTS = {
 
 P = c_void_p  # opaque handles: es_context*, es_cost_table*, es_plan*, results
 STRS = POINTER(c_char_p)
+# every function the binding calls: all from the stable header, equishard.h
+# (tests/python/test_abi.py), none from equishard_experimental.h
 _SIGNATURES = {
     "es_version": (c_char_p, []),
     "es_version_number": (ctypes.c_uint, []),
-    "es_version_string": (c_char_p, []),
     "es_abi_layout": (POINTER(AbiField), [POINTER(c_size_t)]),
     "es_enum_field": (c_char_p, [c_int]),
     "es_enum_size": (c_size_t, [c_int]),
@@ -337,7 +338,6 @@ _SIGNATURES = {
     "es_recipe_plan_settings": (c_int, [P, POINTER(PlanSettings)]),
     "es_recipe_simulate_settings": (c_int, [P, POINTER(SimulateSettings)]),
     "es_recipe_validate_data_settings": (c_int, [P, POINTER(ValidateDataSettings)]),
-    "es_loader_name": (c_char_p, [c_enum]),
     "es_simulate_defaults": (None, [POINTER(SimulateSettings), c_enum]),
     "es_describe_json": (c_int, [P, P, c_enum, POINTER(CostModel), POINTER(c_void_p)]),
     "es_free": (None, [c_void_p]),
@@ -356,7 +356,6 @@ _SIGNATURES = {
     "es_simulate_plan_info": (c_int, [P, c_size_t, POINTER(SimulatePlan)]),
     "es_simulate_plan_rank": (c_int, [P, c_size_t, c_uint32, POINTER(PlanLoad)]),
     "es_simulate_write_json": (c_int, [P, P, c_char_p]),
-    "es_check_name": (c_char_p, [c_int]),
     "es_validate_defaults": (None, [POINTER(ValidateSettings)]),
     "es_validate_host": (c_int, [P, POINTER(ValidateSettings), POINTER(EmbMatrix),
                                  POINTER(EmbMatrix), POINTER(EmbSpeakers), POINTER(P)]),
@@ -395,11 +394,6 @@ _SIGNATURES = {
     "es_cost_term_name": (c_char_p, [c_int]),
     "es_simulate_step_time_info": (c_int, [P, c_size_t, POINTER(SimulateStepTime),
                                            POINTER(c_double)]),
-    "es_cost_batch_terms": (c_int, [POINTER(CostModel), P, POINTER(c_size_t), c_size_t,
-                                    POINTER(c_double)]),
-    "es_cost_batch": (c_double, [POINTER(CostModel), POINTER(c_double)]),
-    "es_nnls": (c_int, [P, POINTER(c_double), c_size_t, c_size_t, POINTER(c_double),
-                        POINTER(c_double)]),
     "es_calibrate_defaults": (None, [POINTER(CalibrateSettings)]),
     "es_calibrate": (c_int, [P, POINTER(CalibrateSettings), P, STRS, c_size_t, POINTER(P)]),
     "es_calibration_free": (None, [P]),

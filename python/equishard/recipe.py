@@ -14,7 +14,7 @@ from ctypes import byref, c_void_p
 
 from . import _args, _ffi
 from ._ffi import lib
-from .core import _Context, _Handle, _record, _str, _strings, _values
+from .core import ENUMS, _Context, _Handle, _record, _str, _strings, _values
 
 RecipeInfo = _record("RecipeInfo", _ffi.RecipeInfo, extra=("loader_name",))
 
@@ -39,7 +39,7 @@ class Recipe(_Handle):
         self._ptr = out.value
         info = _ffi.RecipeInfo()
         lib().es_recipe_get_info(self._ptr, byref(info))
-        values = _values(info, loader_name=_str(lib().es_loader_name(info.loader)))
+        values = _values(info, loader_name=ENUMS.name("loader", info.loader))
         values["model"] = _record("CostModel", _ffi.CostModel)(**_values(info.model))
         self.info = RecipeInfo(**values)
 

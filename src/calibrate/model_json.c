@@ -103,7 +103,7 @@ static json_t *provenance(es_context *ctx, const es_calibration *c, const char *
     snprintf(rule, sizeof rule, "fitted steps whose relative residual is more than %g scaled "
              "MADs (1.4826 x MAD) from the median, dropped once", c->s.outlier_mads);
     return json_pack("{s:s, s:o, s:o, s:s, s:I, s:I, s:s, s:s}", "equishard",
-                     es_version_string(), "logs", logs, "costs", costs, "time_field",
+                     es_version(), "logs", logs, "costs", costs, "time_field",
                      c->time_field, "warmup_steps_per_rank", (json_int_t)c->s.warmup,
                      "held_out_every", (json_int_t)c->s.holdout_every, "outlier_rule",
                      c->s.outlier_mads > 0 ? rule : "none",

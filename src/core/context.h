@@ -8,7 +8,8 @@
 #ifndef ES_CONTEXT_H
 #define ES_CONTEXT_H
 
-#include "equishard/equishard.h"
+/* both tiers: the library implements the experimental one too */
+#include "equishard/equishard_experimental.h"
 
 #include <stdarg.h>
 

@@ -56,16 +56,3 @@ ES_API int es_enum_value(int e, const char *name, int *v)
         }
     return ES_ERR_USAGE;
 }
-
-ES_API const char *es_check_name(int check) { return es_enum_name(ES_ENUM_CHECK, check); }
-
-ES_API int es_check_from_name(const char *name)
-{
-    int v;
-    return es_enum_value(ES_ENUM_CHECK, name, &v) == ES_OK ? v : -1;
-}
-
-ES_API const char *es_loader_name(es_loader loader)
-{
-    return es_enum_name(ES_ENUM_LOADER, (int)loader);
-}

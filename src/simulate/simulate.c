@@ -44,7 +44,7 @@ ES_API void es_simulate_defaults(es_simulate_settings *s, es_loader loader)
 
 static int check_settings(es_context *ctx, const es_simulate_settings *s)
 {
-    if (!es_loader_name(s->loader))
+    if (!es_enum_name(ES_ENUM_LOADER, s->loader))
         return es_fail(ctx, ES_ERR_USAGE, "simulate: loader: unknown value %d", (int)s->loader);
     if (s->world_size == 0)
         return es_fail(ctx, ES_ERR_USAGE, "simulate: world_size must be at least 1");

@@ -137,7 +137,7 @@ static json_t *parameters_json(const es_simulate_result *r)
 {
     const es_simulate_settings *s = &r->s;
     json_t *o = json_object();
-    SET(o, "loader", json_string(es_loader_name(s->loader)));
+    SET(o, "loader", json_string(es_enum_name(ES_ENUM_LOADER, s->loader)));
     SET(o, "world_size", u64(s->world_size));
     SET(o, "workers", u64(s->workers));
     SET(o, "epochs", json_pack("[II]", (json_int_t)s->epoch_first, (json_int_t)s->epoch_last));

@@ -43,7 +43,7 @@ static int data_json(const es_validate_result *r, json_t *summary)
                                                    NULL, r->tokenizer));
     if (!bad && r->imbalance_checked)
         bad |= json_object_set_new(summary, "loader",
-            json_pack("{s:s, s:I, s:I, s:o, s:o, s:o}", "loader", es_loader_name(r->data.loader),
+            json_pack("{s:s, s:I, s:I, s:o, s:o, s:o}", "loader", es_enum_name(ES_ENUM_LOADER, r->data.loader),
                       "world_size", (json_int_t)r->data.world_size,
                       "workers", (json_int_t)r->data.workers, "max_imbalance",
                       number(r->data.max_imbalance), "imbalance", number(r->imbalance),
@@ -70,7 +70,7 @@ static json_t *summary_json(const es_validate_result *r)
 static json_t *finding_json(const es_vfinding *v)
 {
     const es_finding *f = &v->f;
-    json_t *o = json_pack("{s:s, s:s, s:s}", "check", es_check_name(f->check), "kind",
+    json_t *o = json_pack("{s:s, s:s, s:s}", "check", es_enum_name(ES_ENUM_CHECK, f->check), "kind",
                           f->kind == ES_KIND_SPK ? "spk" : f->kind == ES_KIND_DATA ? "data" : "utt", "key", "");
     if (!o)
         return NULL;
@@ -118,7 +118,7 @@ static json_t *report_json(const es_validate_result *r)
                              "settings", settings_json(&r->settings), "summary", summary_json(r));
     int bad = !counts || !findings || !root;
     for (int c = 0; !bad && c < ES_CHECK_COUNT; c++)
-        bad |= json_object_set_new(counts, es_check_name(c), json_integer((json_int_t)r->counts[c]));
+        bad |= json_object_set_new(counts, es_enum_name(ES_ENUM_CHECK, c), json_integer((json_int_t)r->counts[c]));
     for (size_t i = 0; !bad && i < r->n; i++)
         bad |= json_array_append_new(findings, finding_json(&r->items[i]));
     if (!bad) {

@@ -132,7 +132,7 @@ static json_t *recipe_json(const es_recipe *r)
                         ? json_pack("{s:f, s:f}", "min", in.speed_min, "max", in.speed_max)
                         : json_null();
     return json_pack("{s:o, s:s, s:s, s:o}", "path", path ? path : json_null(), "digest", digest,
-                     "loader", es_loader_name(in.loader), "speed_perturb", speed);
+                     "loader", es_enum_name(ES_ENUM_LOADER, in.loader), "speed_perturb", speed);
 }
 
 static json_t *parameters(const es_plan_settings *s)

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <equishard/equishard.h>
+#include <equishard/equishard_experimental.h>
 
 #include "fuzz_table.h"
 

@@ -1,9 +1,10 @@
 /* The equishard command line: one file per subcommand, sharing these helpers.
- * Uses only the public header (include/equishard/equishard.h). */
+ * Uses only the public headers: include/equishard/equishard.h and its
+ * experimental tier, equishard_experimental.h (which includes it). */
 #ifndef ES_CLI_H
 #define ES_CLI_H
 
-#include <equishard/equishard.h>
+#include <equishard/equishard_experimental.h>
 
 #include "cli_progress.h"
 

@@ -122,7 +122,7 @@ int cli_recipe_refuse_loader(int given, es_loader loader)
 {
     if (!cli_recipe.r || !given || loader == cli_recipe.info.loader)
         return 0;
-    cli_error("--loader %s, but %s is a %s recipe", es_loader_name(loader), cli_recipe.info.path,
-              es_loader_name(cli_recipe.info.loader));
+    cli_error("--loader %s, but %s is a %s recipe", es_enum_name(ES_ENUM_LOADER, loader), cli_recipe.info.path,
+              es_enum_name(ES_ENUM_LOADER, cli_recipe.info.loader));
     return -1;
 }

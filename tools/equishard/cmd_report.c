@@ -177,7 +177,7 @@ static int write_html(es_context *ctx, const es_plan_dir *d, json_t *plan, const
         snprintf(source, sizeof source, "%s plan, %lld rank(s) x %lld worker(s); the %s "
                  "loader's own split replayed with the plan's settings, epoch 0",
                  mode ? mode : "?", (long long)num(params, "world_size"),
-                 (long long)num(params, "workers"), es_loader_name(a->loader));
+                 (long long)num(params, "workers"), es_enum_name(ES_ENUM_LOADER, a->loader));
         report_html_in hin = {.title = title, .source = source, .plan = plan, .sim = sim,
                               .sim_missing = *missing ? missing : NULL, .table = table,
                               .validate = val};

@@ -237,7 +237,7 @@ static void print_header(const es_simulate_settings *s, const es_simulate_result
     char b1[32];
     es_simulate_input_info(r, &in);
     printf("simulate: %s loader, %u rank(s) x %u worker(s), epoch(s) %" PRId64 "..%" PRId64 "\n",
-           es_loader_name(s->loader), s->world_size, s->workers, s->epoch_first, s->epoch_last);
+           es_enum_name(ES_ENUM_LOADER, s->loader), s->world_size, s->workers, s->epoch_first, s->epoch_last);
     if (s->plan_dir)
         printf("  split: the shard plan %s (each rank's and worker's own list, as "
                "equishard.loaders feed them)\n", s->plan_dir);
@@ -308,7 +308,7 @@ static void print_plan_side(const es_simulate_settings *s, const es_simulate_res
     es_simulate_epoch_info(r, 0, &ep);
     printf("\nside by side, same data (epoch %" PRId64 "):\n", ep.epoch);
     printf("  %-28s %12s %10s %10s\n", "", "min batches", "retention", "total");
-    printf("  %-28s %12.2f %9.2f%% %10.2f\n", es_loader_name(s->loader), ep.min_batches,
+    printf("  %-28s %12.2f %9.2f%% %10.2f\n", es_enum_name(ES_ENUM_LOADER, s->loader), ep.min_batches,
            100 * ep.retention, ep.total_batches);
     for (size_t i = 0; i < es_simulate_plan_count(r); i++) {
         es_simulate_plan p;
@@ -437,7 +437,7 @@ static int write_html(es_context *ctx, const sim_args *a, const es_cost_table *t
         char source[4200];
         snprintf(source, sizeof source, "equishard simulate: the %s loader, %u rank(s) x %u "
                  "worker(s), epochs %" PRId64 " to %" PRId64 "%s%s",
-                 es_loader_name(a->sim.loader), a->sim.world_size, a->sim.workers,
+                 es_enum_name(ES_ENUM_LOADER, a->sim.loader), a->sim.world_size, a->sim.workers,
                  a->sim.epoch_first, a->sim.epoch_last, a->plan ? "; replaying the plan " : "",
                  a->plan ? a->plan : "");
         report_html_in in = {.title = "equishard simulate report", .source = source,

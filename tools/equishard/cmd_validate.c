@@ -57,7 +57,8 @@ static int parse_fail_on(const cli_option *o, const char *list, void *field, con
             for (int c = 0; c < ES_CHECK_COUNT; c++)
                 fail_on[c] = 1;
         else if (strcmp(t, "none") != 0) {
-            int c = es_check_from_name(t);
+            int c = -1;
+            es_enum_value(ES_ENUM_CHECK, t, &c); /* leaves -1 for an unknown name */
             char want[200];
             snprintf(want, sizeof want, "unknown check '%.80s' (see --help; or all, none)", t);
             if (c < 0)
@@ -347,7 +348,7 @@ static int print_table(const es_validate_result *r, const validate_args *a)
         size_t count = es_validate_count(r, c);
         int fails = count && a->fail_on[c];
         failed |= fails;
-        printf("%-18s %9zu %s ", es_check_name(c), count, fails ? "!" : " ");
+        printf("%-18s %9zu %s ", es_enum_name(ES_ENUM_CHECK, c), count, fails ? "!" : " ");
         for (size_t shown = 0; i < n; i++) {
             es_finding f;
             es_validate_finding(r, i, &f);
