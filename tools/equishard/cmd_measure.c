@@ -1,7 +1,7 @@
 /* equishard measure [-j N] [-o costs.tsv|costs.tsv.zst] [--hash]
  *                   [--utt-emb SRC] [--spk-emb SRC] [--speech-tokens SRC]
  *                   [--on-error fail|skip] [--root DIR] [--quiet] LIST...
- * (under mpirun/srun: measure_mpi.c) */
+ * (under mpirun/srun: cmd_measure_mpi.c) */
 #include <getopt.h>
 #include <stdio.h>
 #include <string.h>

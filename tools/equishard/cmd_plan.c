@@ -1,6 +1,6 @@
 /* equishard plan --world-size K [--workers W] [--mode shard|batch|reshard] [cost/filter
  *                flags] [--seed S] [--epoch E] -o OUTDIR  COSTS.tsv[.zst] | LIST...
- * (under mpirun/srun: plan_mpi.c) */
+ * (under mpirun/srun: cmd_plan_mpi.c) */
 #include <getopt.h> /* optind */
 #include <sys/resource.h>
 #include <stdint.h>

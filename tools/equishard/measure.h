@@ -1,5 +1,5 @@
 /* `equishard measure`, shared by the one-process command (cmd_measure.c) and its
- * MPI form (measure_mpi.c, built when meson finds MPI). */
+ * MPI form (cmd_measure_mpi.c, built when meson finds MPI). */
 #ifndef ES_CLI_MEASURE_H
 #define ES_CLI_MEASURE_H
 

@@ -1,7 +1,7 @@
 /* What follows a successful `equishard measure` (measure.h): the table's
  * marks, its file, the problems and the summary line. Apart from the
  * one-process command (cmd_measure.c), which hands over to the MPI form
- * (measure_mpi.c) under mpirun: both forms end here, so that the MPI form
+ * (cmd_measure_mpi.c) under mpirun: both forms end here, so that the MPI form
  * does not call back into the command that called it. */
 #include <string.h>
 

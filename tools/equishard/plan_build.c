@@ -1,7 +1,7 @@
 /* The plan built from the command's inputs (plan.h), with the build's
  * progress line, and the write's progress line set up before it. Apart from the
  * one-process command (cmd_plan.c), which hands over to the MPI form
- * (plan_mpi.c): both build here. */
+ * (cmd_plan_mpi.c): both build here. */
 #include "plan.h"
 
 int plan_build(es_context *ctx, plan_args *a, int quiet, int writes, const char *const *inputs,

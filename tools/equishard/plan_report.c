@@ -1,7 +1,7 @@
 /* What every form of `equishard plan` ends with (plan.h): the summary on
  * stdout and the exit code --max-imbalance sets, and the report of stale
  * folders removed from OUTDIR. Apart from the one-process command
- * (cmd_plan.c), which hands over to the MPI form (plan_mpi.c) and to
+ * (cmd_plan.c), which hands over to the MPI form (cmd_plan_mpi.c) and to
  * --resume-from (plan_resume.c): all three call down to here. */
 #include <stdio.h>
 
