@@ -266,10 +266,10 @@ START_TEST(split_matches_python)
     char mine[8192];
     for (size_t i = 0; i < m; i++) {
         const split_case *c = &cases[i];
-        es_sim_split sp;
-        int rc = c->wenet ? es_sim_split_wenet(c->n, c->k, c->w, c->partition, &sp)
-                          : es_sim_split_cosyvoice(c->n, c->k, c->w, c->epoch, c->shuffle,
-                                                   c->partition, &sp);
+        es_loader_split sp;
+        int rc = c->wenet ? es_loader_split_wenet(c->n, c->k, c->w, c->partition, &sp)
+                          : es_loader_split_cosyvoice(c->n, c->k, c->w, c->epoch, c->shuffle,
+                                                      c->partition, &sp);
         ck_assert_int_eq(rc, 0);
         for (uint32_t r = 0; r < c->k; r++) {
             for (uint32_t j = 0; j < c->w; j++) {
@@ -292,7 +292,7 @@ START_TEST(split_matches_python)
                               c->n, c->k, c->w, (long long)c->epoch, r, j, line, mine);
             }
         }
-        es_sim_split_release(&sp);
+        es_loader_split_release(&sp);
     }
     ck_assert_ptr_null(next_line(&cursor));
     unlink(input);
@@ -399,20 +399,20 @@ START_TEST(stream_matches_python)
     char *out = python(batch_py, args), *cursor = out, *line;
     char *mine = malloc(N * 12);
     uint32_t *order = malloc(N * sizeof *order);
-    es_sim_scratch sc = {0};
-    es_sim_batches b = {0};
+    es_loader_scratch sc = {0};
+    es_loader_batches b = {0};
     for (size_t a = 0; a < COUNT(sort_sizes); a++) {
         for (size_t k = 0; k < COUNT(budgets) + 1; k++) {
-            es_sim_stream_rules rules = {ES_SIM_SHUFFLE_CHUNK, 1, sort_sizes[a],
-                                         k < COUNT(budgets) ? budgets[k] : 0,
-                                         k == COUNT(budgets) ? 16 : 0};
+            es_loader_stream_rules rules = {ES_LOADER_SHUFFLE_CHUNK, 1, sort_sizes[a],
+                                            k < COUNT(budgets) ? budgets[k] : 0,
+                                            k == COUNT(budgets) ? 16 : 0};
             es_pyrandom rng;
             es_pyrandom_seed_u64(&rng, 1);
-            ck_assert_int_eq(es_sim_stream_order(&rules, frames, N, &rng, order), 0);
+            ck_assert_int_eq(es_loader_stream_order(&rules, frames, N, &rng, order), 0);
             join_u32(mine, N * 12, order, N);
             ck_assert_ptr_nonnull(line = next_line(&cursor));
             ck_assert_msg(!strcmp(line, mine), "sort_size %u: order differs", sort_sizes[a]);
-            ck_assert_int_eq(es_sim_stream_run(&rules, frames, seconds, N, &rng, &sc, &b), 0);
+            ck_assert_int_eq(es_loader_stream_run(&rules, frames, seconds, N, &rng, &sc, &b), 0);
             join_u32(mine, N * 12, b.count, b.n);
             ck_assert_ptr_nonnull(line = next_line(&cursor));
             /* Python yields the empty first batch ("0"); we count it apart */
@@ -430,8 +430,8 @@ START_TEST(stream_matches_python)
         }
     }
     ck_assert_ptr_null(next_line(&cursor));
-    es_sim_batches_release(&b);
-    es_sim_scratch_release(&sc);
+    es_loader_batches_release(&b);
+    es_loader_scratch_release(&sc);
     unlink(input);
     rmdir(dir);
     free(dir);
@@ -451,10 +451,10 @@ START_TEST(shuffle_buffers_permute)
     for (uint32_t i = 0; i < N; i++)
         frames[i] = i;
     for (int kind = 0; kind < 2; kind++) {
-        es_sim_stream_rules rules = {(es_sim_shuffle)kind, 100, 0, 2000, 0};
+        es_loader_stream_rules rules = {(es_loader_shuffle)kind, 100, 0, 2000, 0};
         es_pyrandom rng;
         es_pyrandom_seed_u64(&rng, 99);
-        ck_assert_int_eq(es_sim_stream_order(&rules, frames, N, &rng, order), 0);
+        ck_assert_int_eq(es_loader_stream_order(&rules, frames, N, &rng, order), 0);
         static unsigned char seen[N];
         memset(seen, 0, sizeof seen);
         size_t moved = 0;
@@ -463,7 +463,7 @@ START_TEST(shuffle_buffers_permute)
             ck_assert(!seen[order[i]]);
             seen[order[i]] = 1;
             moved += order[i] != i;
-            if (kind == ES_SIM_SHUFFLE_CHUNK)
+            if (kind == ES_LOADER_SHUFFLE_CHUNK)
                 ck_assert_uint_eq(order[i] / 100, i / 100);
         }
         ck_assert_uint_gt(moved, N / 2);

@@ -48,7 +48,8 @@ ES_API void es_cost_table_free(es_cost_table *t)
     if (!t)
         return;
     stop_ahead(t);
-    es_cost_table_drop_zstd_image(t); /* its thread reads the rows */
+    if (t->drop_zstd_ahead)
+        t->drop_zstd_ahead(t); /* its thread reads the rows */
     free(t->rows);
     free(t->skips);
     es_strmap_release(&t->shard_stats);

@@ -46,6 +46,10 @@ struct es_cost_table {
     char *tokenizer;        /* what text_tokens were counted with: one line of JSON
                                (text/tok_report.h), the "# tokenizer: " line; or NULL */
     struct es_zstd_image *zstd_ahead; /* es_cost_table_compress_ahead's, or NULL */
+    /* Set with zstd_ahead: es_cost_table_drop_zstd_image, which the table's
+     * free calls through here, so the table's memory calls nothing above it
+     * (the image's writer reads the table). */
+    void (*drop_zstd_ahead)(es_cost_table *t);
 };
 
 es_cost_table *es_cost_table_new(void);
@@ -131,7 +135,7 @@ int es_cost_table_write_stream(es_context *ctx, const es_cost_table *t, FILE *fp
 int es_cost_table_write_zstd_image(es_context *ctx, const es_cost_table *t, FILE *fp,
                                    const char *name);
 /* Waits for the compressing thread, if any, and frees its image
- * (es_cost_table_free). The rows must not change while the thread runs:
+ * (es_cost_table_free, through the table's drop_zstd_ahead). The rows must not change while the thread runs:
  * nothing appends to a table once it has been read. */
 void es_cost_table_drop_zstd_image(es_cost_table *t);
 

@@ -114,6 +114,7 @@ ES_API int es_cost_table_compress_ahead(es_context *ctx, es_cost_table *t)
         return ES_OK;
     }
     t->zstd_ahead = im;
+    t->drop_zstd_ahead = es_cost_table_drop_zstd_image;
     return ES_OK;
 }
 

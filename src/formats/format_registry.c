@@ -1,5 +1,7 @@
 /* The shard formats equishard knows: the one file that names them. */
 #include "formats/format.h"
+#include "formats/reshard_job.h"
+#include "plan/plan_internal.h"
 
 #include <string.h>
 
@@ -34,6 +36,12 @@ const es_format_ops *es_format_for_reshard(es_reshard_format f)
         if (formats[i]->reshard_copy && formats[i]->reshard_format == f)
             return formats[i];
     return formats[0];
+}
+
+void es_reshard_shard_name(const es_plan *p, uint32_t i, char *buf, size_t len)
+{
+    const plan_reshard *r = p->reshard;
+    es_format_for_reshard(r->format)->reshard_shard_name(r->compress, i, buf, len);
 }
 
 size_t es_format_count(void)

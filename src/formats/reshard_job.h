@@ -48,8 +48,13 @@ typedef struct reshard_job {
 } reshard_job;
 
 /* File name of new shard i under the settled format and compression
- * ("shards_000000007.tar.zst", "parquet_000000007.tar"). */
+ * ("shards_000000007.tar.zst", "parquet_000000007.tar"): the plan's, for the
+ * writer's files beside the shards (format_registry.c, which looks the format up),
+ * and the job's, for its copier (through job->fmt: a copier never calls back
+ * into the registry that names it). The same name: es_reshard_prepare settles
+ * the plan's format and compression from the job's. */
 void es_reshard_shard_name(const es_plan *p, uint32_t i, char *buf, size_t len);
+void reshard_job_shard_name(const reshard_job *job, uint32_t i, char *buf, size_t len);
 
 /* Writers that may be open at once: the open-file limit (less 64 for
  * everything else) and a 1 GiB budget of `writer_memory` bytes each. */

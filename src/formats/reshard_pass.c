@@ -1,7 +1,7 @@
 /* The pass loop every reshard copier runs (reshard_job.h), and what all need:
- * the new shards' names (the format's) and how many may be open at once. Apart
- * from write/reshard_job.c, which calls the copiers, so that no copier calls
- * back into it. */
+ * the new shards' names (the job's format's) and how many may be open at once.
+ * Apart from write/reshard_job.c, which calls the copiers, so that no copier
+ * calls back into it; and below the registry, which names the copiers. */
 #include "formats/reshard_job.h"
 
 #include <stdio.h>
@@ -12,10 +12,9 @@
 #define WRITER_MEMORY_BUDGET ((size_t)1 << 30)
 #define RESERVED_FDS 64
 
-void es_reshard_shard_name(const es_plan *p, uint32_t i, char *buf, size_t len)
+void reshard_job_shard_name(const reshard_job *job, uint32_t i, char *buf, size_t len)
 {
-    const plan_reshard *r = p->reshard;
-    es_format_for_reshard(r->format)->reshard_shard_name(r->compress, i, buf, len);
+    job->fmt->reshard_shard_name(job->compress, i, buf, len);
 }
 
 size_t reshard_open_cap(const es_plan *p, size_t writer_memory)

@@ -5,7 +5,7 @@
 
 #include "loader/py_random.h"
 
-void es_sim_split_release(es_sim_split *s)
+void es_loader_split_release(es_loader_split *s)
 {
     free(s->items);
     free(s->worker_start);
@@ -14,7 +14,7 @@ void es_sim_split_release(es_sim_split *s)
     memset(s, 0, sizeof *s);
 }
 
-static int alloc_offsets(es_sim_split *s, uint32_t k, uint32_t w)
+static int alloc_offsets(es_loader_split *s, uint32_t k, uint32_t w)
 {
     memset(s, 0, sizeof *s);
     s->k = k;
@@ -47,8 +47,8 @@ static size_t cosyvoice_capacity(uint32_t n, uint32_t k, uint32_t w, int partiti
     return per_rank_workers * k;
 }
 
-int es_sim_split_cosyvoice(uint32_t n, uint32_t k, uint32_t w, int64_t epoch, int shuffle,
-                           int partition, es_sim_split *out)
+int es_loader_split_cosyvoice(uint32_t n, uint32_t k, uint32_t w, int64_t epoch, int shuffle,
+                              int partition, es_loader_split *out)
 {
     uint32_t *idx = malloc((size_t)n * sizeof *idx);
     size_t ranks_cap = partition ? ((size_t)n < k ? k : n) : (size_t)n * k;
@@ -88,11 +88,11 @@ int es_sim_split_cosyvoice(uint32_t n, uint32_t k, uint32_t w, int64_t epoch, in
     return 0;
 fail:
     free(idx);
-    es_sim_split_release(out);
+    es_loader_split_release(out);
     return -1;
 }
 
-int es_sim_split_wenet(uint32_t n, uint32_t k, uint32_t w, int partition, es_sim_split *out)
+int es_loader_split_wenet(uint32_t n, uint32_t k, uint32_t w, int partition, es_loader_split *out)
 {
     uint32_t ranks = partition ? k : 1; /* without partition every rank reads all */
     if (alloc_offsets(out, k, w))
@@ -118,6 +118,6 @@ int es_sim_split_wenet(uint32_t n, uint32_t k, uint32_t w, int partition, es_sim
     out->worker_start[(size_t)k * w] = o;
     return 0;
 fail:
-    es_sim_split_release(out);
+    es_loader_split_release(out);
     return -1;
 }

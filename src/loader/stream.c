@@ -6,7 +6,7 @@
 #include "algo/radix_sort.h"
 #include "loader/batching.h"
 
-void es_sim_batches_release(es_sim_batches *b)
+void es_loader_batches_release(es_loader_batches *b)
 {
     free(b->count);
     free(b->frames);
@@ -15,7 +15,7 @@ void es_sim_batches_release(es_sim_batches *b)
     memset(b, 0, sizeof *b);
 }
 
-void es_sim_scratch_release(es_sim_scratch *sc)
+void es_loader_scratch_release(es_loader_scratch *sc)
 {
     free(sc->order);
     free(sc->tmp_frames);
@@ -24,17 +24,17 @@ void es_sim_scratch_release(es_sim_scratch *sc)
     memset(sc, 0, sizeof *sc);
 }
 
-static int scratch_reserve(es_sim_scratch *sc, size_t n)
+static int scratch_reserve(es_loader_scratch *sc, size_t n)
 {
     if (n <= sc->cap)
         return 0;
-    es_sim_scratch_release(sc);
+    es_loader_scratch_release(sc);
     sc->order = malloc(n * sizeof *sc->order);
     sc->tmp_frames = malloc(n * sizeof *sc->tmp_frames);
     sc->keys = malloc(n * sizeof *sc->keys);
     sc->ends = malloc(n * sizeof *sc->ends);
     if (!sc->order || !sc->tmp_frames || !sc->keys || !sc->ends) {
-        es_sim_scratch_release(sc);
+        es_loader_scratch_release(sc);
         return -1;
     }
     sc->cap = n;
@@ -100,13 +100,13 @@ static void sort_chunks(uint32_t *order, size_t n, uint32_t size, const uint32_t
     free(tmp);
 }
 
-static void apply_order(const es_sim_stream_rules *rules, const uint32_t *frames, size_t n,
+static void apply_order(const es_loader_stream_rules *rules, const uint32_t *frames, size_t n,
                         es_pyrandom *rng, uint32_t *order, uint32_t *tmp, uint64_t *keys)
 {
     for (size_t i = 0; i < n; i++)
         order[i] = (uint32_t)i;
     if (rules->shuffle_size > 1) {
-        if (rules->shuffle == ES_SIM_SHUFFLE_CHUNK) {
+        if (rules->shuffle == ES_LOADER_SHUFFLE_CHUNK) {
             shuffle_chunks(order, n, rules->shuffle_size, rng);
         } else {
             /* tmp holds the buffer (<= shuffle_size <= n entries used) */
@@ -118,18 +118,18 @@ static void apply_order(const es_sim_stream_rules *rules, const uint32_t *frames
         sort_chunks(order, n, rules->sort_size, frames, keys);
 }
 
-int es_sim_stream_order(const es_sim_stream_rules *rules, const uint32_t *frames, size_t n,
-                        es_pyrandom *rng, uint32_t *order)
+int es_loader_stream_order(const es_loader_stream_rules *rules, const uint32_t *frames, size_t n,
+                           es_pyrandom *rng, uint32_t *order)
 {
-    es_sim_scratch sc = {0};
+    es_loader_scratch sc = {0};
     if (scratch_reserve(&sc, n ? n : 1))
         return -1;
     apply_order(rules, frames, n, rng, order, sc.tmp_frames, sc.keys);
-    es_sim_scratch_release(&sc);
+    es_loader_scratch_release(&sc);
     return 0;
 }
 
-static int batches_reserve(es_sim_batches *b, size_t n)
+static int batches_reserve(es_loader_batches *b, size_t n)
 {
     uint32_t *c = realloc(b->count, (n ? n : 1) * sizeof *c);
     if (c)
@@ -147,7 +147,7 @@ static int batches_reserve(es_sim_batches *b, size_t n)
 }
 
 /* Fills the batch end offsets (one past the last sample of each batch). */
-static size_t batch_ends(const es_sim_stream_rules *rules, const uint32_t *sorted_frames,
+static size_t batch_ends(const es_loader_stream_rules *rules, const uint32_t *sorted_frames,
                          size_t n, size_t *ends, int *empty_first)
 {
     *empty_first = 0;
@@ -160,9 +160,9 @@ static size_t batch_ends(const es_sim_stream_rules *rules, const uint32_t *sorte
     return nb;
 }
 
-int es_sim_stream_run(const es_sim_stream_rules *rules, const uint32_t *frames,
-                      const double *seconds, size_t n, es_pyrandom *rng, es_sim_scratch *sc,
-                      es_sim_batches *out)
+int es_loader_stream_run(const es_loader_stream_rules *rules, const uint32_t *frames,
+                         const double *seconds, size_t n, es_pyrandom *rng, es_loader_scratch *sc,
+                         es_loader_batches *out)
 {
     if (scratch_reserve(sc, n ? n : 1))
         return -1;

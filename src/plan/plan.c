@@ -1,5 +1,6 @@
 /* es_plan_build: filter the table as the loader would, then hand over to the
- * mode's builder; common metrics and accessors. */
+ * mode's builder; the settings' defaults and the plan freed. Its numbers are
+ * read back in plan_loads.c. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -285,42 +286,3 @@ ES_API int es_plan_build_subset(es_context *ctx, const es_plan_settings *s,
     *out = p;
     return ES_OK;
 }
-
-ES_API int es_plan_get_metrics(const es_plan *p, es_plan_metrics *m)
-{
-    if (!p || !m)
-        return ES_ERR_USAGE;
-    *m = p->metrics;
-    return ES_OK;
-}
-
-ES_API uint64_t es_plan_filtered(const es_plan *p, size_t reason)
-{
-    return p && reason < ES_DROP_REASONS ? p->filtered[reason] : 0;
-}
-
-ES_API int es_plan_worker_load(const es_plan *p, uint32_t rank, uint32_t worker,
-                               es_plan_load *out)
-{
-    if (!p || !out || rank >= p->K || worker >= p->W)
-        return ES_ERR_USAGE;
-    *out = p->loads[(size_t)rank * p->W + worker];
-    return ES_OK;
-}
-
-ES_API int es_plan_rank_load(const es_plan *p, uint32_t rank, es_plan_load *out)
-{
-    if (!p || !out || rank >= p->K)
-        return ES_ERR_USAGE;
-    memset(out, 0, sizeof *out);
-    for (uint32_t w = 0; w < p->W; w++) {
-        const es_plan_load *l = &p->loads[(size_t)rank * p->W + w];
-        out->cost += l->cost;
-        out->utterances += l->utterances;
-        out->frames += l->frames;
-        out->batches += l->batches;
-    }
-    return ES_OK;
-}
-
-ES_API const char *es_plan_token_note(const es_plan *p) { return p ? p->token_note : ""; }

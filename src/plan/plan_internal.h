@@ -1,6 +1,6 @@
 /* The plan in memory, shared by the mode builders (plan_shard.c, plan_batch.c,
  * plan_reshard.c), the metrics they share (plan_metrics.c), the accessors
- * (plan_access.c) and the writers in src/write/ (plan_write.c, plan_json.c, the
+ * (plan_access.c) and the writers in src/write/ (plan_write_shard.c, plan_json.c, the
  * reshard copiers), which only read it, but for the format and compression the
  * reshard writer settles (plan_reshard.h).
  *

@@ -127,9 +127,9 @@ static void shard_stats(const plan_reshard *r, es_plan_reshard_info *info)
  * of K·W): worker (rank, w) reads shards rank + K·w + K·W·j, j = 0 .. M-1. */
 static int split_loads(es_context *ctx, es_plan *p, const plan_reshard *r)
 {
-    es_sim_split sp;
+    es_loader_split sp;
     size_t *stream = malloc((p->n_kept ? p->n_kept : 1) * sizeof *stream);
-    if (!stream || es_sim_split_cosyvoice(r->n_shards, p->K, p->W, 0, 0, 1, &sp)) {
+    if (!stream || es_loader_split_cosyvoice(r->n_shards, p->K, p->W, 0, 0, 1, &sp)) {
         free(stream);
         return es_fail(ctx, ES_ERR_NOMEM, "plan: out of memory");
     }
@@ -146,14 +146,14 @@ static int split_loads(es_context *ctx, es_plan *p, const plan_reshard *r)
         l->utterances = n;
         l->batches = es_plan_predict_batches(p, stream, n);
     }
-    es_sim_split_release(&sp);
+    es_loader_split_release(&sp);
     free(stream);
     return ES_OK;
 }
 
 /* Largest |load / mean - 1| of any rank or worker under the loader's split sp
  * of the N shards. Sums run in list order, as the loader reads them. */
-static double split_deviation(const es_plan *p, const plan_reshard *r, const es_sim_split *sp,
+static double split_deviation(const es_plan *p, const plan_reshard *r, const es_loader_split *sp,
                               double *rank, double *worker)
 {
     size_t K = p->K, W = p->W;
@@ -186,11 +186,11 @@ static int permutation_check(es_context *ctx, const es_plan *p, plan_reshard *r)
     int failed = !rank || !worker;
     double worst = 0;
     for (int64_t epoch = 0; !failed && epoch < ES_RESHARD_PERMUTATIONS; epoch++) {
-        es_sim_split sp;
-        failed = es_sim_split_cosyvoice(r->n_shards, p->K, p->W, epoch, 1, 1, &sp) != 0;
+        es_loader_split sp;
+        failed = es_loader_split_cosyvoice(r->n_shards, p->K, p->W, epoch, 1, 1, &sp) != 0;
         if (!failed)
             worst = fmax(worst, split_deviation(p, r, &sp, rank, worker));
-        es_sim_split_release(&sp);
+        es_loader_split_release(&sp);
     }
     r->info.permutations = ES_RESHARD_PERMUTATIONS;
     r->info.permutation_max_deviation = worst;

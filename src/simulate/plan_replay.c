@@ -153,7 +153,7 @@ int es_sim_planned_read(es_context *ctx, const char *outdir, uint32_t k, uint32_
     return rc;
 }
 
-int es_sim_split_planned(const es_sim_planned *p, int64_t epoch, int shuffle, es_sim_split *out)
+int es_sim_split_planned(const es_sim_planned *p, int64_t epoch, int shuffle, es_loader_split *out)
 {
     size_t units = (size_t)p->k * p->w, n = p->unit_start[units];
     memset(out, 0, sizeof *out);
@@ -164,7 +164,7 @@ int es_sim_split_planned(const es_sim_planned *p, int64_t epoch, int shuffle, es
     out->worker_start = malloc((units + 1) * sizeof *out->worker_start);
     out->rank_start = malloc(((size_t)p->k + 1) * sizeof *out->rank_start);
     if (!out->items || !out->rank_items || !out->worker_start || !out->rank_start) {
-        es_sim_split_release(out);
+        es_loader_split_release(out);
         return -1;
     }
     memcpy(out->items, p->items, n * sizeof *out->items);

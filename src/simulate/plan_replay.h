@@ -29,6 +29,6 @@ void es_sim_planned_release(es_sim_planned *p);
 /* The epoch's split: every unit's entries, shuffled with
  * random.Random(epoch).shuffle when `shuffle` and epoch >= 0 (DataList);
  * a rank's list is its workers' lists one after the other. */
-int es_sim_split_planned(const es_sim_planned *p, int64_t epoch, int shuffle, es_sim_split *out);
+int es_sim_split_planned(const es_sim_planned *p, int64_t epoch, int shuffle, es_loader_split *out);
 
 #endif

@@ -223,7 +223,7 @@ static int read_planned(es_context *ctx, es_simulate_result *r)
 /* ---- one worker's stream ------------------------------------------------------ */
 
 typedef struct sim_thread {
-    es_sim_scratch scratch;
+    es_loader_scratch scratch;
     uint32_t *frames;
     double *seconds;
     size_t cap;
@@ -281,7 +281,7 @@ static uint64_t draw_seed(uint64_t seed, int64_t epoch, uint32_t trial, size_t u
 
 /* How many of its batches each worker yields among the rank's first `take`,
  * in the DataLoader's order: one from each unfinished worker in turn. */
-static void round_robin(const es_sim_batches *b, uint32_t W, uint64_t take, uint64_t *taken)
+static void round_robin(const es_loader_batches *b, uint32_t W, uint64_t take, uint64_t *taken)
 {
     for (uint32_t w = 0; w < W; w++)
         taken[w] = 0;
@@ -310,7 +310,7 @@ static void add_batches(sim_stats *st, uint64_t nb, uint32_t trial)
 }
 
 /* What worker w of a rank skips when it yields only its first `taken` batches. */
-static void add_skipped(sim_stats *st, const es_sim_batches *b, uint64_t taken)
+static void add_skipped(sim_stats *st, const es_loader_batches *b, uint64_t taken)
 {
     st->trained_sum += (double)taken;
     for (size_t i = taken; i < b->n; i++) {
@@ -321,7 +321,7 @@ static void add_skipped(sim_stats *st, const es_sim_batches *b, uint64_t taken)
 }
 
 /* Trial t's cut over the K ranks, given every worker's batches. */
-static void account_trial(const es_simulate_result *r, sim_epoch *ep, const es_sim_batches *ub,
+static void account_trial(const es_simulate_result *r, sim_epoch *ep, const es_loader_batches *ub,
                           uint32_t t, uint64_t *taken)
 {
     uint32_t K = r->s.world_size, W = r->s.workers;
@@ -329,7 +329,7 @@ static void account_trial(const es_simulate_result *r, sim_epoch *ep, const es_s
     for (uint32_t k = 0; k < K; k++) {
         uint64_t nb = 0;
         for (uint32_t w = 0; w < W; w++) {
-            const es_sim_batches *b = &ub[(size_t)k * W + w];
+            const es_loader_batches *b = &ub[(size_t)k * W + w];
             nb += b->n;
             add_batches(&ep->workers[(size_t)k * W + w], b->n, t);
             ep->empty_first += b->empty_first && r->s.loader == ES_LOADER_COSYVOICE;
@@ -346,7 +346,7 @@ static void account_trial(const es_simulate_result *r, sim_epoch *ep, const es_s
      * still train one batch before the monitored barrier times out */
     uint64_t allowed = cut ? cut : 1;
     for (uint32_t k = 0; k < K; k++) {
-        const es_sim_batches *b = &ub[(size_t)k * W];
+        const es_loader_batches *b = &ub[(size_t)k * W];
         uint64_t nb = ep->rank_batches[(size_t)k * r->trials + t];
         round_robin(b, W, nb < allowed ? nb : allowed, taken);
         sim_stats *rs = &ep->ranks[k];
@@ -365,22 +365,23 @@ static void account_trial(const es_simulate_result *r, sim_epoch *ep, const es_s
 
 /* ---- one epoch ------------------------------------------------------------------ */
 
-static int split_epoch(const es_simulate_result *r, uint32_t n, int64_t epoch, es_sim_split *sp)
+static int split_epoch(const es_simulate_result *r, uint32_t n, int64_t epoch, es_loader_split *sp)
 {
     const es_simulate_settings *s = &r->s;
     if (s->plan_dir) /* the plan's split, as equishard.loaders feed it */
         return es_sim_split_planned(&r->planned, epoch,
                                     s->loader == ES_LOADER_COSYVOICE && s->list_shuffle, sp);
     if (s->loader == ES_LOADER_WENET)
-        return es_sim_split_wenet(n, s->world_size, s->workers, s->partition, sp);
-    return es_sim_split_cosyvoice(n, s->world_size, s->workers, epoch, s->list_shuffle,
-                                  s->partition, sp);
+        return es_loader_split_wenet(n, s->world_size, s->workers, s->partition, sp);
+    return es_loader_split_cosyvoice(n, s->world_size, s->workers, epoch, s->list_shuffle,
+                                     s->partition, sp);
 }
 
-static es_sim_stream_rules stream_rules(const es_simulate_settings *s)
+static es_loader_stream_rules stream_rules(const es_simulate_settings *s)
 {
-    es_sim_stream_rules rules = {
-        .shuffle = s->loader == ES_LOADER_WENET ? ES_SIM_SHUFFLE_RESERVOIR : ES_SIM_SHUFFLE_CHUNK,
+    es_loader_stream_rules rules = {
+        .shuffle = s->loader == ES_LOADER_WENET ? ES_LOADER_SHUFFLE_RESERVOIR
+                                                : ES_LOADER_SHUFFLE_CHUNK,
         .shuffle_size = s->shuffle_size,
         .sort_size = s->sort_size,
         .max_frames_in_batch = s->max_frames_in_batch,
@@ -391,9 +392,9 @@ static es_sim_stream_rules stream_rules(const es_simulate_settings *s)
 
 /* Runs every worker's stream for trial t into ub[]; records stream totals on trial 0. */
 static int run_workers(const es_simulate_result *r, const sim_list *l, sim_epoch *ep, uint32_t t,
-                       es_sim_batches *ub)
+                       es_loader_batches *ub)
 {
-    const es_sim_stream_rules rules = stream_rules(&r->s);
+    const es_loader_stream_rules rules = stream_rules(&r->s);
     long units = (long)((size_t)r->s.world_size * r->s.workers);
     int failed = 0;
     /* threads only pay off on real streams; small runs stay on one thread */
@@ -410,7 +411,7 @@ static int run_workers(const es_simulate_result *r, const sim_list *l, sim_epoch
             }
             es_pyrandom rng;
             es_pyrandom_seed_u64(&rng, draw_seed(r->s.seed, ep->epoch, t, (size_t)u));
-            if (es_sim_stream_run(&rules, th.frames, th.seconds, n, &rng, &th.scratch, &ub[u]))
+            if (es_loader_stream_run(&rules, th.frames, th.seconds, n, &rng, &th.scratch, &ub[u]))
                 failed = 1;
             if (t == 0) {
                 sim_stats *st = &ep->workers[u];
@@ -421,7 +422,7 @@ static int run_workers(const es_simulate_result *r, const sim_list *l, sim_epoch
                 }
             }
         }
-        es_sim_scratch_release(&th.scratch);
+        es_loader_scratch_release(&th.scratch);
         free(th.frames);
         free(th.seconds);
     }
@@ -446,7 +447,7 @@ static int alloc_epoch(const es_simulate_result *r, sim_epoch *ep)
 
 static void release_epoch(sim_epoch *ep)
 {
-    es_sim_split_release(&ep->split);
+    es_loader_split_release(&ep->split);
     free(ep->ranks);
     free(ep->workers);
     free(ep->rank_batches);
@@ -461,7 +462,7 @@ static int simulate_epoch(es_context *ctx, es_simulate_result *r, const sim_list
 {
     uint32_t K = r->s.world_size, W = r->s.workers;
     size_t units = (size_t)K * W;
-    es_sim_batches *ub = calloc(units, sizeof *ub);
+    es_loader_batches *ub = calloc(units, sizeof *ub);
     uint64_t *taken = calloc(W, sizeof *taken);
     int rc = ES_OK;
     if (!ub || !taken || alloc_epoch(r, ep) || split_epoch(r, (uint32_t)l->n, ep->epoch, &ep->split))
@@ -483,7 +484,7 @@ static int simulate_epoch(es_context *ctx, es_simulate_result *r, const sim_list
         rs->seconds += ep->workers[u].seconds;
     }
     for (size_t u = 0; ub && u < units; u++)
-        es_sim_batches_release(&ub[u]);
+        es_loader_batches_release(&ub[u]);
     free(ub);
     free(taken);
     return rc;
@@ -687,7 +688,7 @@ ES_API const char *es_simulate_rank_shard(const es_simulate_result *r, size_t e,
 {
     if (!r || e >= r->n_epochs || rank >= r->s.world_size)
         return NULL;
-    const es_sim_split *sp = &r->epochs[e].split;
+    const es_loader_split *sp = &r->epochs[e].split;
     size_t b = sp->rank_start[rank];
     if (i >= sp->rank_start[rank + 1] - b)
         return NULL;

@@ -27,7 +27,7 @@ typedef struct sim_stats {
 
 typedef struct sim_epoch {
     int64_t epoch;
-    es_sim_split split;
+    es_loader_split split;
     sim_stats *ranks;         /* K */
     sim_stats *workers;       /* K × W */
     uint64_t *rank_batches;   /* K × trials: rank r in trial t at [r * trials + t] */
@@ -83,9 +83,9 @@ void es_sim_plan_side_release(es_simulate_result *r);
 
 /* Adds trial's predicted step times (the first `steps` batches of every rank,
  * ub as account_trial has them) to ep's st_* sums. */
-struct es_sim_batches;
+struct es_loader_batches;
 void es_sim_step_times(const es_simulate_result *r, sim_epoch *ep,
-                       const struct es_sim_batches *ub, uint64_t steps);
+                       const struct es_loader_batches *ub, uint64_t steps);
 
 /* Expected value, min/max and standard deviation of stats over r->trials. */
 double es_sim_mean(const es_simulate_result *r, double sum);

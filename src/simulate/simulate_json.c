@@ -58,7 +58,7 @@ static json_t *trials_array(const uint64_t *v, uint32_t n)
 
 static json_t *rank_json(const es_simulate_result *r, const sim_epoch *ep, uint32_t k)
 {
-    const es_sim_split *sp = &ep->split;
+    const es_loader_split *sp = &ep->split;
     uint32_t W = r->s.workers;
     json_t *o = json_object();
     SET(o, "rank", u64(k));

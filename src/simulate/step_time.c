@@ -12,7 +12,7 @@
 #include "loader/stream.h"
 
 /* The next batch of a rank in DataLoader order: advances cur (round, worker). */
-static size_t next_batch(const es_sim_batches *b, uint32_t W, uint64_t *cur, uint32_t *worker)
+static size_t next_batch(const es_loader_batches *b, uint32_t W, uint64_t *cur, uint32_t *worker)
 {
     for (;;) {
         uint64_t round = cur[0];
@@ -26,7 +26,7 @@ static size_t next_batch(const es_sim_batches *b, uint32_t W, uint64_t *cur, uin
     }
 }
 
-void es_sim_step_times(const es_simulate_result *r, sim_epoch *ep, const es_sim_batches *ub,
+void es_sim_step_times(const es_simulate_result *r, sim_epoch *ep, const es_loader_batches *ub,
                        uint64_t steps)
 {
     uint32_t K = r->s.world_size, W = r->s.workers;
@@ -36,7 +36,7 @@ void es_sim_step_times(const es_simulate_result *r, sim_epoch *ep, const es_sim_
     for (uint64_t j = 0; j < steps; j++) {
         double max = 0, sum = 0;
         for (uint32_t k = 0; k < K; k++) {
-            const es_sim_batches *b = &ub[(size_t)k * W];
+            const es_loader_batches *b = &ub[(size_t)k * W];
             uint32_t w = 0;
             size_t i = next_batch(b, W, &ep->st_cursor[2 * (size_t)k], &w);
             double n = b[w].count[i], longest = b[w].longest[i];

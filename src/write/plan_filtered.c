@@ -1,5 +1,5 @@
 /* filtered.tsv's unreadable rows (plan_write.h), which every plan mode writes:
- * apart from plan_write.c and reshard_job.c, its two users, so that they do
+ * apart from plan_write_shard.c and reshard_job.c, its two users, so that they do
  * not call each other. */
 #include "costs/cost_table.h"
 #include "write/plan_write.h"

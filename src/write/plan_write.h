@@ -1,5 +1,5 @@
-/* What es_plan_write and its stages (plan_writer.c) hand the output folder
- * to: the mode writers (plan_write.c; batch mode plan_write_batch.c), the
+/* What es_plan_write and its stages (plan_write_stages.c) hand the output folder
+ * to: the mode writers (plan_write_shard.c; batch mode plan_write_batch.c), the
  * reshard writer (reshard_job.c) and filtered.tsv's unreadable rows
  * (plan_filtered.c). The planners (src/plan/) never see the output folder. */
 #ifndef ES_PLAN_WRITE_H
@@ -28,8 +28,8 @@ int es_reshard_expand(es_context *ctx, reshard_job *job, uint32_t part, uint32_t
 int es_reshard_use_copies(es_context *ctx, reshard_job *job);
 void es_reshard_remove_copies(reshard_job *job);
 
-/* The mode writers es_plan_write_finish (plan_writer.c) calls: rank lists
- * (shard mode, plan_write.c), filtered.tsv's unreadable rows (shard and batch
+/* The mode writers es_plan_write_finish (plan_write_stages.c) calls: rank lists
+ * (shard mode, plan_write_shard.c), filtered.tsv's unreadable rows (shard and batch
  * modes). */
 int es_write_shard_mode(es_context *ctx, es_outdir *d, const es_plan *p);
 int es_write_unreadable(es_context *ctx, es_outdir *d, const es_plan *p);
@@ -44,7 +44,7 @@ int es_write_batch_mode(es_context *ctx, es_outdir *d, const es_plan *p);
 
 /* filtered.tsv's rows for what --on-error skip left out of the plan's table,
  * reason `unreadable`: an utterance with its key and pos, a whole shard with
- * both empty. Every plan mode writes them (plan_write.c). */
+ * both empty. Every plan mode writes them (plan_filtered.c). */
 void es_plan_unreadable_rows(es_strbuf *sb, const es_plan *p);
 
 #endif

@@ -1,5 +1,5 @@
 /* Batch mode's OUTDIR files (es_write_batch_mode, called by es_plan_write_finish in
- * plan_writer.c): rank-00000.batches.jsonl, one batch a line in step order,
+ * plan_write_stages.c): rank-00000.batches.jsonl, one batch a line in step order,
  * costs.tsv.zst (the table the plan was built from, for later epochs'
  * re-plans) and remainder.tsv for carried rows. */
 #include <math.h>

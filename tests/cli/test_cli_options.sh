@@ -176,4 +176,15 @@ expect_exit 2 "$BIN" measure -q "$WORK/missing.list"
 [[ $(wc -l <"$WORK/err") == 1 ]] && grep -q "^equishard measure: [^:]*missing.list" "$WORK/err" ||
     fail "measure of a missing list: $(cat "$WORK/err")"
 
+# --json is a switch in simulate and describe and takes FILE in validate (both
+# contracts): each --help line says which
+for cmd in simulate describe; do
+    "$BIN" "$cmd" --help | grep -A1 -E '^      --json  ' | tr -s ' \n' ' ' |
+        grep -q 'a switch, no FILE: -o FILE writes the JSON to a file' ||
+        fail "$cmd --help: the --json line does not say it is a switch"
+done
+"$BIN" validate --help | grep -A2 -E '^      --json FILE  ' | tr -s ' \n' ' ' |
+    grep -q "here --json takes the FILE, where simulate's and describe's --json is a switch" ||
+    fail "validate --help: the --json line does not say it takes FILE"
+
 exit $((failures > 0))

@@ -50,7 +50,8 @@ static const cli_option own[] = {
      .offset = 0, .metavar = "cosyvoice|wenet", .want = "cosyvoice or wenet",
      .help = "whose filter to apply (default cosyvoice, or the recipe's)"},
     {.name = "json", .kind = CLI_FLAG, .ival = 1, CLI_AT(describe_args, json),
-     .help = "print the JSON (docs/DESCRIBE.md) instead of the table"},
+     .help = "print the JSON (docs/DESCRIBE.md) instead of the table\n"
+             "(a switch, no FILE: -o FILE writes the JSON to a file)"},
     {.name = "output", .short_name = 'o', .kind = CLI_STR, CLI_AT(describe_args, output),
      .metavar = "FILE", .help = "also write the JSON to FILE (atomically)"},
 };

@@ -1,7 +1,7 @@
 /* equishard measure [-j N] [-o costs.tsv|costs.tsv.zst] [--hash]
  *                   [--utt-emb SRC] [--spk-emb SRC] [--speech-tokens SRC]
  *                   [--on-error fail|skip] [--root DIR] [--quiet] LIST...
- * (under mpirun/srun: measure_mpi.c) */
+ * (under mpirun/srun: cmd_measure_mpi.c) */
 #include <getopt.h>
 #include <stdio.h>
 #include <string.h>
@@ -65,28 +65,6 @@ static int parse_args(int argc, char **argv, measure_args *a)
     a->inputs = (const char *const *)argv + optind;
     a->n_inputs = (size_t)(argc - optind);
     return cli_recipe_tokenizer("measure", a->inputs, a->n_inputs);
-}
-
-int measure_output(es_context *ctx, const measure_args *a, es_cost_table *table,
-                   const cli_progress *progress)
-{
-    cli_tally tally = {0};
-    cli_tally_add(&tally, table);
-    int rc = ES_OK;
-    if (a->emb.utt_emb || a->emb.spk_emb)
-        rc = es_cost_table_mark_embeddings(ctx, table, &a->emb);
-    if (rc == ES_OK && a->list.speech_tokens)
-        rc = cli_set_speech_tokens(ctx, table, a->list.speech_tokens);
-    if (rc == ES_OK)
-        rc = strcmp(a->output, "-") == 0 ? es_cost_table_write_fd(ctx, table, 1, 0)
-                                         : es_cost_table_write(ctx, table, a->output);
-    int exit_code = rc == ES_OK ? EXIT_OK : cli_fail(es_errmsg(ctx), rc);
-    cli_report_table_problems(table);
-    if (exit_code == EXIT_OK)
-        cli_measure_summary(&tally, cli_progress_elapsed(progress), a->output, a->list.quiet);
-    cli_tally_free(&tally);
-    es_cost_table_free(table);
-    return exit_code;
 }
 
 /* -o FILE: rows go to the file as units finish (es_measure_to_file), so the

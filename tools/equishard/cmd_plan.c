@@ -1,6 +1,6 @@
 /* equishard plan --world-size K [--workers W] [--mode shard|batch|reshard] [cost/filter
  *                flags] [--seed S] [--epoch E] -o OUTDIR  COSTS.tsv[.zst] | LIST...
- * (under mpirun/srun: plan_mpi.c) */
+ * (under mpirun/srun: cmd_plan_mpi.c) */
 #include <getopt.h> /* optind */
 #include <sys/resource.h>
 #include <stdint.h>
@@ -125,48 +125,6 @@ static int parse_args(int argc, char **argv, plan_args *a)
     return cli_recipe_tokenizer("plan", (const char *const *)argv + optind, (size_t)(argc - optind));
 }
 
-static void print_summary(const es_plan *p, const es_plan_settings *s, const char *outdir)
-{
-    es_plan_metrics m;
-    es_plan_get_metrics(p, &m);
-    printf("%s mode: %u ranks x %u workers, %llu utterances planned, %llu filtered\n",
-           es_enum_name(ES_ENUM_PLAN_MODE, s->mode),
-           s->world_size, s->workers,
-           (unsigned long long)m.kept, (unsigned long long)m.filtered);
-    if (*es_plan_token_note(p))
-        printf("note: %s\n", es_plan_token_note(p));
-    printf("%6s %14s %11s %12s %8s\n", "rank", "cost", "utterances", "frames", "batches");
-    uint32_t shown = s->world_size <= 16 ? s->world_size : 16;
-    for (uint32_t r = 0; r < shown; r++) {
-        es_plan_load l;
-        es_plan_rank_load(p, r, &l);
-        printf("%6u %14.1f %11llu %12llu %8llu\n", r, l.cost, (unsigned long long)l.utterances,
-               (unsigned long long)l.frames, (unsigned long long)l.batches);
-    }
-    if (shown < s->world_size)
-        printf("   ... %u more ranks in %s/plan.json\n", s->world_size - shown, outdir);
-    printf("imbalance %.4f%%, gap to lower bound %.4f%%, batch spread %llu, retention %.2f%%",
-           100 * m.imbalance, 100 * m.lower_bound_gap, (unsigned long long)m.batch_spread,
-           100 * m.retention);
-    if (s->mode == ES_PLAN_BATCH)
-        printf(", step straggler %.4f, %llu %s remainder batch(es)", m.step_straggler,
-               (unsigned long long)m.remainder_batches,
-               s->remainder == ES_REMAINDER_PAD ? "padded" : s->remainder == ES_REMAINDER_DROP ? "dropped" : "carried");
-    es_plan_reshard_info ri;
-    if (es_plan_reshard_info_get(p, &ri) == ES_OK)
-        printf("\n%u shards (%u a worker), cost %.1f .. %.1f (max deviation %.4f%%); worst "
-               "rank/worker deviation over %u loader permutations %.4f%%",
-               ri.shards, ri.shards_per_worker, ri.shard_cost_min, ri.shard_cost_max,
-               100 * ri.shard_max_deviation, ri.permutations, 100 * ri.permutation_max_deviation);
-    printf(" [%s]\nwrote %s\n", m.method, outdir);
-}
-
-void plan_report_stale(void *user, const char *path, long pid)
-{
-    (void)user;
-    cli_error("removed %s, left by an interrupted run (pid %ld)", path, pid);
-}
-
 /* Reshard keeps one file open per new shard it writes; with more shards than
  * the soft limit allows it writes them in passes. Raise the soft limit to the
  * hard one first (harmless for the other modes). */
@@ -177,60 +135,6 @@ static void raise_open_file_limit(void)
         rl.rlim_cur = rl.rlim_max;
         setrlimit(RLIMIT_NOFILE, &rl);
     }
-}
-
-void plan_watch_write(plan_args *a, cli_progress *p, int quiet)
-{
-    int reshard = a->plan.mode == ES_PLAN_RESHARD;
-    cli_progress_init(p, reshard ? "reshard" : "write", reshard ? "shards" : "rows", quiet);
-    a->plan.progress = cli_progress_update;
-    a->plan.progress_user = p;
-}
-
-int plan_report(const es_plan *p, const plan_args *a)
-{
-    print_summary(p, &a->plan, a->outdir);
-    es_plan_metrics m;
-    es_plan_get_metrics(p, &m);
-    if (a->max_imbalance >= 0 && m.imbalance > a->max_imbalance) {
-        cli_error("plan imbalance %.4f%% exceeds --max-imbalance %.4f%%", 100 * m.imbalance,
-                  100 * a->max_imbalance);
-        return EXIT_PROBLEMS;
-    }
-    return EXIT_OK;
-}
-
-int plan_build(es_context *ctx, plan_args *a, int quiet, int writes, const char *const *inputs,
-               size_t n_inputs, es_cost_table **table, es_plan **plan)
-{
-    *table = NULL;
-    *plan = NULL;
-    int rc = cli_load_inputs(ctx, &a->measure, quiet, a->list.speech_tokens, inputs, n_inputs,
-                             table);
-    return rc == ES_OK ? plan_from_table(ctx, a, writes, *table, plan) : rc;
-}
-
-int plan_from_table(es_context *ctx, plan_args *a, int writes, es_cost_table *table,
-                    es_plan **plan)
-{
-    a->plan.tokenizer = a->measure.tokenizer;
-    /* batch mode writes the table back as costs.tsv.zst: the other core
-     * compresses it while the plan is built (only where OUTDIR is written) */
-    int rc = ES_OK;
-    if (a->plan.mode == ES_PLAN_BATCH && writes)
-        rc = es_cost_table_compress_ahead(ctx, table);
-    if (rc != ES_OK)
-        return rc;
-    /* the build's line ("plan: D / T row passes"), on the process that writes */
-    cli_progress line;
-    cli_progress_init(&line, "plan", "row passes", a->list.quiet || !writes);
-    a->plan.build_progress = line.enabled ? cli_progress_update : NULL;
-    a->plan.build_progress_user = &line;
-    rc = es_plan_build(ctx, &a->plan, table, plan);
-    cli_progress_end(&line);
-    a->plan.build_progress = NULL; /* line is gone; the plan calls it no more */
-    a->plan.build_progress_user = NULL;
-    return rc;
 }
 
 /* es_plan_write; with --expand-sources in reshard mode its stages, the

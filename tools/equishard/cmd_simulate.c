@@ -107,7 +107,8 @@ static const cli_option own[] = {
     CLI_OPT_UINT("seed", 's', 0, CLI_AT(sim_args, sim.seed), "S",
         "seeds those draws (default 0; same seed, same output)"),
     {.name = "json", .kind = CLI_FLAG, .ival = 1, CLI_AT(sim_args, json),
-     .help = "print JSON instead of the table"},
+     .help = "print JSON instead of the table (a switch, no FILE:\n"
+             "-o FILE writes the JSON to a file)"},
     {.name = "output", .short_name = 'o', .kind = CLI_STR, CLI_AT(sim_args, output),
      .metavar = "FILE", .help = "also write the JSON to FILE (atomically)"},
     {.name = "html", .kind = CLI_STR, CLI_AT(sim_args, html), .metavar = "FILE",

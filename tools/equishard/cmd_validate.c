@@ -130,7 +130,9 @@ static const cli_option output[] = {
      .help = "comma-separated checks that make the exit code 1, or all,\n"
              "none (default: every check but duplicate_audio, filtered)"},
     CLI_OPT_STR("json", 0, CLI_AT(validate_args, json), "FILE",
-        "write every finding as JSON (docs/VALIDATE.md)"),
+        "write every finding as JSON to FILE (docs/VALIDATE.md);\n"
+        "here --json takes the FILE, where simulate's and\n"
+        "describe's --json is a switch"),
     {.name = "show", .kind = CLI_INT, CLI_AT(validate_args, show), .metavar = "N",
      .help = "keys shown per check on the terminal (default 5)"},
     {.name = "device", .kind = CLI_ENUM, .en = ES_ENUM_DEVICE, CLI_AT(validate_args, s.device),

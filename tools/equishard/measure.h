@@ -1,5 +1,5 @@
 /* `equishard measure`, shared by the one-process command (cmd_measure.c) and its
- * MPI form (measure_mpi.c, built when meson finds MPI). */
+ * MPI form (cmd_measure_mpi.c, built when meson finds MPI). */
 #ifndef ES_CLI_MEASURE_H
 #define ES_CLI_MEASURE_H
 
@@ -14,10 +14,11 @@ typedef struct measure_args {
     size_t n_inputs;
 } measure_args;
 
-/* What follows a successful measure: the embedding flags and speech tokens are set and the table
- * written to a->output; an error, or the table's skips and warnings, go to
- * stderr, then (not --quiet) the summary line, timed from progress's start.
- * Frees table; returns the exit code. */
+/* What follows a successful measure (measure_output.c): the embedding flags
+ * and speech tokens are set and the table written to a->output; an error, or
+ * the table's skips and warnings, go to stderr, then (not --quiet) the
+ * summary line, timed from progress's start. Frees table; returns the exit
+ * code. */
 int measure_output(es_context *ctx, const measure_args *a, es_cost_table *table,
                    const cli_progress *progress);
 

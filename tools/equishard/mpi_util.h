@@ -1,5 +1,6 @@
-/* What the MPI forms of the commands share (measure_mpi.c, plan_mpi.c): whether
- * a launcher started this process, and the two ways ranks wait and agree.
+/* What the MPI forms of the commands share (cmd_measure_mpi.c,
+ * cmd_plan_mpi.c): whether a launcher started this process, and the two ways
+ * ranks wait and agree.
  * Built only when meson finds MPI; libequishard never links it. */
 #ifndef ES_CLI_MPI_UTIL_H
 #define ES_CLI_MPI_UTIL_H

@@ -1,5 +1,6 @@
 /* `equishard plan`, shared by the one-process command (cmd_plan.c) and its MPI
- * form (plan_mpi.c, built when meson finds MPI). */
+ * form (cmd_plan_mpi.c, built when meson finds MPI): the build (plan_build.c) and
+ * the report (plan_report.c) both forms call. */
 #ifndef ES_CLI_PLAN_H
 #define ES_CLI_PLAN_H
 

@@ -67,7 +67,7 @@ int reshard_parquet_maps(es_context *ctx, const reshard_job *job)
         const copy_item *it = &job->items[i];
         const es_cost_row *row = &p->table->rows[it->row];
         char name[64];
-        es_reshard_shard_name(p, it->target, name, sizeof name);
+        reshard_job_shard_name(job, it->target, name, sizeof name);
         path.len = 0;
         es_strbuf_printf(&path, "%s/%s", job->d->final_path, name);
         json_t *value = path.oom ? NULL : json_string(path.buf);

@@ -36,7 +36,7 @@ static int put_row(es_context *ctx, pq_run *run, const es_pq_file *f, uint64_t o
         pq_writer *w = &run->direct[it->target - run->t0];
         if (rp_put_segment(w, (const uint8_t *)seg->buf, seg->len, run->schema.leaves[l].max_def)) {
             char name[64];
-            es_reshard_shard_name(run->p, it->target, name, sizeof name);
+            reshard_job_shard_name(run->job, it->target, name, sizeof name);
             return es_fail(ctx, ES_ERR_FORMAT, "%s/%s: %s", run->job->d->final_path, name, w->err);
         }
         uint64_t *h = &run->digest[(size_t)it->target * run->L + l];
@@ -100,7 +100,7 @@ static int copy_leaf(es_context *ctx, pq_run *run, uint32_t l)
     for (uint32_t t = 0; rc == ES_OK && t < n; t++)
         if (pq_writer_chunk_end(&run->direct[t]) != 0) {
             char name[64];
-            es_reshard_shard_name(run->p, run->t0 + t, name, sizeof name);
+            reshard_job_shard_name(run->job, run->t0 + t, name, sizeof name);
             rc = es_fail(ctx, ES_ERR_IO, "%s/%s: %s", run->job->d->final_path, name, run->direct[t].err);
         }
     return rc;
@@ -160,7 +160,7 @@ int rp_copy_direct(es_context *ctx, pq_run *run, uint32_t t0, uint32_t t1)
     }
     for (uint32_t t = 0; rc == ES_OK && t < n; t++) {
         char name[64];
-        es_reshard_shard_name(run->p, t0 + t, name, sizeof name);
+        reshard_job_shard_name(run->job, t0 + t, name, sizeof name);
         if (pq_writer_init_shared(&run->direct[t], &run->schema, &run->direct_queue) != 0)
             rc = es_fail(ctx, ES_ERR_NOMEM, "out of memory");
         else if (!(run->direct_fp[t] = es_outdir_create(ctx, run->job->d, name)))
@@ -172,7 +172,7 @@ int rp_copy_direct(es_context *ctx, pq_run *run, uint32_t t0, uint32_t t1)
         rc = copy_leaf(ctx, run, l);
     for (uint32_t t = 0; t < n; t++) {
         char name[64];
-        es_reshard_shard_name(run->p, t0 + t, name, sizeof name);
+        reshard_job_shard_name(run->job, t0 + t, name, sizeof name);
         if (rc == ES_OK && pq_writer_end(&run->direct[t], (int64_t)run->targets[t0 + t].rows))
             rc = es_fail(ctx, ES_ERR_IO, "%s/%s: %s", run->job->d->final_path, name, run->direct[t].err);
         if (run->direct_fp[t]) {

@@ -303,7 +303,7 @@ int rp_put_segment(pq_writer *w, const uint8_t *seg, size_t len, uint8_t max_def
 int rp_verify_file(es_context *ctx, pq_run *run, uint32_t t)
 {
     char name[64], path[4200];
-    es_reshard_shard_name(run->p, t, name, sizeof name);
+    reshard_job_shard_name(run->job, t, name, sizeof name);
     snprintf(path, sizeof path, "%s/%s", run->job->d->temp_path, name);
     es_pq_file *f;
     int rc = es_pq_file_open(ctx, path, &f);

@@ -156,7 +156,7 @@ static int write_file(es_context *ctx, pq_run *run, uint32_t t)
 {
     pq_target *tg = &run->targets[t];
     char name[64];
-    es_reshard_shard_name(run->p, t, name, sizeof name);
+    reshard_job_shard_name(run->job, t, name, sizeof name);
     int rc = index_spool(ctx, run, tg);
     /* the spool's one writer, made with the first file (its threads are not
      * needed without a spool) */

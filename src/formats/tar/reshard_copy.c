@@ -63,7 +63,7 @@ static int open_targets(es_context *ctx, copy_run *run)
 {
     for (uint32_t t = run->t0; t < run->t1; t++) {
         copy_target *tg = &run->targets[t];
-        es_reshard_shard_name(run->p, t, tg->name, sizeof tg->name);
+        reshard_job_shard_name(run->job, t, tg->name, sizeof tg->name);
         tg->fp = es_outdir_create(ctx, run->job->d, tg->name);
         if (!tg->fp)
             return ES_ERR_IO;

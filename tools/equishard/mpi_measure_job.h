@@ -1,8 +1,8 @@
 /* One measure job's units shared out among MPI ranks: what `mpirun equishard
  * measure` does, and what `mpirun equishard plan` does with lists, so that a
  * corpus is measured once across the ranks rather than whole on every rank. */
-#ifndef ES_CLI_MPI_MEASURE_H
-#define ES_CLI_MPI_MEASURE_H
+#ifndef ES_CLI_MPI_MEASURE_JOB_H
+#define ES_CLI_MPI_MEASURE_JOB_H
 
 #include "mpi_util.h"
 

@@ -2,7 +2,7 @@
  *
  * Every rank reads the same lists into the same units (es_measure_job_new) and
  * measures its share of them; ranks 1..N-1 send their results as parts to rank
- * 0 (cli_mpi_measure, mpi_measure.c), which merges them in unit order into
+ * 0 (cli_mpi_measure, mpi_measure_job.c), which merges them in unit order into
  * exactly the table es_measure gives, writes it and reports as the one-process
  * command does.
  *
@@ -15,7 +15,7 @@
 #include <stdlib.h>
 
 #include "measure.h"
-#include "mpi_measure.h"
+#include "mpi_measure_job.h"
 
 int measure_mpi(measure_args *a)
 {

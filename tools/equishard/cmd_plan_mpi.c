@@ -32,7 +32,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "mpi_measure.h"
+#include "mpi_measure_job.h"
 #include "plan.h"
 
 typedef struct plan_run {

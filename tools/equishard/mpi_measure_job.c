@@ -1,4 +1,4 @@
-/* One measure job's units shared out among MPI ranks (mpi_measure.h).
+/* One measure job's units shared out among MPI ranks (mpi_measure_job.h).
  *
  * Every rank stat()s a block of units and all ranks get all sizes; every rank
  * deals the units with the same LPT, so no assignment is sent; each measures
@@ -11,7 +11,7 @@
  * cli_mpi_idle, which sleeps between tests (OpenMPI's blocking calls
  * busy-poll, and a rank that finished its share would take a core from ranks
  * still measuring on it). */
-#include "mpi_measure.h"
+#include "mpi_measure_job.h"
 
 #include <stdint.h>
 #include <stdio.h>

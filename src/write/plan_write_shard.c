@@ -1,4 +1,4 @@
-/* What es_plan_write (plan_writer.c) puts in OUTDIR beside plan.json in shard
+/* What es_plan_write (plan_write_stages.c) puts in OUTDIR beside plan.json in shard
  * mode: rank-00000.list holds the rank's entries interleaved by worker (see
  * plan_shard.c), rank-00000.worker-0.list each worker's own, written from
  * es_plan_rank_shard (plan_access.c), so callers of the library get the same

@@ -1,6 +1,7 @@
 /* es_plan_write and its stages (equishard.h): OUTDIR's temporary folder begun
  * or joined, the new shards written by range (reshard), then the rest and the
- * commit. The files themselves come from plan_write.c (shard and batch modes),
+ * commit. The files themselves come from plan_write_shard.c (shard mode, and
+ * filtered.tsv of shard and batch modes), plan_write_batch.c (batch mode),
  * reshard_job.c (reshard) and plan_json.c (plan.json). */
 #include <stdio.h>
 #include <stdlib.h>

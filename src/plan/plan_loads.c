@@ -1,0 +1,47 @@
+/* A built plan's numbers read back: its metrics, the filter's counts, the
+ * loads of ranks and workers, the tokenizer note. Apart from plan.c, which
+ * builds the plan: plan_metrics.c sums the rank loads as every builder
+ * finishes, and the builders are called by plan.c, so the accessors sit
+ * below both. */
+#include <string.h>
+
+#include "plan/plan_internal.h"
+
+ES_API int es_plan_get_metrics(const es_plan *p, es_plan_metrics *m)
+{
+    if (!p || !m)
+        return ES_ERR_USAGE;
+    *m = p->metrics;
+    return ES_OK;
+}
+
+ES_API uint64_t es_plan_filtered(const es_plan *p, size_t reason)
+{
+    return p && reason < ES_DROP_REASONS ? p->filtered[reason] : 0;
+}
+
+ES_API int es_plan_worker_load(const es_plan *p, uint32_t rank, uint32_t worker,
+                               es_plan_load *out)
+{
+    if (!p || !out || rank >= p->K || worker >= p->W)
+        return ES_ERR_USAGE;
+    *out = p->loads[(size_t)rank * p->W + worker];
+    return ES_OK;
+}
+
+ES_API int es_plan_rank_load(const es_plan *p, uint32_t rank, es_plan_load *out)
+{
+    if (!p || !out || rank >= p->K)
+        return ES_ERR_USAGE;
+    memset(out, 0, sizeof *out);
+    for (uint32_t w = 0; w < p->W; w++) {
+        const es_plan_load *l = &p->loads[(size_t)rank * p->W + w];
+        out->cost += l->cost;
+        out->utterances += l->utterances;
+        out->frames += l->frames;
+        out->batches += l->batches;
+    }
+    return ES_OK;
+}
+
+ES_API const char *es_plan_token_note(const es_plan *p) { return p ? p->token_note : ""; }
