@@ -317,7 +317,7 @@ static int copy_source_shard(es_context *ctx, copy_run *run, const copy_source *
     archive_read_support_filter_all(in);
     archive_read_support_format_tar(in);
     es_shard_file file;
-    int rc = es_shard_file_open(in, &file, copy_source_read_path(s)) == ARCHIVE_OK
+    int rc = es_shard_file_open_mapped(in, &file, copy_source_read_path(s)) == ARCHIVE_OK
                  ? stream_members(ctx, run, in, s)
                  : source_error(ctx, in, s, NULL);
     archive_read_free(in);

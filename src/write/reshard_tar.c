@@ -123,6 +123,9 @@ static int hash_member(struct archive *a, XXH3_state_t *st, void *buf, size_t bu
     return r;
 }
 
+/* Bytes hashed, then given to the sink, at a time: well inside L2. */
+#define RESHARD_PIECE ((size_t)64 << 10)
+
 int reshard_read_blocks(struct archive *a, void *zeros, size_t zeros_size, XXH3_state_t *st,
                         uint64_t *size, int (*sink)(void *, const void *, size_t), void *arg)
 {
@@ -140,9 +143,17 @@ int reshard_read_blocks(struct archive *a, void *zeros, size_t zeros_size, XXH3_
                 return -1;
             *size += z;
         }
-        XXH3_64bits_update(st, block, n);
-        if (sink && n && sink(arg, block, n) != 0)
-            return -1;
+        /* hashed and handed on a piece at a time: the piece the hash read
+         * is still in cache when the sink copies it (a mapped source hands
+         * over whole members, megabytes at once) */
+        for (size_t done = 0; done < n;) {
+            size_t k = n - done < RESHARD_PIECE ? n - done : RESHARD_PIECE;
+            const char *piece = (const char *)block + done;
+            XXH3_64bits_update(st, piece, k);
+            if (sink && sink(arg, piece, k) != 0)
+                return -1;
+            done += k;
+        }
         *size += n;
     }
     return r == ARCHIVE_EOF ? 0 : -1;
@@ -201,7 +212,7 @@ int reshard_verify(es_context *ctx, const char *path, const char *label, es_comp
     es_shard_file file;
     reshard_digest got = {0};
     int rc;
-    if (es_shard_file_open(a, &file, path) != ARCHIVE_OK) {
+    if (es_shard_file_open_mapped(a, &file, path) != ARCHIVE_OK) {
         const char *msg = archive_error_string(a);
         rc = es_fail(ctx, ES_ERR_IO, "%s: cannot read back: %s", label, msg ? msg : "open failed");
     } else {
