@@ -33,6 +33,7 @@
 #include "readers/reader.h"
 #include "readers/shard_file.h"
 #include "readers/tar_link.h"
+#include "readers/tar_scan.h"
 
 #define COPY_BUFFER (256u << 10)
 /* Text kept for check_measured: the tar reader refuses transcripts past 1 MiB. */
@@ -144,11 +145,13 @@ static int write_to_targets(void *arg, const void *data, size_t n)
     return 0;
 }
 
-/* Copies member `name` (size bytes, read from `in`) to the targets of items
+/* Copies member `name` (size bytes, read from `in`, or at `mem` when the
+ * header scanner found it in the mapped source) to the targets of items
  * [a, b) in the pass, always as a regular member: a hard link's data is its
  * target's (tar_link.h), which WeNet's stream-mode tarfile could not read. */
-static int copy_member(es_context *ctx, copy_run *run, struct archive *in, const char *name,
-                       uint64_t size, int keep_text, const copy_source *s, size_t a, size_t b)
+static int copy_member(es_context *ctx, copy_run *run, struct archive *in, const uint8_t *mem,
+                       const char *name, uint64_t size, int keep_text, const copy_source *s,
+                       size_t a, size_t b)
 {
     archive_entry_clear(run->out);
     archive_entry_copy_pathname(run->out, name);
@@ -166,7 +169,9 @@ static int copy_member(es_context *ctx, copy_run *run, struct archive *in, const
     uint64_t got = 0;
     run->text.len = 0;
     member_sink sink = {ctx, run, name, keep_text, a, b, ES_OK};
-    if (reshard_read_blocks(in, run->buf, COPY_BUFFER, run->hash, &got, write_to_targets, &sink))
+    if (mem ? reshard_hash_bytes(run->hash, mem, (size_t)size, &got, write_to_targets, &sink)
+            : reshard_read_blocks(in, run->buf, COPY_BUFFER, run->hash, &got, write_to_targets,
+                                  &sink))
         return sink.rc != ES_OK ? sink.rc : source_error(ctx, in, s, name);
     if (got != size)
         return es_fail(ctx, ES_ERR_FORMAT, "%s: member %s: %llu bytes, its header says %llu "
@@ -237,26 +242,79 @@ static int check_complete(es_context *ctx, const copy_run *run, const copy_sourc
     return ES_OK;
 }
 
-static int stream_members(es_context *ctx, copy_run *run, struct archive *in,
+/* The next member of the source: from the header scanner while it reads the
+ * headers (*mem then points at the data in the mapped file), else from
+ * libarchive, which takes over past the headers the scanner read (tar_scan.h).
+ * 1 with *name, *target (a hard link's, or NULL) and *size set; 0 at the end;
+ * negative: an error, reported. */
+typedef struct member_source {
+    struct archive *in;
+    es_tar_scan scan;
+    const uint8_t *map; /* the mapped source while the scanner reads it, else NULL */
+    uint64_t headers;   /* headers read so far, all kinds */
+} member_source;
+
+static int next_member(es_context *ctx, member_source *m, const copy_source *s,
+                       const char **name, const char **target, uint64_t *size,
+                       const uint8_t **mem)
+{
+    *mem = NULL;
+    if (m->map) {
+        int r = es_tar_scan_next(&m->scan);
+        if (r == ES_TAR_SCAN_MEMBER) {
+            m->headers++;
+            *name = m->scan.name;
+            *target = NULL;
+            *size = m->scan.data_size;
+            *mem = m->map + m->scan.data_off;
+            return 1;
+        }
+        if (r == ES_TAR_SCAN_END)
+            return 0;
+        m->map = NULL;
+        struct archive_entry *e;
+        for (uint64_t i = 0; i < m->headers; i++) {
+            int h = archive_read_next_header(m->in, &e);
+            if (h == ARCHIVE_EOF)
+                return 0;
+            if (!es_archive_header_ok(h))
+                return source_error(ctx, m->in, s, NULL);
+        }
+    }
+    for (;;) {
+        struct archive_entry *e;
+        int r = archive_read_next_header(m->in, &e);
+        if (r == ARCHIVE_EOF)
+            return 0;
+        if (!es_archive_header_ok(r))
+            return source_error(ctx, m->in, s, NULL);
+        m->headers++;
+        *target = archive_entry_hardlink(e);
+        if (!*target && archive_entry_filetype(e) != AE_IFREG)
+            continue; /* as the tar reader: directories and symbolic links are no members */
+        *name = reshard_entry_name(e);
+        if (!*name)
+            return es_fail(ctx, ES_ERR_FORMAT, "%s: a member without a usable name", s->path);
+        *size = archive_entry_size_is_set(e) ? (uint64_t)archive_entry_size(e) : 0;
+        return 1;
+    }
+}
+
+static int stream_members(es_context *ctx, copy_run *run, member_source *m,
                           const copy_source *s)
 {
     int seen_audio = 0, seen_text = 0, was_wanted = 0;
     size_t at = s->begin, a = at, b = at;
     uint64_t ordinal = UINT64_MAX;
     int started = 0, rc = ES_OK;
-    struct archive_entry *e;
-    uint64_t headers = 0;
+    struct archive *in = m->in;
+    const char *name = NULL, *target = NULL;
+    const uint8_t *mem = NULL;
+    uint64_t size = 0;
     int r;
-    while (rc == ES_OK && (r = archive_read_next_header(in, &e)) != ARCHIVE_EOF) {
-        if (!es_archive_header_ok(r))
-            return source_error(ctx, in, s, NULL);
-        headers++;
-        const char *target = archive_entry_hardlink(e);
-        if (!target && archive_entry_filetype(e) != AE_IFREG)
-            continue; /* as the tar reader: directories and symbolic links are no members */
-        const char *name = reshard_entry_name(e);
-        if (!name)
-            return es_fail(ctx, ES_ERR_FORMAT, "%s: a member without a usable name", s->path);
+    while (rc == ES_OK && (r = next_member(ctx, m, s, &name, &target, &size, &mem)) != 0) {
+        if (r < 0)
+            return r;
         size_t key_len;
         const char *suffix;
         es_member_split(name, &key_len, &suffix);
@@ -276,16 +334,17 @@ static int stream_members(es_context *ctx, copy_run *run, struct archive *in,
         for (size_t i = a; i < b; i++)
             wanted |= in_pass(run, &run->items[i]);
         es_member_kind kind = es_member_kind_of(suffix);
-        uint64_t size = archive_entry_size_is_set(e) ? (uint64_t)archive_entry_size(e) : 0;
         if (rc == ES_OK && wanted && target) {
             es_tar_link link;
-            rc = es_tar_link_open(ctx, &link, copy_source_read_path(s), name, target, headers - 1);
+            rc = es_tar_link_open(ctx, &link, copy_source_read_path(s), name, target,
+                                  m->headers - 1);
             size = link.size;
             if (rc == ES_OK)
-                rc = copy_member(ctx, run, link.a, name, size, kind == ES_MEMBER_TEXT, s, a, b);
+                rc = copy_member(ctx, run, link.a, NULL, name, size, kind == ES_MEMBER_TEXT, s,
+                                 a, b);
             es_tar_link_close(&link);
         } else if (rc == ES_OK && wanted) {
-            rc = copy_member(ctx, run, in, name, size, kind == ES_MEMBER_TEXT, s, a, b);
+            rc = copy_member(ctx, run, in, mem, name, size, kind == ES_MEMBER_TEXT, s, a, b);
         }
         if (rc == ES_OK && wanted)
             rc = check_measured(ctx, run, s, name, kind, size, a);
@@ -317,9 +376,18 @@ static int copy_source_shard(es_context *ctx, copy_run *run, const copy_source *
     archive_read_support_filter_all(in);
     archive_read_support_format_tar(in);
     es_shard_file file;
-    int rc = es_shard_file_open_mapped(in, &file, copy_source_read_path(s)) == ARCHIVE_OK
-                 ? stream_members(ctx, run, in, s)
-                 : source_error(ctx, in, s, NULL);
+    member_source m = {.in = in};
+    int rc;
+    if (es_shard_file_open_mapped(in, &file, copy_source_read_path(s)) == ARCHIVE_OK) {
+        /* a plain file (no filter) mapped whole: its plain headers read in place */
+        if (archive_filter_code(in, 0) == ARCHIVE_FILTER_NONE && file.map) {
+            es_tar_scan_init_mapped(&m.scan, file.map, file.size);
+            m.map = file.map;
+        }
+        rc = stream_members(ctx, run, &m, s);
+    } else {
+        rc = source_error(ctx, in, s, NULL);
+    }
     archive_read_free(in);
     return rc;
 }
