@@ -25,8 +25,10 @@ int es_shard_file_open(struct archive *a, es_shard_file *f, const char *path);
 
 /* The same, the file mapped whole instead of read into a block: libarchive then
  * hands out an uncompressed member's data in place, without pread's copy. For
- * readers that go through every byte (reshard's copy and its read-back); a
- * reader that skips most bytes is faster with es_shard_file_open. */
+ * a reader that goes through every byte of a file nobody else writes (reshard's
+ * read-back of its own shards): a mapped file cut short meanwhile is a SIGBUS,
+ * where a read is an error. A reader that skips most bytes is faster with
+ * es_shard_file_open. */
 int es_shard_file_open_mapped(struct archive *a, es_shard_file *f, const char *path);
 
 /* Whether archive_read_next_header's result r gave a usable header. ARCHIVE_RETRY

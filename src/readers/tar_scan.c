@@ -89,6 +89,26 @@ ssize_t es_tar_scan_read(es_tar_scan *s, uint64_t off, void *dst, size_t n)
     return (ssize_t)have;
 }
 
+ssize_t es_tar_scan_view(es_tar_scan *s, uint64_t off, size_t n, const uint8_t **p)
+{
+    if (off >= s->size || n == 0)
+        return 0;
+    if (n > s->size - off)
+        n = (size_t)(s->size - off);
+    if (s->map) {
+        *p = s->map + off;
+        return (ssize_t)n;
+    }
+    int inside = off >= s->buf_off && off - s->buf_off < s->buf_len;
+    if (!inside && fill(s, off, n < MAX_BLOCK ? n : MAX_BLOCK) != 0)
+        return -1;
+    size_t at = (size_t)(off - s->buf_off);
+    if (at >= s->buf_len)
+        return 0; /* the file ended before its size said */
+    *p = s->buf + at;
+    return (ssize_t)(s->buf_len - at < n ? s->buf_len - at : n);
+}
+
 static int is_octal(uint8_t c) { return c >= '0' && c <= '7'; }
 
 /* A numeric field written the usual way: digits (at least `min` of them, the

@@ -52,4 +52,10 @@ int es_tar_scan_next(es_tar_scan *s);
  * end of the file), or -1 on a read error (errno set). */
 ssize_t es_tar_scan_read(es_tar_scan *s, uint64_t off, void *dst, size_t n);
 
+/* Up to n bytes of the file at `off`, in place: *p points at them in the
+ * window (valid until the next call) or the mapping. The count (at least 1
+ * unless off is at the end), or -1 on a read error (errno set). A member's
+ * data is read this way without a copy out of the window. */
+ssize_t es_tar_scan_view(es_tar_scan *s, uint64_t off, size_t n, const uint8_t **p);
+
 #endif

@@ -145,11 +145,30 @@ static int write_to_targets(void *arg, const void *data, size_t n)
     return 0;
 }
 
-/* Copies member `name` (size bytes, read from `in`, or at `mem` when the
- * header scanner found it in the mapped source) to the targets of items
- * [a, b) in the pass, always as a regular member: a hard link's data is its
- * target's (tar_link.h), which WeNet's stream-mode tarfile could not read. */
-static int copy_member(es_context *ctx, copy_run *run, struct archive *in, const uint8_t *mem,
+/* The member the scanner found, its data read through the scanner's window
+ * and handed on in place, as reshard_read_blocks hands on libarchive's
+ * blocks. 0, or -1 on a read error (a file shorter than it was) or when the
+ * sink stopped. */
+static int scan_blocks(es_tar_scan *scan, XXH3_state_t *st, uint64_t *got,
+                       int (*sink)(void *, const void *, size_t), void *arg)
+{
+    uint64_t off = scan->data_off, end = off + scan->data_size;
+    while (off < end) {
+        const uint8_t *p;
+        size_t want = end - off > COPY_BUFFER ? COPY_BUFFER : (size_t)(end - off);
+        ssize_t n = es_tar_scan_view(scan, off, want, &p);
+        if (n <= 0 || reshard_hash_bytes(st, p, (size_t)n, got, sink, arg) != 0)
+            return -1;
+        off += (uint64_t)n;
+    }
+    return 0;
+}
+
+/* Copies member `name` (size bytes, read from `in`, or through `scan` when
+ * the header scanner found it) to the targets of items [a, b) in the pass,
+ * always as a regular member: a hard link's data is its target's
+ * (tar_link.h), which WeNet's stream-mode tarfile could not read. */
+static int copy_member(es_context *ctx, copy_run *run, struct archive *in, es_tar_scan *scan,
                        const char *name, uint64_t size, int keep_text, const copy_source *s,
                        size_t a, size_t b)
 {
@@ -169,9 +188,9 @@ static int copy_member(es_context *ctx, copy_run *run, struct archive *in, const
     uint64_t got = 0;
     run->text.len = 0;
     member_sink sink = {ctx, run, name, keep_text, a, b, ES_OK};
-    if (mem ? reshard_hash_bytes(run->hash, mem, (size_t)size, &got, write_to_targets, &sink)
-            : reshard_read_blocks(in, run->buf, COPY_BUFFER, run->hash, &got, write_to_targets,
-                                  &sink))
+    if (scan ? scan_blocks(scan, run->hash, &got, write_to_targets, &sink)
+             : reshard_read_blocks(in, run->buf, COPY_BUFFER, run->hash, &got, write_to_targets,
+                                   &sink))
         return sink.rc != ES_OK ? sink.rc : source_error(ctx, in, s, name);
     if (got != size)
         return es_fail(ctx, ES_ERR_FORMAT, "%s: member %s: %llu bytes, its header says %llu "
@@ -243,35 +262,35 @@ static int check_complete(es_context *ctx, const copy_run *run, const copy_sourc
 }
 
 /* The next member of the source: from the header scanner while it reads the
- * headers (*mem then points at the data in the mapped file), else from
- * libarchive, which takes over past the headers the scanner read (tar_scan.h).
+ * headers (*scan then set, for the member's data), else from libarchive,
+ * which takes over past the headers the scanner read (tar_scan.h).
  * 1 with *name, *target (a hard link's, or NULL) and *size set; 0 at the end;
  * negative: an error, reported. */
 typedef struct member_source {
     struct archive *in;
     es_tar_scan scan;
-    const uint8_t *map; /* the mapped source while the scanner reads it, else NULL */
-    uint64_t headers;   /* headers read so far, all kinds */
+    int scanning;     /* the scanner reads the headers */
+    uint64_t headers; /* headers read so far, all kinds */
 } member_source;
 
 static int next_member(es_context *ctx, member_source *m, const copy_source *s,
                        const char **name, const char **target, uint64_t *size,
-                       const uint8_t **mem)
+                       es_tar_scan **scan)
 {
-    *mem = NULL;
-    if (m->map) {
+    *scan = NULL;
+    if (m->scanning) {
         int r = es_tar_scan_next(&m->scan);
         if (r == ES_TAR_SCAN_MEMBER) {
             m->headers++;
             *name = m->scan.name;
             *target = NULL;
             *size = m->scan.data_size;
-            *mem = m->map + m->scan.data_off;
+            *scan = &m->scan;
             return 1;
         }
         if (r == ES_TAR_SCAN_END)
             return 0;
-        m->map = NULL;
+        m->scanning = 0;
         struct archive_entry *e;
         for (uint64_t i = 0; i < m->headers; i++) {
             int h = archive_read_next_header(m->in, &e);
@@ -309,10 +328,10 @@ static int stream_members(es_context *ctx, copy_run *run, member_source *m,
     int started = 0, rc = ES_OK;
     struct archive *in = m->in;
     const char *name = NULL, *target = NULL;
-    const uint8_t *mem = NULL;
+    es_tar_scan *scan = NULL;
     uint64_t size = 0;
     int r;
-    while (rc == ES_OK && (r = next_member(ctx, m, s, &name, &target, &size, &mem)) != 0) {
+    while (rc == ES_OK && (r = next_member(ctx, m, s, &name, &target, &size, &scan)) != 0) {
         if (r < 0)
             return r;
         size_t key_len;
@@ -344,7 +363,7 @@ static int stream_members(es_context *ctx, copy_run *run, member_source *m,
                                  a, b);
             es_tar_link_close(&link);
         } else if (rc == ES_OK && wanted) {
-            rc = copy_member(ctx, run, in, mem, name, size, kind == ES_MEMBER_TEXT, s, a, b);
+            rc = copy_member(ctx, run, in, scan, name, size, kind == ES_MEMBER_TEXT, s, a, b);
         }
         if (rc == ES_OK && wanted)
             rc = check_measured(ctx, run, s, name, kind, size, a);
@@ -378,13 +397,14 @@ static int copy_source_shard(es_context *ctx, copy_run *run, const copy_source *
     es_shard_file file;
     member_source m = {.in = in};
     int rc;
-    if (es_shard_file_open_mapped(in, &file, copy_source_read_path(s)) == ARCHIVE_OK) {
-        /* a plain file (no filter) mapped whole: its plain headers read in place */
-        if (archive_filter_code(in, 0) == ARCHIVE_FILTER_NONE && file.map) {
-            es_tar_scan_init_mapped(&m.scan, file.map, file.size);
-            m.map = file.map;
-        }
+    /* read, not mapped: a source cut short by someone else while it is copied
+     * is then a read error, not a SIGBUS */
+    if (es_shard_file_open(in, &file, copy_source_read_path(s)) == ARCHIVE_OK) {
+        /* a plain file (no filter): its plain headers read by the scanner */
+        m.scanning = archive_filter_code(in, 0) == ARCHIVE_FILTER_NONE &&
+                     es_tar_scan_init(&m.scan, file.fd, file.size) == 0;
         rc = stream_members(ctx, run, &m, s);
+        es_tar_scan_release(&m.scan);
     } else {
         rc = source_error(ctx, in, s, NULL);
     }
