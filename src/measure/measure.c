@@ -216,7 +216,7 @@ ES_API int es_measure_job_new(es_context *ctx, const es_measure_settings *s,
         return es_fail(ctx, ES_ERR_NOMEM, "out of memory");
     j->s = *s;
     j->opts = (es_reader_opts){s->hash, PROBE_BUFFER, s->tokenizer ? &s->tokenizer->m : NULL,
-                               NULL};
+                               NULL, 0};
     atomic_init(&j->first_failed, SIZE_MAX);
     atomic_init(&j->done, 0);
     int rc = es_work_expand(ctx, &j->work, inputs, n_inputs, s->root);

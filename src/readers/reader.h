@@ -21,6 +21,7 @@ typedef struct es_reader_opts {
     size_t probe_buffer; /* bytes an audio probe may buffer (libsndfile formats) */
     const struct tok_model *tok;  /* count text tokens with it, or NULL */
     struct tok_state *tok_state;  /* the measuring thread's (src/text/tok_model.h) */
+    int libarchive_only; /* tar: every header through libarchive (tests compare the two) */
 } es_reader_opts;
 
 /* Sets row->text_tokens to the ids o's tokenizer gives s[0..n) (as the loader

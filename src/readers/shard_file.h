@@ -14,12 +14,22 @@ typedef struct es_shard_file {
     uint64_t offset, size;
     size_t want;  /* bytes the next read asks for */
     void *block;
+    void *map;    /* es_shard_file_open_mapped: the whole file (NULL when empty) */
+    int mapped;
 } es_shard_file;
 
 /* Opens path and attaches it to `a` as its data source (archive_read_open1).
  * Returns an ARCHIVE_* code; on failure the archive's error string says why.
  * The file is closed by archive_read_close/free through the close callback. */
 int es_shard_file_open(struct archive *a, es_shard_file *f, const char *path);
+
+/* The same, the file mapped whole instead of read into a block: libarchive then
+ * hands out an uncompressed member's data in place, without pread's copy. For
+ * a reader that goes through every byte of a file nobody else writes (reshard's
+ * read-back of its own shards): a mapped file cut short meanwhile is a SIGBUS,
+ * where a read is an error. A reader that skips most bytes is faster with
+ * es_shard_file_open. */
+int es_shard_file_open_mapped(struct archive *a, es_shard_file *f, const char *path);
 
 /* Whether archive_read_next_header's result r gave a usable header. ARCHIVE_RETRY
  * is a damaged header that libarchive would step over to resync: members lost,

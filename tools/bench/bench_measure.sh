@@ -9,6 +9,8 @@
 #   BENCH_DIR  where to write shards (default: a fresh mktemp -d, removed at exit)
 #   SEED       generator seed (default 1234)
 #   REPEAT     timed runs per command, best is reported (default 3)
+#   GEN        extra gen_tar_shards.py options, e.g. "--rate 8000 --median-s 1.2"
+#              for small members (~24 KB clips)
 #
 # Reads come from the page cache: nothing is dropped; each command runs once
 # untimed to warm up, then REPEAT timed runs. Run from the repository root.
@@ -42,7 +44,8 @@ echo "workdir: $WORK ($(df -h "$WORK" | awk 'NR==2 {print $1}'))"
 echo
 
 echo "== generating $N_SHARDS shards x $UTTS utterances (seed $SEED)"
-"$PY" "$HERE/gen_tar_shards.py" "$N_SHARDS" "$UTTS" "$WORK/shards" --seed "$SEED"
+# shellcheck disable=SC2086
+"$PY" "$HERE/gen_tar_shards.py" "$N_SHARDS" "$UTTS" "$WORK/shards" --seed "$SEED" ${GEN:-}
 LIST=$WORK/shards/data.list
 NUTT=$((N_SHARDS * UTTS))
 echo "size:    $(du -sh "$WORK/shards" | cut -f1)"

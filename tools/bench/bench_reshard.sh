@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Benchmark `equishard plan --mode reshard` against `cp` and `cp` + `sync` of the
 # same files (the target: reshard near cp), in interleaved rounds so every
-# command sees the same machine; best of REPEAT rounds.
+# command sees the same machine; best and median of REPEAT rounds (on a shared
+# machine quote the median).
 #
 #   tools/bench/bench_reshard.sh [N_TAR_SHARDS] [UTTS_PER_SHARD] [PARQUET_ROWS]
 #                                                  (default 16 200 2000)
@@ -18,6 +19,8 @@
 #   BASE       a second binary (e.g. an older build) timed in the same rounds
 #   BENCH_DIR  where to write inputs (default: a fresh mktemp -d, removed at exit)
 #   REPEAT     rounds (default 5)
+#   GEN        extra gen_tar_shards.py options, e.g. "--rate 8000 --median-s 1.2"
+#              for small members (~24 KB clips)
 set -euo pipefail
 N=${1:-16}
 U=${2:-200}
@@ -46,7 +49,8 @@ copy_sync() { copy "$@" && sync "$WORK"/cp/*; }
 
 inputs=("tar|$WORK/tar/list.txt|none")
 [[ -f $WORK/tar/list.txt ]] || {
-    python3 "$HERE/gen_tar_shards.py" "$N" "$U" "$WORK/tar" --seed 7 >/dev/null
+    # shellcheck disable=SC2086
+    python3 "$HERE/gen_tar_shards.py" "$N" "$U" "$WORK/tar" --seed 7 ${GEN:-} >/dev/null
     ls "$WORK"/tar/*.tar >"$WORK/tar/list.txt"
 }
 if [[ -n "${PQ_NODE_MODULES:-}" && -d $PQ_NODE_MODULES/parquet-wasm ]]; then
@@ -58,7 +62,9 @@ else
     echo "PQ_NODE_MODULES unset: parquet inputs skipped"
 fi
 
-printf '%-16s %-10s %10s %8s %12s\n' input command "best s" "x cp" "x cp+sync"
+printf '%-16s %-10s %10s %8s %12s %10s %12s\n' input command "best s" "x cp" "x cp+sync" \
+    "median s" "x cp+sync"
+median() { tr ' ' '\n' | grep . | sort -g | awk '{v[NR] = $1} END {print (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2)}'; }
 for spec in "${inputs[@]}"; do
     IFS='|' read -r label list codec <<<"$spec"
     files=$(grep -v '^#' "$list" | tr '\n' ' ')
@@ -70,20 +76,24 @@ for spec in "${inputs[@]}"; do
         names+=(base)
         cmds+=("$BASE plan -q -k 2 --mode reshard --compress $codec --min-length 0 --token-max-length 100000 -o $WORK/out-base $WORK/costs.tsv")
     fi
-    declare -A best=()
+    declare -A best=() all=()
     for c in "${!cmds[@]}"; do eval "${cmds[$c]}" >/dev/null 2>&1; done # warm the page cache
     for ((r = 0; r < REPEAT; r++)); do
         for c in "${!cmds[@]}"; do
             # shellcheck disable=SC2086
             t=$(wall eval "${cmds[$c]}")
             best[$c]=$(echo "$t ${best[$c]:-1e9}" | awk '{print ($1 < $2 ? $1 : $2)}')
+            all[$c]="${all[$c]:-} $t"
         done
     done
+    med2=$(echo "${all[2]}" | median)
     for c in "${!cmds[@]}"; do
-        printf '%-16s %-10s %10.3f %8.2f %12.2f\n' "$label" "${names[$c]}" "${best[$c]}" \
+        med=$(echo "${all[$c]}" | median)
+        printf '%-16s %-10s %10.3f %8.2f %12.2f %10.3f %12.2f\n' "$label" "${names[$c]}" "${best[$c]}" \
             "$(echo "${best[$c]} ${best[1]}" | awk '{print $1 / $2}')" \
-            "$(echo "${best[$c]} ${best[2]}" | awk '{print $1 / $2}')"
+            "$(echo "${best[$c]} ${best[2]}" | awk '{print $1 / $2}')" \
+            "$med" "$(echo "$med $med2" | awk '{print $1 / $2}')"
     done
-    unset best
+    unset best all
     echo "$label: $(du -ch $files | tail -1 | cut -f1) in $(echo $files | wc -w) files"
 done

@@ -2,12 +2,14 @@
 """Generate WeNet-style tar shards of synthetic speech-sized WAV members.
 
     gen_tar_shards.py N_SHARDS UTTS_PER_SHARD OUTDIR [--seed S] [--zeros]
+                      [--rate HZ] [--median-s S]
 
 Writes OUTDIR/shards_000000000.tar ... and OUTDIR/data.list (absolute shard
 paths, one per line). Per key the members are `key.txt` (a random sentence,
-UTF-8, no trailing newline) then `key.wav` (16 kHz mono PCM16, canonical
-44-byte header). Durations are log-normal like LibriTTS utterances (median
-~4.8 s, mean ~5.6 s), clipped to 0.5-20 s. The PCM payload is cheap noise
+UTF-8, no trailing newline) then `key.wav` (16 kHz mono PCM16 unless --rate,
+canonical 44-byte header). Durations are log-normal like LibriTTS utterances
+(median ~4.8 s unless --median-s, mean ~1.16x the median), clipped to 0.5-20 s;
+`--rate 8000 --median-s 1.2` gives small members (~24 KB a clip). The PCM payload is cheap noise
 sliced from a fixed pool (or zeros with --zeros): it exists for I/O and
 parsing speed, not realism. Output is deterministic for a given seed.
 """
@@ -40,10 +42,10 @@ WORDS = ("the a of and to in is was that it for on with as his at by had "
          "lantern meadow kettle winter station bridge pocket whistle").split()
 
 
-def wav_header(nframes):
+def wav_header(nframes, rate):
     data = nframes * 2
     return struct.pack("<4sI4s4sIHHIIHH4sI", b"RIFF", 36 + data, b"WAVE",
-                       b"fmt ", 16, 1, 1, RATE, RATE * 2, 2, 16, b"data", data)
+                       b"fmt ", 16, 1, 1, rate, rate * 2, 2, 16, b"data", data)
 
 
 def tar_add(tf, name, payload):
@@ -63,10 +65,15 @@ def main():
     ap.add_argument("outdir")
     ap.add_argument("--seed", type=int, default=1234)
     ap.add_argument("--zeros", action="store_true", help="all-zero PCM instead of noise")
+    ap.add_argument("--rate", type=int, default=RATE, help="sample rate (default 16000)")
+    ap.add_argument("--median-s", type=float, default=None,
+                    help="median duration in seconds (default 4.8)")
     args = ap.parse_args()
+    rate = args.rate
+    mu = MU if args.median_s is None else math.log(args.median_s)
 
     rng = random.Random(args.seed)
-    pool_frames = int(MAX_S * RATE) * 2
+    pool_frames = int(MAX_S * rate) * 2
     if args.zeros:
         pool = bytes(pool_frames * 2)
     else:
@@ -85,14 +92,14 @@ def main():
                 tarfile.open(fileobj=f, mode="w", format=tarfile.GNU_FORMAT) as tf:
             for u in range(args.utts_per_shard):
                 key = "B%05d_%06d" % (s, u)
-                dur = min(MAX_S, max(MIN_S, rng.lognormvariate(MU, SIGMA)))
-                nframes = int(dur * RATE)
-                total_s += nframes / RATE
+                dur = min(MAX_S, max(MIN_S, rng.lognormvariate(mu, SIGMA)))
+                nframes = int(dur * rate)
+                total_s += nframes / rate
                 nwords = max(1, int(dur * 2.6))
                 text = " ".join(rng.choice(WORDS) for _ in range(nwords)).capitalize() + "."
                 off = 2 * rng.randrange(0, pool_frames - nframes + 1)
                 tar_add(tf, key + ".txt", text.encode("utf-8"))
-                tar_add(tf, key + ".wav", wav_header(nframes) + pool[off:off + 2 * nframes])
+                tar_add(tf, key + ".wav", wav_header(nframes, rate) + pool[off:off + 2 * nframes])
         paths.append(path)
     with open(os.path.join(outdir, "data.list"), "w") as f:
         f.write("".join(p + "\n" for p in paths))

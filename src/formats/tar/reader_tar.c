@@ -3,8 +3,10 @@
  * `tar_file_and_group` does (member_group.h).
  *
  * Audio members are read only as far as their header (the probe), unless
- * hashing asks for every byte; libarchive skips the rest (by seeking, for an
- * uncompressed tar in a file). */
+ * hashing asks for every byte; the rest is skipped (by moving an offset, for
+ * an uncompressed tar in a file). An uncompressed shard's plain headers are
+ * read by tar_scan.h, without libarchive's cost per member; from the first
+ * header it leaves, libarchive reads the rest. */
 #include <archive.h>
 #include <archive_entry.h>
 #include <stdio.h>
@@ -19,6 +21,7 @@
 #include "formats/tar/tar.h"
 #include "readers/shard_file.h"
 #include "formats/tar/tar_link.h"
+#include "formats/tar/tar_scan.h"
 
 /* A text or speaker member larger than this is not a transcript. */
 #define MAX_TEXT_MEMBER (1u << 20)
@@ -28,6 +31,9 @@ struct es_shard_reader {
     es_shard_file file;
     struct archive *src; /* the pending member's data: a, or a hard link's target */
     es_tar_link link;
+    es_tar_scan scan;
+    int fast;            /* headers come from scan, not from a */
+    uint64_t data_pos;   /* fast: bytes of the pending member read so far */
     uint64_t headers;    /* headers read so far */
     const char *path, *shard;
     es_reader_opts opts;
@@ -88,6 +94,9 @@ int tar_open(es_context *ctx, const char *path, const char *shard,
         free(r);
         return rc;
     }
+    /* libarchive chose its filters while opening: none means a plain file */
+    r->fast = !opts->libarchive_only && archive_filter_code(r->a, 0) == ARCHIVE_FILTER_NONE &&
+              es_tar_scan_init(&r->scan, r->file.fd, r->file.size) == 0;
     *out = r;
     return ES_OK;
 }
@@ -101,10 +110,52 @@ static int shard_error(es_context *ctx, es_shard_reader *r)
     return es_fail(ctx, ES_ERR_FORMAT, "%s: %s", r->path, msg ? msg : "read error");
 }
 
+/* The next header from the scanner: 1 with r->name / r->size set, 0 at the
+ * end, or -1 when libarchive is to read from here (then positioned past the
+ * headers the scanner read). */
+static int fast_header(es_context *ctx, es_shard_reader *r)
+{
+    int rc = es_tar_scan_next(&r->scan);
+    if (rc == ES_TAR_SCAN_MEMBER) {
+        r->headers++;
+        r->name.len = 0;
+        es_strbuf_puts(&r->name, r->scan.name);
+        if (r->name.oom)
+            return es_fail(ctx, ES_ERR_NOMEM, "%s: out of memory", r->path);
+        r->size = r->scan.data_size;
+        r->data_pos = 0;
+        r->pending = 1;
+        return 1;
+    }
+    if (rc == ES_TAR_SCAN_END)
+        return 0;
+    r->fast = 0;
+    es_tar_scan_release(&r->scan);
+    struct archive_entry *e;
+    for (uint64_t i = 0; i < r->headers; i++) {
+        int h = archive_read_next_header(r->a, &e);
+        if (!es_archive_header_ok(h))
+            return h == ARCHIVE_EOF ? 0 : shard_error(ctx, r);
+    }
+    return -1;
+}
+
+/* A read of the scanner's file failed: worded as libarchive's own source
+ * (shard_file.c) words it. */
+static int fast_error(es_context *ctx, es_shard_reader *r)
+{
+    return es_fail(ctx, ES_ERR_FORMAT, "%s: member %s: read error", r->path, r->name.buf);
+}
+
 /* Reads the next regular member's header into r->name / r->size. Returns 1, 0 at
  * end of archive, or a negative status. */
 static int read_header(es_context *ctx, es_shard_reader *r)
 {
+    if (r->fast) {
+        int rc = fast_header(ctx, r);
+        if (rc != -1)
+            return rc;
+    }
     for (;;) {
         struct archive_entry *e;
         es_tar_link_close(&r->link);
@@ -146,6 +197,24 @@ static ssize_t member_read(void *opaque, void *buf, size_t n)
     return got < 0 ? -1 : (ssize_t)got;
 }
 
+/* The pending member's data, from the scanner's file (the size is known to
+ * fit in it). */
+static ssize_t fast_read(void *opaque, void *buf, size_t n)
+{
+    es_shard_reader *r = opaque;
+    uint64_t left = r->size - r->data_pos;
+    ssize_t got = es_tar_scan_read(&r->scan, r->scan.data_off + r->data_pos, buf,
+                                   n < left ? n : (size_t)left);
+    if (got > 0)
+        r->data_pos += (uint64_t)got;
+    return got;
+}
+
+static ssize_t data_read(es_shard_reader *r, void *buf, size_t n)
+{
+    return r->fast ? fast_read(r, buf, n) : member_read(r->src, buf, n);
+}
+
 static void mark_bad(es_shard_reader *r, const char *fmt, const char *a, const char *b)
 {
     if (r->bad)
@@ -163,11 +232,11 @@ static int read_small(es_context *ctx, es_shard_reader *r, es_strbuf *sb)
         return ES_OK;
     }
     char buf[8192];
-    la_ssize_t got;
-    while ((got = archive_read_data(r->src, buf, sizeof buf)) > 0)
+    ssize_t got;
+    while ((got = data_read(r, buf, sizeof buf)) > 0)
         es_strbuf_append(sb, buf, (size_t)got);
     if (got < 0)
-        return shard_error(ctx, r);
+        return r->fast ? fast_error(ctx, r) : shard_error(ctx, r);
     if (sb->oom)
         return es_fail(ctx, ES_ERR_NOMEM, "%s: out of memory", r->path);
     return ES_OK;
@@ -180,12 +249,13 @@ static int consume_audio(es_context *ctx, es_shard_reader *r, es_cost_row *row,
         mark_bad(r, "member %s: %s", r->name.buf, "second audio member for one key");
         return ES_OK;
     }
-    es_byte_stream s = {member_read, NULL, r->src, r->size, 0};
+    es_byte_stream s = r->fast ? (es_byte_stream){fast_read, NULL, r, r->size, 0}
+                               : (es_byte_stream){member_read, NULL, r->src, r->size, 0};
     int strict = strcmp(suffix, "wav") == 0 || strcmp(suffix, "flac") == 0;
     char err[256];
     int rc = es_audio_object_measure(&s, &r->opts, strict, row, err, sizeof err);
     if (rc == ES_AUDIO_OBJ_IO)
-        return shard_error(ctx, r);
+        return r->fast ? fast_error(ctx, r) : shard_error(ctx, r);
     if (rc == ES_AUDIO_OBJ_BAD)
         mark_bad(r, "member %s: %s", r->name.buf, err);
     return ES_OK;
@@ -287,6 +357,8 @@ void tar_close(es_shard_reader *r)
     if (!r)
         return;
     es_tar_link_close(&r->link);
+    if (r->fast)
+        es_tar_scan_release(&r->scan);
     archive_read_free(r->a);
     es_strbuf_release(&r->name);
     es_strbuf_release(&r->key);

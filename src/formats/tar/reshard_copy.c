@@ -34,6 +34,7 @@
 #include "readers/reader.h"
 #include "readers/shard_file.h"
 #include "formats/tar/tar_link.h"
+#include "formats/tar/tar_scan.h"
 
 #define COPY_BUFFER (256u << 10)
 /* Text kept for check_measured: the tar reader refuses transcripts past 1 MiB. */
@@ -145,11 +146,32 @@ static int write_to_targets(void *arg, const void *data, size_t n)
     return 0;
 }
 
-/* Copies member `name` (size bytes, read from `in`) to the targets of items
- * [a, b) in the pass, always as a regular member: a hard link's data is its
- * target's (tar_link.h), which WeNet's stream-mode tarfile could not read. */
-static int copy_member(es_context *ctx, copy_run *run, struct archive *in, const char *name,
-                       uint64_t size, int keep_text, const copy_source *s, size_t a, size_t b)
+/* The member the scanner found, its data read through the scanner's window
+ * and handed on in place, as reshard_read_blocks hands on libarchive's
+ * blocks. 0, or -1 on a read error (a file shorter than it was) or when the
+ * sink stopped. */
+static int scan_blocks(es_tar_scan *scan, XXH3_state_t *st, uint64_t *got,
+                       int (*sink)(void *, const void *, size_t), void *arg)
+{
+    uint64_t off = scan->data_off, end = off + scan->data_size;
+    while (off < end) {
+        const uint8_t *p;
+        size_t want = end - off > COPY_BUFFER ? COPY_BUFFER : (size_t)(end - off);
+        ssize_t n = es_tar_scan_view(scan, off, want, &p);
+        if (n <= 0 || reshard_hash_bytes(st, p, (size_t)n, got, sink, arg) != 0)
+            return -1;
+        off += (uint64_t)n;
+    }
+    return 0;
+}
+
+/* Copies member `name` (size bytes, read from `in`, or through `scan` when
+ * the header scanner found it) to the targets of items [a, b) in the pass,
+ * always as a regular member: a hard link's data is its target's
+ * (tar_link.h), which WeNet's stream-mode tarfile could not read. */
+static int copy_member(es_context *ctx, copy_run *run, struct archive *in, es_tar_scan *scan,
+                       const char *name, uint64_t size, int keep_text, const copy_source *s,
+                       size_t a, size_t b)
 {
     archive_entry_clear(run->out);
     archive_entry_copy_pathname(run->out, name);
@@ -167,7 +189,9 @@ static int copy_member(es_context *ctx, copy_run *run, struct archive *in, const
     uint64_t got = 0;
     run->text.len = 0;
     member_sink sink = {ctx, run, name, keep_text, a, b, ES_OK};
-    if (reshard_read_blocks(in, run->buf, COPY_BUFFER, run->hash, &got, write_to_targets, &sink))
+    if (scan ? scan_blocks(scan, run->hash, &got, write_to_targets, &sink)
+             : reshard_read_blocks(in, run->buf, COPY_BUFFER, run->hash, &got, write_to_targets,
+                                   &sink))
         return sink.rc != ES_OK ? sink.rc : source_error(ctx, in, s, name);
     if (got != size)
         return es_fail(ctx, ES_ERR_FORMAT, "%s: member %s: %llu bytes, its header says %llu "
@@ -238,26 +262,79 @@ static int check_complete(es_context *ctx, const copy_run *run, const copy_sourc
     return ES_OK;
 }
 
-static int stream_members(es_context *ctx, copy_run *run, struct archive *in,
+/* The next member of the source: from the header scanner while it reads the
+ * headers (*scan then set, for the member's data), else from libarchive,
+ * which takes over past the headers the scanner read (tar_scan.h).
+ * 1 with *name, *target (a hard link's, or NULL) and *size set; 0 at the end;
+ * negative: an error, reported. */
+typedef struct member_source {
+    struct archive *in;
+    es_tar_scan scan;
+    int scanning;     /* the scanner reads the headers */
+    uint64_t headers; /* headers read so far, all kinds */
+} member_source;
+
+static int next_member(es_context *ctx, member_source *m, const copy_source *s,
+                       const char **name, const char **target, uint64_t *size,
+                       es_tar_scan **scan)
+{
+    *scan = NULL;
+    if (m->scanning) {
+        int r = es_tar_scan_next(&m->scan);
+        if (r == ES_TAR_SCAN_MEMBER) {
+            m->headers++;
+            *name = m->scan.name;
+            *target = NULL;
+            *size = m->scan.data_size;
+            *scan = &m->scan;
+            return 1;
+        }
+        if (r == ES_TAR_SCAN_END)
+            return 0;
+        m->scanning = 0;
+        struct archive_entry *e;
+        for (uint64_t i = 0; i < m->headers; i++) {
+            int h = archive_read_next_header(m->in, &e);
+            if (h == ARCHIVE_EOF)
+                return 0;
+            if (!es_archive_header_ok(h))
+                return source_error(ctx, m->in, s, NULL);
+        }
+    }
+    for (;;) {
+        struct archive_entry *e;
+        int r = archive_read_next_header(m->in, &e);
+        if (r == ARCHIVE_EOF)
+            return 0;
+        if (!es_archive_header_ok(r))
+            return source_error(ctx, m->in, s, NULL);
+        m->headers++;
+        *target = archive_entry_hardlink(e);
+        if (!*target && archive_entry_filetype(e) != AE_IFREG)
+            continue; /* as the tar reader: directories and symbolic links are no members */
+        *name = reshard_entry_name(e);
+        if (!*name)
+            return es_fail(ctx, ES_ERR_FORMAT, "%s: a member without a usable name", s->path);
+        *size = archive_entry_size_is_set(e) ? (uint64_t)archive_entry_size(e) : 0;
+        return 1;
+    }
+}
+
+static int stream_members(es_context *ctx, copy_run *run, member_source *m,
                           const copy_source *s)
 {
     int seen_audio = 0, seen_text = 0, was_wanted = 0;
     size_t at = s->begin, a = at, b = at;
     uint64_t ordinal = UINT64_MAX;
     int started = 0, rc = ES_OK;
-    struct archive_entry *e;
-    uint64_t headers = 0;
+    struct archive *in = m->in;
+    const char *name = NULL, *target = NULL;
+    es_tar_scan *scan = NULL;
+    uint64_t size = 0;
     int r;
-    while (rc == ES_OK && (r = archive_read_next_header(in, &e)) != ARCHIVE_EOF) {
-        if (!es_archive_header_ok(r))
-            return source_error(ctx, in, s, NULL);
-        headers++;
-        const char *target = archive_entry_hardlink(e);
-        if (!target && archive_entry_filetype(e) != AE_IFREG)
-            continue; /* as the tar reader: directories and symbolic links are no members */
-        const char *name = reshard_entry_name(e);
-        if (!name)
-            return es_fail(ctx, ES_ERR_FORMAT, "%s: a member without a usable name", s->path);
+    while (rc == ES_OK && (r = next_member(ctx, m, s, &name, &target, &size, &scan)) != 0) {
+        if (r < 0)
+            return r;
         size_t key_len;
         const char *suffix;
         es_member_split(name, &key_len, &suffix);
@@ -277,16 +354,17 @@ static int stream_members(es_context *ctx, copy_run *run, struct archive *in,
         for (size_t i = a; i < b; i++)
             wanted |= in_pass(run, &run->items[i]);
         es_member_kind kind = es_member_kind_of(suffix);
-        uint64_t size = archive_entry_size_is_set(e) ? (uint64_t)archive_entry_size(e) : 0;
         if (rc == ES_OK && wanted && target) {
             es_tar_link link;
-            rc = es_tar_link_open(ctx, &link, copy_source_read_path(s), name, target, headers - 1);
+            rc = es_tar_link_open(ctx, &link, copy_source_read_path(s), name, target,
+                                  m->headers - 1);
             size = link.size;
             if (rc == ES_OK)
-                rc = copy_member(ctx, run, link.a, name, size, kind == ES_MEMBER_TEXT, s, a, b);
+                rc = copy_member(ctx, run, link.a, NULL, name, size, kind == ES_MEMBER_TEXT, s,
+                                 a, b);
             es_tar_link_close(&link);
         } else if (rc == ES_OK && wanted) {
-            rc = copy_member(ctx, run, in, name, size, kind == ES_MEMBER_TEXT, s, a, b);
+            rc = copy_member(ctx, run, in, scan, name, size, kind == ES_MEMBER_TEXT, s, a, b);
         }
         if (rc == ES_OK && wanted)
             rc = check_measured(ctx, run, s, name, kind, size, a);
@@ -318,9 +396,19 @@ static int copy_source_shard(es_context *ctx, copy_run *run, const copy_source *
     archive_read_support_filter_all(in);
     archive_read_support_format_tar(in);
     es_shard_file file;
-    int rc = es_shard_file_open(in, &file, copy_source_read_path(s)) == ARCHIVE_OK
-                 ? stream_members(ctx, run, in, s)
-                 : source_error(ctx, in, s, NULL);
+    member_source m = {.in = in};
+    int rc;
+    /* read, not mapped: a source cut short by someone else while it is copied
+     * is then a read error, not a SIGBUS */
+    if (es_shard_file_open(in, &file, copy_source_read_path(s)) == ARCHIVE_OK) {
+        /* a plain file (no filter): its plain headers read by the scanner */
+        m.scanning = archive_filter_code(in, 0) == ARCHIVE_FILTER_NONE &&
+                     es_tar_scan_init(&m.scan, file.fd, file.size) == 0;
+        rc = stream_members(ctx, run, &m, s);
+        es_tar_scan_release(&m.scan);
+    } else {
+        rc = source_error(ctx, in, s, NULL);
+    }
     archive_read_free(in);
     return rc;
 }

@@ -5,6 +5,7 @@
 #include <xxhash.h>
 
 #include "readers/shard_file.h"
+#include "formats/tar/tar_scan.h"
 
 void reshard_digest_add(reshard_digest *d, const char *name, uint64_t size, uint64_t hash)
 {
@@ -123,6 +124,26 @@ static int hash_member(struct archive *a, XXH3_state_t *st, void *buf, size_t bu
     return r;
 }
 
+/* Bytes hashed, then given to the sink, at a time: well inside L2. */
+#define RESHARD_PIECE ((size_t)64 << 10)
+
+int reshard_hash_bytes(XXH3_state_t *st, const void *data, size_t n, uint64_t *size,
+                       int (*sink)(void *, const void *, size_t), void *arg)
+{
+    /* a piece at a time: the piece the hash read is still in cache when the
+     * sink copies it (a mapped source hands over whole members at once) */
+    for (size_t done = 0; done < n;) {
+        size_t k = n - done < RESHARD_PIECE ? n - done : RESHARD_PIECE;
+        const char *piece = (const char *)data + done;
+        XXH3_64bits_update(st, piece, k);
+        if (sink && sink(arg, piece, k) != 0)
+            return -1;
+        done += k;
+    }
+    *size += n;
+    return 0;
+}
+
 int reshard_read_blocks(struct archive *a, void *zeros, size_t zeros_size, XXH3_state_t *st,
                         uint64_t *size, int (*sink)(void *, const void *, size_t), void *arg)
 {
@@ -140,19 +161,46 @@ int reshard_read_blocks(struct archive *a, void *zeros, size_t zeros_size, XXH3_
                 return -1;
             *size += z;
         }
-        XXH3_64bits_update(st, block, n);
-        if (sink && n && sink(arg, block, n) != 0)
+        if (reshard_hash_bytes(st, block, n, size, sink, arg) != 0)
             return -1;
-        *size += n;
     }
     return r == ARCHIVE_EOF ? 0 : -1;
 }
 
-static int read_members(es_context *ctx, struct archive *a, XXH3_state_t *st, const char *label,
-                        reshard_digest *got, void *buf, size_t buf_size)
+/* The plain headers of a shard written without a filter (all of them, unless
+ * a name needed a pax extension), read in place from its mapping; their data
+ * hashed where it lies. How many headers were read, for libarchive to step
+ * past when the scanner stops before the end; UINT64_MAX when it reached it. */
+static uint64_t scan_members(const es_shard_file *file, reshard_digest *got)
+{
+    es_tar_scan scan;
+    es_tar_scan_init_mapped(&scan, file->map, file->size);
+    const uint8_t *map = file->map;
+    uint64_t headers = 0;
+    int r;
+    while ((r = es_tar_scan_next(&scan)) == ES_TAR_SCAN_MEMBER) {
+        reshard_digest_add(got, scan.name, scan.data_size,
+                           XXH3_64bits(map + scan.data_off, (size_t)scan.data_size));
+        headers++;
+    }
+    return r == ES_TAR_SCAN_END ? UINT64_MAX : headers;
+}
+
+static int read_members(es_context *ctx, struct archive *a, const es_shard_file *file,
+                        XXH3_state_t *st, const char *label, reshard_digest *got, void *buf,
+                        size_t buf_size)
 {
     struct archive_entry *e;
     int r;
+    if (archive_filter_code(a, 0) == ARCHIVE_FILTER_NONE && file->map) {
+        uint64_t done = scan_members(file, got);
+        if (done == UINT64_MAX)
+            return ES_OK;
+        for (uint64_t i = 0; i < done; i++)
+            if (!es_archive_header_ok(r = archive_read_next_header(a, &e)))
+                return es_fail(ctx, ES_ERR_IO, "%s: read back failed: %s", label,
+                               archive_error_string(a) ? archive_error_string(a) : "read error");
+    }
     while ((r = archive_read_next_header(a, &e)) != ARCHIVE_EOF && es_archive_header_ok(r)) {
         const char *name = reshard_entry_name(e);
         uint64_t size, hash;
@@ -174,13 +222,14 @@ static int read_members(es_context *ctx, struct archive *a, XXH3_state_t *st, co
     return ES_OK;
 }
 
-static int read_back(es_context *ctx, struct archive *a, const char *label, es_compress c,
-                     reshard_digest *got, void *buf, size_t buf_size)
+static int read_back(es_context *ctx, struct archive *a, const es_shard_file *file,
+                     const char *label, es_compress c, reshard_digest *got, void *buf,
+                     size_t buf_size)
 {
     XXH3_state_t *st = XXH3_createState();
     if (!st)
         return es_fail(ctx, ES_ERR_NOMEM, "%s: out of memory", label);
-    int rc = read_members(ctx, a, st, label, got, buf, buf_size);
+    int rc = read_members(ctx, a, file, st, label, got, buf, buf_size);
     XXH3_freeState(st);
     if (rc != ES_OK)
         return rc;
@@ -201,11 +250,11 @@ int reshard_verify(es_context *ctx, const char *path, const char *label, es_comp
     es_shard_file file;
     reshard_digest got = {0};
     int rc;
-    if (es_shard_file_open(a, &file, path) != ARCHIVE_OK) {
+    if (es_shard_file_open_mapped(a, &file, path) != ARCHIVE_OK) {
         const char *msg = archive_error_string(a);
         rc = es_fail(ctx, ES_ERR_IO, "%s: cannot read back: %s", label, msg ? msg : "open failed");
     } else {
-        rc = read_back(ctx, a, label, c, &got, buf, buf_size);
+        rc = read_back(ctx, a, &file, label, c, &got, buf, buf_size);
     }
     archive_read_free(a);
     if (rc == ES_OK && (got.members != want->members || got.bytes != want->bytes ||

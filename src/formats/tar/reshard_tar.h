@@ -52,6 +52,11 @@ int reshard_writer_close(es_context *ctx, struct archive *a, const char *label);
 int reshard_read_blocks(struct archive *a, void *zeros, size_t zeros_size, XXH3_state_t *st,
                         uint64_t *size, int (*sink)(void *, const void *, size_t), void *arg);
 
+/* n bytes at data, as reshard_read_blocks treats each block: hashed into st,
+ * counted into *size, given to sink (if any). 0, or -1 when sink stopped. */
+int reshard_hash_bytes(XXH3_state_t *st, const void *data, size_t n, uint64_t *size,
+                       int (*sink)(void *, const void *, size_t), void *arg);
+
 /* Memory one open writer needs, roughly (compressor state and buffers). */
 size_t reshard_writer_memory(es_compress c);
 
