@@ -20,7 +20,7 @@ mpi() { # NP command... (stdout/stderr to $WORK/out, $WORK/err); returns the exi
         [[ -n ${!v:-} ]] && env+=(-x "$v")
     done
     if [[ ${LEAKCHECK:-0} == 1 && -n $SUPP ]]; then
-        env=(-x "ASAN_OPTIONS=$ASAN_OPTIONS:detect_leaks=1" -x UBSAN_OPTIONS
+        env=(-x "ASAN_OPTIONS=${ASAN_OPTIONS:-}:detect_leaks=1" -x "UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1}"
              -x "LSAN_OPTIONS=suppressions=$SUPP:print_suppressions=0:fast_unwind_on_malloc=0"
              -x OMPI_MCA_mca_base_component_disable_dlclose=1
              -x PMIX_MCA_mca_base_component_disable_dlclose=1)
