@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "algo/radix_sort.h"
-#include "core/prefault.h"
+#include "core/bigarray.h"
 #include "plan/batch_order.h"
 
 static int cmp_batch_cost_desc(const void *a, const void *b)
@@ -41,9 +41,11 @@ static uint64_t cost_desc_key(double cost)
  * qsort, as before. Returns 1 when the order is the stable one (radix). */
 int es_batches_sort_by_cost(plan_batch *b, size_t n)
 {
-    es_radix_pair *pairs = malloc((n ? n : 1) * sizeof *pairs);
-    es_radix_pair *tmp = malloc((n ? n : 1) * sizeof *tmp);
-    plan_batch *sorted = malloc((n ? n : 1) * sizeof *sorted);
+    /* fresh memory, each page mapped in one call rather than a fault apiece
+     * (core/bigarray.h): the faults were most of this sort's time */
+    es_radix_pair *pairs = es_bigarray_alloc(n, sizeof *pairs, ES_FILL_MAP);
+    es_radix_pair *tmp = es_bigarray_alloc(n, sizeof *tmp, ES_FILL_MAP);
+    plan_batch *sorted = es_bigarray_alloc(n, sizeof *sorted, ES_FILL_MAP);
     int finite = 1;
     for (size_t i = 0; i < n && finite; i++)
         finite = !isnan(b[i].cost);
@@ -52,11 +54,6 @@ int es_batches_sort_by_cost(plan_batch *b, size_t n)
         qsort(b, n, sizeof *b, cmp_batch_cost_desc);
         return 0;
     }
-    /* fresh memory, each page mapped in one call rather than a fault apiece
-     * (core/prefault.h): the faults were most of this sort's time */
-    es_prefault_write(pairs, n * sizeof *pairs);
-    es_prefault_write(tmp, n * sizeof *tmp);
-    es_prefault_write(sorted, n * sizeof *sorted);
     for (size_t i = 0; i < n; i++)
         pairs[i] = (es_radix_pair){b[i].begin, i};
     es_radix_sort_pairs(pairs, n, tmp);
