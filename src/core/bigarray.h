@@ -36,7 +36,9 @@ typedef enum es_fill {
                             writer reaches it: memory in use stays what is written */
     /* A helper thread maps and touches the pages ahead of the writer (on
      * another core), for arrays of 8 MiB or more; the policy above is what
-     * is done when the arrays are smaller or the helper cannot be had. */
+     * is done when the arrays are smaller or the helper cannot be had.
+     * Callers ask for it only where their context allows
+     * (es_ctx_pages_ahead, the pages_ahead setting). */
     ES_FILL_AHEAD = 4,
 } es_fill;
 

@@ -99,11 +99,6 @@ static void *helper(void *arg)
 es_prefault_ahead *es_prefault_ahead_start(const es_ahead_array *arrays, size_t k, size_t n,
                                            size_t lead, size_t min_bytes)
 {
-    /* EQUISHARD_PAGES_AHEAD=0 turns the helpers off: benchmarks compare
-     * the two in one binary, and tests check that results do not change. */
-    const char *env = getenv("EQUISHARD_PAGES_AHEAD");
-    if (env && strcmp(env, "0") == 0)
-        return NULL;
     size_t widest = 0;
     for (size_t j = 0; j < k && j < MAX_ARRAYS; j++)
         if (arrays[j].elem_size > widest)

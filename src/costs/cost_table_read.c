@@ -715,7 +715,7 @@ static int parse_stream(parser *p, source *src, const unsigned char *head, size_
         if (!p->reserved && p->t->n >= 1024) {
             reserve_for_file(p, src, end);
             /* the rows' fresh pages paid for on another core (cost_table.h) */
-            es_cost_table_pages_ahead(p->t, 1);
+            es_cost_table_pages_ahead(p->t, es_ctx_pages_ahead(p->ctx));
             p->reserved = 1;
         }
         long long got = src_read(src, buf + end, cap - end - 1);

@@ -170,7 +170,7 @@ void es_measure_unit(es_measure_job *j, size_t u, tok_state *st)
     es_unit_result *res = &j->results[u];
     if (u > atomic_load(&j->first_failed))
         return; /* FAIL mode: an earlier unit failed; its error is the answer */
-    es_context ctx = {{0}};
+    es_context ctx = {0};
     es_cost_table_free(res->rows);
     res->rows = es_cost_table_new();
     if (!res->rows) {

@@ -48,6 +48,7 @@ struct es_plan {
     es_plan_settings s;
     const es_cost_table *table; /* borrowed; must outlive the plan */
     uint32_t K, W;
+    es_fill ahead;      /* ES_FILL_AHEAD, or 0 when the context says no (core/bigarray.h) */
     /* filter */
     size_t *kept;
     size_t n_kept;

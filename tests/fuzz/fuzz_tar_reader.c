@@ -16,7 +16,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     const char *path = fuzz_write_input("tar", data, size);
     if (!path)
         return 0;
-    es_context ctx = {{0}};
+    es_context ctx = {0};
     fuzz_read_shard(&es_reader_tar, path, "fuzz.tar", size & 1, &ctx);
     unlink(path);
     return 0;

@@ -132,7 +132,7 @@ static const cli_option own[] = {
 /* --plan: plan.json's settings over the loader's defaults, before any flag. */
 static int apply_plan(sim_args *a)
 {
-    es_context *ctx = es_context_new();
+    es_context *ctx = cli_context_new();
     if (!ctx)
         return cli_fail("out of memory", ES_ERR_NOMEM), -1;
     es_plan_mode mode = ES_PLAN_SHARD;
@@ -475,7 +475,7 @@ int cmd_simulate(int argc, char **argv)
         }
         inputs = planned_inputs;
     }
-    es_context *ctx = es_context_new();
+    es_context *ctx = cli_context_new();
     if (!ctx)
         return cli_fail("out of memory", ES_ERR_NOMEM);
     es_cost_table *table = NULL;

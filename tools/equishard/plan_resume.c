@@ -152,7 +152,7 @@ static int trained_rows(const es_plan *old, uint32_t ranks, uint64_t step,
 
 int plan_resume(plan_args *a)
 {
-    es_context *ctx = es_context_new();
+    es_context *ctx = cli_context_new();
     if (!ctx)
         return cli_fail("out of memory", ES_ERR_NOMEM);
     es_plan_settings old_s;
