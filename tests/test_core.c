@@ -8,6 +8,7 @@
 #include "core/grow.h"
 #include "core/json_text.h"
 #include "core/line_reader.h"
+#include "core/bigarray.h"
 #include "core/prefault.h"
 #include "core/prefault_ahead.h"
 #include "core/strbuf.h"
@@ -801,6 +802,75 @@ START_TEST(test_prefault_ahead_scattered_writes)
 }
 END_TEST
 
+/* core/bigarray.h's policies, by the kernel's own record of which pages are
+ * mapped (mincore): ES_FILL_FAULT maps nothing, ES_FILL_MAP everything at
+ * once, ES_FILL_WINDOWS the 4 MiB from the element reached and not the rest;
+ * a helper-backed writer (ES_FILL_AHEAD) leaves exactly what was written; an
+ * allocation whose size overflows is refused. Skipped where the kernel has no
+ * MADV_POPULATE_WRITE (then the policies are only faults). */
+static size_t resident_pages(const char *p, size_t from, size_t to)
+{
+    size_t page = (size_t)sysconf(_SC_PAGESIZE), n = 0;
+    unsigned char *vec = malloc((to - from) / page + 1);
+    ck_assert_int_eq(mincore((void *)(p + from), to - from, vec), 0);
+    for (size_t i = 0; i < (to - from) / page; i++)
+        n += vec[i] & 1;
+    free(vec);
+    return n;
+}
+
+START_TEST(test_bigarray_policies)
+{
+    const size_t mib = 1u << 20, bytes = 32 * mib, n = bytes / sizeof(uint64_t);
+    ck_assert_ptr_null(es_bigarray_alloc(SIZE_MAX / 2, 4, ES_FILL_MAP));
+    for (int fill = ES_FILL_FAULT; fill <= ES_FILL_WINDOWS; fill++) {
+        char *m = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        ck_assert(m != MAP_FAILED);
+#ifdef MADV_POPULATE_WRITE
+        int populate = madvise(m, 4096, MADV_POPULATE_WRITE) == 0;
+#else
+        int populate = 0;
+#endif
+        if (!populate) {
+            munmap(m, bytes);
+            return;
+        }
+        size_t page = (size_t)sysconf(_SC_PAGESIZE);
+        es_bigarray_col col = {m, sizeof(uint64_t)};
+        es_bigarray_writer w;
+        es_bigarray_begin(&w, (es_fill)fill, &col, 1, n);
+        if (fill == ES_FILL_FAULT) {
+            ck_assert_uint_le(resident_pages(m, 0, bytes), 1); /* the probe's page */
+        } else if (fill == ES_FILL_MAP) {
+            ck_assert_uint_eq(resident_pages(m, 0, bytes), bytes / page);
+        } else {
+            es_bigarray_reach(&w, n / 4); /* 8 MiB in: [8, 12) MiB mapped */
+            ck_assert_uint_eq(resident_pages(m, 8 * mib, 12 * mib), 4 * mib / page);
+            /* huge pages may round the window's ends out to 2 MiB */
+            ck_assert_uint_eq(resident_pages(m, 14 * mib, bytes), 0);
+            ck_assert_uint_eq(resident_pages(m, 2 * mib, 6 * mib), 0);
+        }
+        es_bigarray_end(&w);
+        es_bigarray_end(&w); /* twice: ignored */
+        munmap(m, bytes);
+    }
+    uint64_t *a = malloc(bytes);
+    ck_assert_ptr_nonnull(a);
+    es_bigarray_col col = {a, sizeof *a};
+    es_bigarray_writer w;
+    es_bigarray_begin(&w, ES_FILL_AHEAD | ES_FILL_WINDOWS, &col, 1, n);
+    for (size_t i = 0; i < n; i++) {
+        es_bigarray_reach(&w, i);
+        a[i] = i * 3;
+    }
+    es_bigarray_end(&w);
+    for (size_t i = 0; i < n; i++)
+        if (a[i] != i * 3)
+            ck_abort_msg("element %zu is %llu", i, (unsigned long long)a[i]);
+    free(a);
+}
+END_TEST
+
 START_TEST(test_prefault_ahead_small_or_stopped_early)
 {
     /* under min_bytes: nothing started, and the cursor lets everything through */
@@ -892,6 +962,7 @@ static Suite *core_suite(void)
     tcase_add_test(mem, test_prefault_ahead_writer_in_step);
     tcase_add_test(mem, test_prefault_ahead_scattered_writes);
     tcase_add_test(mem, test_prefault_ahead_small_or_stopped_early);
+    tcase_add_test(mem, test_bigarray_policies);
     suite_add_tcase(s, mem);
 
     TCase *files = tcase_create("files");
