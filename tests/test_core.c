@@ -486,9 +486,11 @@ static int vma_huge_flag(const void *p)
     return found;
 }
 
-/* es_advise_huge marks the 2 MiB-aligned part of a range for huge pages (the
- * kernel's own record of it, smaps), and EQUISHARD_HUGE_PAGES=0 leaves it
- * unmarked. Skipped where the kernel has no transparent huge pages. */
+/* A big array's pages are marked for huge pages (the kernel's own record of
+ * it, smaps) over their 2 MiB-aligned part, and ES_FILL_NO_HUGE (a context's
+ * huge_pages setting off) leaves them unmarked; the library reads no
+ * EQUISHARD_HUGE_PAGES itself (the CLI maps it). Skipped where the kernel has
+ * no transparent huge pages. */
 START_TEST(test_advise_huge_and_its_switch)
 {
     const size_t mib = 1u << 20, n = 8 * mib;
@@ -500,9 +502,11 @@ START_TEST(test_advise_huge_and_its_switch)
             return;
         }
         char *aligned = (char *)(((uintptr_t)m + 2 * mib - 1) & ~(uintptr_t)(2 * mib - 1));
-        if (off)
-            setenv("EQUISHARD_HUGE_PAGES", "0", 1);
-        es_advise_huge(aligned, 4 * mib);
+        setenv("EQUISHARD_HUGE_PAGES", "0", 1);
+        es_bigarray_col col = {aligned, 1};
+        es_bigarray_writer w;
+        es_bigarray_begin(&w, ES_FILL_MAP | (off ? ES_FILL_NO_HUGE : 0), &col, 1, 4 * mib);
+        es_bigarray_end(&w);
         unsetenv("EQUISHARD_HUGE_PAGES");
         int flag = vma_huge_flag(aligned);
         munmap(m, n);
@@ -732,7 +736,7 @@ START_TEST(test_prefault_ahead_writer_in_step)
     memset(mid, 0x5A, AHEAD_N * sizeof *mid);
     memset(narrow, 0x3C, AHEAD_N);
     es_ahead_array arrays[3] = {{wide, 8}, {mid, 4}, {narrow, 1}};
-    es_ahead_cursor c = {es_prefault_ahead_start(arrays, 3, AHEAD_N, 8u << 20, 1), 0};
+    es_ahead_cursor c = {es_prefault_ahead_start(arrays, 3, AHEAD_N, 8u << 20, 1, 1), 0};
     ck_assert_ptr_nonnull(c.a);
     /* a slow start, so the helper gets ahead; the writer stops at 5/6 */
     sleep_ms(200);
@@ -782,7 +786,7 @@ START_TEST(test_prefault_ahead_scattered_writes)
     ck_assert_ptr_nonnull(a);
     memset(a, 0, N * sizeof *a);
     es_ahead_array arr = {a, sizeof *a};
-    es_ahead_cursor c = {es_prefault_ahead_start(&arr, 1, N, 64u << 20, 1), 0};
+    es_ahead_cursor c = {es_prefault_ahead_start(&arr, 1, N, 64u << 20, 1, 1), 0};
     ck_assert_ptr_nonnull(c.a);
     /* i → i * 40503 mod n visits every index once (40503 is odd, n a power of 2) */
     for (size_t i = 0; i < N; i++) {
@@ -876,22 +880,22 @@ START_TEST(test_prefault_ahead_small_or_stopped_early)
     /* under min_bytes: nothing started, and the cursor lets everything through */
     uint32_t small[1000];
     es_ahead_array arr = {small, sizeof small[0]};
-    es_ahead_cursor c = {es_prefault_ahead_start(&arr, 1, 1000, 1 << 20, sizeof small + 1), 0};
+    es_ahead_cursor c = {es_prefault_ahead_start(&arr, 1, 1000, 1 << 20, sizeof small + 1, 1), 0};
     ck_assert_ptr_null(c.a);
     es_ahead_reach(&c, 1000);
     ck_assert_uint_eq(c.ready, SIZE_MAX);
     es_prefault_ahead_stop(NULL);
     /* no arrays, or an impossible size: refused */
-    ck_assert_ptr_null(es_prefault_ahead_start(&arr, 0, 1000, 1 << 20, 1));
+    ck_assert_ptr_null(es_prefault_ahead_start(&arr, 0, 1000, 1 << 20, 1, 1));
     es_ahead_array huge = {small, SIZE_MAX / 2};
-    ck_assert_ptr_null(es_prefault_ahead_start(&huge, 1, 3, 1 << 20, 1));
+    ck_assert_ptr_null(es_prefault_ahead_start(&huge, 1, 3, 1 << 20, 1, 1));
     /* stopped before the writer wrote anything: joins, changes nothing */
     size_t bytes = AHEAD_N * sizeof(uint64_t); /* 6 windows: the helper takes 2..5 */
     unsigned char *big = malloc(bytes);
     ck_assert_ptr_nonnull(big);
     memset(big, 7, bytes);
     es_ahead_array b = {big, 1};
-    es_prefault_ahead *a = es_prefault_ahead_start(&b, 1, bytes, 64u << 20, 1);
+    es_prefault_ahead *a = es_prefault_ahead_start(&b, 1, bytes, 64u << 20, 1, 1);
     ck_assert_ptr_nonnull(a);
     sleep_ms(100);
     size_t by_helper, by_writer, windows;

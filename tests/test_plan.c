@@ -692,7 +692,7 @@ START_TEST(pad_copies_merge_as_a_full_sort)
             b[i].end = b[i].begin + 1;
             b[i].cost = cost == 0 && (r >> 40) % 2 ? -0.0 : cost;
         }
-        ck_assert_int_eq(es_batches_sort_by_cost(b, n), 1);
+        ck_assert_int_eq(es_batches_sort_by_cost(b, n, 0), 1);
         for (size_t i = 0; i < add; i++) {
             b[n + i] = b[n - 1 - (i % n)];
             b[n + i].repeat = 1;
@@ -700,7 +700,7 @@ START_TEST(pad_copies_merge_as_a_full_sort)
         for (size_t i = 0; i < n + add; i++)
             want[i] = (placed_batch){b[i], i};
         qsort(want, n + add, sizeof *want, cmp_placed);
-        ck_assert_int_eq(es_batches_merge_appended(b, n, add), 1);
+        ck_assert_int_eq(es_batches_merge_appended(b, n, add, 0), 1);
         for (size_t i = 0; i < n + add; i++) {
             ck_assert_msg(b[i].begin == want[i].b.begin && b[i].repeat == want[i].b.repeat,
                           "n %zu + %zu: place %zu: begin %zu repeat %d, want %zu %d", n, add, i,

@@ -274,6 +274,7 @@ _SIGNATURES = {
     "es_context_new": (P, []),
     "es_context_free": (None, [P]),
     "es_errmsg": (c_char_p, [P]),
+    "es_context_set_huge_pages": (None, [P, c_int]),
     "es_context_set_pages_ahead": (None, [P, c_int]),
     "es_context_set_direct_io": (None, [P, c_int]),
     "es_context_set_cpu_isa": (c_int, [P, c_char_p]),

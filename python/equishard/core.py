@@ -103,6 +103,7 @@ class _Context:
         self.ptr = lib().es_context_new()
         if not self.ptr:
             raise MemoryError("es_context_new")
+        lib().es_context_set_huge_pages(self.ptr, _env_on("EQUISHARD_HUGE_PAGES"))
         lib().es_context_set_pages_ahead(self.ptr, _env_on("EQUISHARD_PAGES_AHEAD"))
         lib().es_context_set_direct_io(self.ptr, _env_on("EQUISHARD_DIRECT_IO"))
         isa = os.environ.get("EQUISHARD_CPU_ISA")

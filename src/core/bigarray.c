@@ -20,7 +20,7 @@ void *es_bigarray_alloc(size_t n, size_t size, es_fill fill)
     size_t bytes = (n ? n : 1) * size;
     void *p = malloc(bytes ? bytes : 1);
     if (p && (fill & 3) == ES_FILL_MAP)
-        es_prefault_write(p, n * size);
+        es_prefault_write(p, n * size, !(fill & ES_FILL_NO_HUGE));
     return p;
 }
 
@@ -38,12 +38,14 @@ void es_bigarray_begin(es_bigarray_writer *w, es_fill fill, const es_bigarray_co
     }
     w->n = n;
     w->active = 1;
+    w->huge = !(fill & ES_FILL_NO_HUGE);
     w->ready = SIZE_MAX; /* nothing to do as the writer goes, unless set below */
     if (fill & ES_FILL_AHEAD) {
         es_ahead_array arrays[ES_BIGARRAY_MAX_COLS];
         for (size_t j = 0; j < w->k; j++)
             arrays[j] = (es_ahead_array){w->cols[j].base, w->cols[j].elem_size};
-        w->helper = es_prefault_ahead_start(arrays, w->k, n, ES_AHEAD_LEAD, ES_AHEAD_MIN);
+        w->helper = es_prefault_ahead_start(arrays, w->k, n, ES_AHEAD_LEAD, ES_AHEAD_MIN,
+                                            w->huge);
         if (w->helper) {
             w->ready = 0;
             return;
@@ -52,7 +54,7 @@ void es_bigarray_begin(es_bigarray_writer *w, es_fill fill, const es_bigarray_co
     switch ((int)(fill & 3)) {
     case ES_FILL_MAP:
         for (size_t j = 0; j < w->k; j++)
-            es_prefault_write(w->cols[j].base, n * w->cols[j].elem_size);
+            es_prefault_write(w->cols[j].base, n * w->cols[j].elem_size, w->huge);
         break;
     case ES_FILL_WINDOWS:
         w->window = widest && WINDOW_BYTES / widest ? WINDOW_BYTES / widest : 1;
@@ -73,7 +75,7 @@ size_t es_bigarray_prepare(es_bigarray_writer *w, size_t upto)
     size_t from = upto - 1, end = w->n - from > w->window ? from + w->window : w->n;
     for (size_t j = 0; j < w->k; j++)
         es_prefault_write((char *)w->cols[j].base + from * w->cols[j].elem_size,
-                          (end - from) * w->cols[j].elem_size);
+                          (end - from) * w->cols[j].elem_size, w->huge);
     return end;
 }
 

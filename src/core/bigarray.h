@@ -28,7 +28,7 @@
 #include <stdint.h>
 
 /* How an array's fresh pages are prepared. One of the first three, optionally
- * with ES_FILL_AHEAD. */
+ * with ES_FILL_AHEAD and ES_FILL_NO_HUGE. */
 typedef enum es_fill {
     ES_FILL_FAULT = 0,   /* nothing: each page faulted in at its first write */
     ES_FILL_MAP = 1,     /* every page mapped in one call per array, up front */
@@ -40,6 +40,9 @@ typedef enum es_fill {
      * Callers ask for it only where their context allows
      * (es_ctx_pages_ahead, the pages_ahead setting). */
     ES_FILL_AHEAD = 4,
+    /* No transparent huge pages asked for (the context's huge_pages setting
+     * off, es_ctx_huge_pages): by default every policy that maps asks. */
+    ES_FILL_NO_HUGE = 8,
 } es_fill;
 
 /* malloc of n elements of `size` bytes (room for one when n is 0; NULL when
@@ -66,6 +69,7 @@ typedef struct es_bigarray_writer {
     size_t window;  /* elements a window holds (ES_FILL_WINDOWS) */
     size_t ready;   /* elements [0, ready) are prepared */
     int active;     /* between es_bigarray_begin and es_bigarray_end */
+    int huge;       /* huge pages asked for (not ES_FILL_NO_HUGE) */
 } es_bigarray_writer;
 
 /* Starts writing elements [0, n) of the k arrays with `fill` (ES_FILL_MAP

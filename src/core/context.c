@@ -46,6 +46,12 @@ ES_API void es_context_set_pages_ahead(es_context *ctx, int on)
         ctx->no_pages_ahead = !on;
 }
 
+ES_API void es_context_set_huge_pages(es_context *ctx, int on)
+{
+    if (ctx)
+        ctx->no_huge_pages = !on;
+}
+
 ES_API void es_context_set_direct_io(es_context *ctx, int on)
 {
     if (ctx)

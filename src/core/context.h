@@ -19,6 +19,7 @@ struct es_context {
     char msg[1024];
     unsigned char no_pages_ahead; /* no helper threads preparing pages (core/bigarray.h) */
     unsigned char no_direct_io;   /* every write buffered (core/direct_write.h) */
+    unsigned char no_huge_pages;  /* no MADV_HUGEPAGE advice (core/prefault.h) */
     char cpu_isa[16];             /* validate's CPU backend cap by name; "" = the best */
     es_test_hook test_hook;       /* NULL, or the tests' (es_test_point) */
     void *test_hook_user;
@@ -41,9 +42,11 @@ es_context *es_context_new_like(const es_context *parent);
 void es_context_copy_settings(es_context *dst, const es_context *src);
 
 /* Whether ctx (NULL: the defaults) lets a helper thread prepare pages ahead
- * of a writer, and lets big files be written around the page cache. */
+ * of a writer, lets big files be written around the page cache, and lets
+ * big arrays ask for transparent huge pages. */
 static inline int es_ctx_pages_ahead(const es_context *ctx) { return !ctx || !ctx->no_pages_ahead; }
 static inline int es_ctx_direct_io(const es_context *ctx) { return !ctx || !ctx->no_direct_io; }
+static inline int es_ctx_huge_pages(const es_context *ctx) { return !ctx || !ctx->no_huge_pages; }
 
 /* A named point in a run where tests may hold it (es_context_set_test_hook);
  * nothing at all unless the test hook is set. */

@@ -30,8 +30,16 @@ static void fill_by_windows(es_cost_table *t)
 {
     es_bigarray_end(&t->fill);
     es_bigarray_col rows = {t->rows, sizeof(es_cost_row)};
-    es_bigarray_begin(&t->fill, ES_FILL_WINDOWS, &rows, 1, t->cap);
+    es_bigarray_begin(&t->fill, ES_FILL_WINDOWS | t->fill_flags, &rows, 1, t->cap);
     t->fill_from = 0;
+}
+
+void es_cost_table_huge_pages(es_cost_table *t, int on)
+{
+    t->fill_flags = on ? 0 : ES_FILL_NO_HUGE;
+    t->strings.no_huge = !on;
+    if (t->fill.active)
+        fill_by_windows(t);
 }
 
 void es_cost_table_pages_ahead(es_cost_table *t, int on)
@@ -41,7 +49,8 @@ void es_cost_table_pages_ahead(es_cost_table *t, int on)
         return;
     es_bigarray_end(&t->fill);
     es_bigarray_col rows = {t->rows + t->n, sizeof(es_cost_row)};
-    es_bigarray_begin(&t->fill, ES_FILL_AHEAD | ES_FILL_WINDOWS, &rows, 1, t->cap - t->n);
+    es_bigarray_begin(&t->fill, ES_FILL_AHEAD | ES_FILL_WINDOWS | t->fill_flags, &rows, 1,
+                      t->cap - t->n);
     t->fill_from = t->n;
 }
 

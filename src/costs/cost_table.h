@@ -38,6 +38,7 @@ struct es_cost_table {
     es_bigarray_writer fill; /* the rows' fresh pages, for es_cost_table_append_n: a window
                                 at a time, or a helper's (es_cost_table_pages_ahead) */
     size_t fill_from;        /* fill covers rows[fill_from, cap) */
+    es_fill fill_flags;      /* ES_FILL_NO_HUGE or 0: es_cost_table_huge_pages */
     es_arena strings;
     const char *last_shard; /* interning: consecutive rows usually share a shard */
     size_t last_shard_len;  /* strlen(last_shard) */
@@ -65,6 +66,11 @@ int es_cost_table_reserve(es_cost_table *t, size_t rows);
  * writing there). Anything that moves or frees the row array stops it first;
  * the reader stops it when done, so no thread outlives the read. */
 void es_cost_table_pages_ahead(es_cost_table *t, int on);
+
+/* Whether the table's row array and strings ask for transparent huge pages
+ * (the default, on): whoever makes a table for a context passes its setting
+ * (es_ctx_huge_pages). */
+void es_cost_table_huge_pages(es_cost_table *t, int on);
 
 /* Appends a copy of *row (its strings are copied into the table). */
 int es_cost_table_append(es_cost_table *t, const es_cost_row *row);

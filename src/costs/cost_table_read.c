@@ -744,6 +744,7 @@ static int parse_source(es_context *ctx, source *src, es_cost_table **out)
     p.t = es_cost_table_new();
     if (!p.t)
         return es_fail(ctx, ES_ERR_NOMEM, "%s: out of memory", src->name);
+    es_cost_table_huge_pages(p.t, es_ctx_huge_pages(ctx));
     rc = parse_stream(&p, src, head, head_len);
     if (rc == ES_OK && p.seen == 0)
         rc = line_error(&p, ES_ERR_FORMAT, "empty file: not an equishard cost table (expected "

@@ -53,7 +53,7 @@ static ssize_t chunk_write(void *cookie, const char *buf, size_t len)
                 return -1; /* the image is then dropped: compress_main's rc */
             }
             n->bytes = bytes;
-            es_prefault_write(n->bytes, CHUNK_BYTES);
+            es_prefault_write(n->bytes, CHUNK_BYTES, es_ctx_huge_pages(im->ctx));
             n->next = NULL;
             n->len = 0;
             if (c)

@@ -287,6 +287,7 @@ ES_API int es_measure_job_finish(es_context *ctx, es_measure_job *j, es_cost_tab
     es_cost_table *table = es_cost_table_new();
     if (!table)
         return es_fail(ctx, ES_ERR_NOMEM, "out of memory");
+    es_cost_table_huge_pages(table, es_ctx_huge_pages(ctx));
     /* In unit order: the first failure in input order is the answer (FAIL mode). */
     int rc = ES_OK;
     for (size_t u = 0; u < j->work.n && rc == ES_OK; u++) {

@@ -77,7 +77,7 @@ static int filter_rows(es_context *ctx, es_plan *p)
     es_bigarray_col cols[3] = {{p->frames, sizeof *p->frames}, {p->cost, sizeof *p->cost},
                                {p->kept, sizeof *p->kept}};
     es_bigarray_writer w;
-    es_bigarray_begin(&w, p->ahead | ES_FILL_MAP, cols, 3, n);
+    es_bigarray_begin(&w, p->fill | ES_FILL_MAP, cols, 3, n);
     for (size_t i = 0; i < n; i++) {
         es_bigarray_reach(&w, i);
         if ((i & (PLAN_PROGRESS_ROWS - 1)) == 0 && i)
@@ -250,7 +250,8 @@ ES_API int es_plan_build_subset(es_context *ctx, const es_plan_settings *s,
     p->s = *s;
     p->table = t;
     p->leave_out = leave_out;
-    p->ahead = es_ctx_pages_ahead(ctx) ? ES_FILL_AHEAD : 0;
+    p->fill = (es_ctx_pages_ahead(ctx) ? ES_FILL_AHEAD : 0) |
+              (es_ctx_huge_pages(ctx) ? 0 : ES_FILL_NO_HUGE);
     es_cost_model_settle(&p->s.model, t, ES_LOADER_COSYVOICE);
     es_token_gap(&p->s.model, t, &p->token_gap);
     es_token_gap_note(&p->token_gap, p->token_note, sizeof p->token_note);

@@ -95,7 +95,7 @@ static size_t *rows_by_length(const es_plan *p)
      * ready when the sort scatters into it, the rows when they are written. */
     es_bigarray_col cols[3] = {{keys, sizeof *keys}, {rows, sizeof *rows}, {tmp, sizeof *tmp}};
     es_bigarray_writer w;
-    es_bigarray_begin(&w, p->ahead, cols, 3, n);
+    es_bigarray_begin(&w, p->fill, cols, 3, n);
     /* frames in the high half, inverted table position in the low half: a
      * descending sort of the keys is by frames descending, then position
      * ascending. Tables above 2^32 rows are refused by the caller. */
@@ -170,7 +170,7 @@ static int pack(es_context *ctx, es_plan *p)
     } else {
         es_bigarray_col col = {frames, sizeof *frames};
         es_bigarray_writer w;
-        es_bigarray_begin(&w, p->ahead, &col, 1, n);
+        es_bigarray_begin(&w, p->fill, &col, 1, n);
         for (size_t k = 0; k < n; k++) {
             es_bigarray_reach(&w, k);
             frames[k] = p->frames[p->batch_rows[k]];
@@ -197,7 +197,7 @@ static int pack(es_context *ctx, es_plan *p)
  * by cost, most expensive first, on return. */
 static int settle_remainder(es_context *ctx, es_plan *p)
 {
-    int stable = es_batches_sort_by_cost(p->batches, p->n_batches);
+    int stable = es_batches_sort_by_cost(p->batches, p->n_batches, p->fill);
     size_t r = p->n_batches % p->K;
     if (r == 0)
         return ES_OK;
@@ -214,8 +214,8 @@ static int settle_remainder(es_context *ctx, es_plan *p)
         p->n_batches += add;
         p->metrics.remainder_batches = add;
         /* as sorting all of them again would (a NaN cost: qsort, as before) */
-        if (!stable || !es_batches_merge_appended(p->batches, sorted, add))
-            es_batches_sort_by_cost(p->batches, p->n_batches);
+        if (!stable || !es_batches_merge_appended(p->batches, sorted, add, p->fill))
+            es_batches_sort_by_cost(p->batches, p->n_batches, p->fill);
         return ES_OK;
     }
     size_t rows = 0;

@@ -28,7 +28,7 @@ static int collect_elements(es_context *ctx, es_plan *p)
     /* element_of_row written front to back (core/bigarray.h) */
     es_bigarray_col col = {p->element_of_row, sizeof *p->element_of_row};
     es_bigarray_writer w;
-    es_bigarray_begin(&w, p->ahead, &col, 1, n);
+    es_bigarray_begin(&w, p->fill, &col, 1, n);
     /* The reader interns a shard name shared by consecutive rows (one string,
      * one pointer), so a row naming the same pointer as the last shard row
      * has its element without hashing the name: one lookup per run of rows,
@@ -153,7 +153,7 @@ static int group_rows(es_plan *p, size_t **rows_by_element, size_t **element_sta
      * so any order is safe. */
     es_bigarray_col col = {rows, sizeof *rows};
     es_bigarray_writer w;
-    es_bigarray_begin(&w, p->ahead, &col, 1, p->n_kept);
+    es_bigarray_begin(&w, p->fill, &col, 1, p->n_kept);
     for (size_t k = 0; k < p->n_kept; k++) {
         size_t at = fill[p->element_of_row[p->kept[k]]]++;
         es_bigarray_reach(&w, at);

@@ -44,6 +44,7 @@ es_context *cli_context_new(void)
     es_context *ctx = es_context_new();
     if (!ctx)
         return NULL;
+    es_context_set_huge_pages(ctx, on_unless_zero("EQUISHARD_HUGE_PAGES"));
     es_context_set_pages_ahead(ctx, on_unless_zero("EQUISHARD_PAGES_AHEAD"));
     es_context_set_direct_io(ctx, on_unless_zero("EQUISHARD_DIRECT_IO"));
     (void)es_context_set_cpu_isa(ctx, getenv("EQUISHARD_CPU_ISA")); /* too long: the best */
