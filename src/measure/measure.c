@@ -177,6 +177,7 @@ void es_measure_unit(es_measure_job *j, size_t u, tok_state *st)
         es_unit_fail(res, ES_ERR_NOMEM, "out of memory");
         return;
     }
+    es_cost_table_huge_pages(res->rows, j->huge_pages);
     es_reader_opts opts = j->opts;
     opts.tok_state = st;
     if (j->work.units[u].m)
@@ -216,6 +217,7 @@ ES_API int es_measure_job_new(es_context *ctx, const es_measure_settings *s,
     j->s = *s;
     j->opts = (es_reader_opts){s->hash, PROBE_BUFFER, s->tokenizer ? &s->tokenizer->m : NULL,
                                NULL};
+    j->huge_pages = es_ctx_huge_pages(ctx);
     atomic_init(&j->first_failed, SIZE_MAX);
     atomic_init(&j->done, 0);
     int rc = es_work_expand(ctx, &j->work, inputs, n_inputs, s->root);
