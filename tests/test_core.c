@@ -8,6 +8,7 @@
 #include "core/grow.h"
 #include "core/json_text.h"
 #include "core/line_reader.h"
+#include "core/bigarray.h"
 #include "core/prefault.h"
 #include "core/prefault_ahead.h"
 #include "core/strbuf.h"
@@ -485,9 +486,11 @@ static int vma_huge_flag(const void *p)
     return found;
 }
 
-/* es_advise_huge marks the 2 MiB-aligned part of a range for huge pages (the
- * kernel's own record of it, smaps), and EQUISHARD_HUGE_PAGES=0 leaves it
- * unmarked. Skipped where the kernel has no transparent huge pages. */
+/* A big array's pages are marked for huge pages (the kernel's own record of
+ * it, smaps) over their 2 MiB-aligned part, and ES_FILL_NO_HUGE (a context's
+ * huge_pages setting off) leaves them unmarked; the library reads no
+ * EQUISHARD_HUGE_PAGES itself (the CLI maps it). Skipped where the kernel has
+ * no transparent huge pages. */
 START_TEST(test_advise_huge_and_its_switch)
 {
     const size_t mib = 1u << 20, n = 8 * mib;
@@ -499,9 +502,11 @@ START_TEST(test_advise_huge_and_its_switch)
             return;
         }
         char *aligned = (char *)(((uintptr_t)m + 2 * mib - 1) & ~(uintptr_t)(2 * mib - 1));
-        if (off)
-            setenv("EQUISHARD_HUGE_PAGES", "0", 1);
-        es_advise_huge(aligned, 4 * mib);
+        setenv("EQUISHARD_HUGE_PAGES", "0", 1);
+        es_bigarray_col col = {aligned, 1};
+        es_bigarray_writer w;
+        es_bigarray_begin(&w, ES_FILL_MAP | (off ? ES_FILL_NO_HUGE : 0), &col, 1, 4 * mib);
+        es_bigarray_end(&w);
         unsetenv("EQUISHARD_HUGE_PAGES");
         int flag = vma_huge_flag(aligned);
         munmap(m, n);
@@ -611,7 +616,8 @@ static int first_page_cached(const char *path)
 
 /* The point of it: where the file system takes O_DIRECT, the blocks written
  * do not pass through the page cache (a buffered write leaves them there, and
- * so does es_write_whole under EQUISHARD_DIRECT_IO=0). */
+ * so does es_write_whole given SIZE_MAX, as its callers do for a context
+ * whose direct_io setting is off). */
 START_TEST(test_write_whole_skips_page_cache)
 {
     const char *path = test_path("direct.bin");
@@ -629,16 +635,13 @@ START_TEST(test_write_whole_skips_page_cache)
         free(buf);
         return;
     }
-    for (int way = 0; way < 3; way++) { /* buffered, direct, direct switched off */
-        if (way == 2)
-            setenv("EQUISHARD_DIRECT_IO", "0", 1);
+    for (int way = 0; way < 2; way++) { /* buffered, direct */
         int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
         ck_assert_int_ge(fd, 0);
         ck_assert_int_eq(es_write_whole(fd, buf, n, way ? ES_DIRECT_ALIGN : SIZE_MAX), 0);
         ck_assert_int_eq(close(fd), 0);
         ck_assert_int_eq(first_page_cached(path), way != 1);
     }
-    unsetenv("EQUISHARD_DIRECT_IO");
     size_t len;
     unsigned char *got = read_whole_file(path, &len);
     ck_assert_uint_eq(len, n);
@@ -733,7 +736,7 @@ START_TEST(test_prefault_ahead_writer_in_step)
     memset(mid, 0x5A, AHEAD_N * sizeof *mid);
     memset(narrow, 0x3C, AHEAD_N);
     es_ahead_array arrays[3] = {{wide, 8}, {mid, 4}, {narrow, 1}};
-    es_ahead_cursor c = {es_prefault_ahead_start(arrays, 3, AHEAD_N, 8u << 20, 1), 0};
+    es_ahead_cursor c = {es_prefault_ahead_start(arrays, 3, AHEAD_N, 8u << 20, 1, 1), 0};
     ck_assert_ptr_nonnull(c.a);
     /* a slow start, so the helper gets ahead; the writer stops at 5/6 */
     sleep_ms(200);
@@ -783,7 +786,7 @@ START_TEST(test_prefault_ahead_scattered_writes)
     ck_assert_ptr_nonnull(a);
     memset(a, 0, N * sizeof *a);
     es_ahead_array arr = {a, sizeof *a};
-    es_ahead_cursor c = {es_prefault_ahead_start(&arr, 1, N, 64u << 20, 1), 0};
+    es_ahead_cursor c = {es_prefault_ahead_start(&arr, 1, N, 64u << 20, 1, 1), 0};
     ck_assert_ptr_nonnull(c.a);
     /* i → i * 40503 mod n visits every index once (40503 is odd, n a power of 2) */
     for (size_t i = 0; i < N; i++) {
@@ -803,27 +806,96 @@ START_TEST(test_prefault_ahead_scattered_writes)
 }
 END_TEST
 
+/* core/bigarray.h's policies, by the kernel's own record of which pages are
+ * mapped (mincore): ES_FILL_FAULT maps nothing, ES_FILL_MAP everything at
+ * once, ES_FILL_WINDOWS the 4 MiB from the element reached and not the rest;
+ * a helper-backed writer (ES_FILL_AHEAD) leaves exactly what was written; an
+ * allocation whose size overflows is refused. Skipped where the kernel has no
+ * MADV_POPULATE_WRITE (then the policies are only faults). */
+static size_t resident_pages(const char *p, size_t from, size_t to)
+{
+    size_t page = (size_t)sysconf(_SC_PAGESIZE), n = 0;
+    unsigned char *vec = malloc((to - from) / page + 1);
+    ck_assert_int_eq(mincore((void *)(p + from), to - from, vec), 0);
+    for (size_t i = 0; i < (to - from) / page; i++)
+        n += vec[i] & 1;
+    free(vec);
+    return n;
+}
+
+START_TEST(test_bigarray_policies)
+{
+    const size_t mib = 1u << 20, bytes = 32 * mib, n = bytes / sizeof(uint64_t);
+    ck_assert_ptr_null(es_bigarray_alloc(SIZE_MAX / 2, 4, ES_FILL_MAP));
+    for (int fill = ES_FILL_FAULT; fill <= ES_FILL_WINDOWS; fill++) {
+        char *m = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        ck_assert(m != MAP_FAILED);
+#ifdef MADV_POPULATE_WRITE
+        int populate = madvise(m, 4096, MADV_POPULATE_WRITE) == 0;
+#else
+        int populate = 0;
+#endif
+        if (!populate) {
+            munmap(m, bytes);
+            return;
+        }
+        size_t page = (size_t)sysconf(_SC_PAGESIZE);
+        es_bigarray_col col = {m, sizeof(uint64_t)};
+        es_bigarray_writer w;
+        es_bigarray_begin(&w, (es_fill)fill, &col, 1, n);
+        if (fill == ES_FILL_FAULT) {
+            ck_assert_uint_le(resident_pages(m, 0, bytes), 1); /* the probe's page */
+        } else if (fill == ES_FILL_MAP) {
+            ck_assert_uint_eq(resident_pages(m, 0, bytes), bytes / page);
+        } else {
+            es_bigarray_reach(&w, n / 4); /* 8 MiB in: [8, 12) MiB mapped */
+            ck_assert_uint_eq(resident_pages(m, 8 * mib, 12 * mib), 4 * mib / page);
+            /* huge pages may round the window's ends out to 2 MiB */
+            ck_assert_uint_eq(resident_pages(m, 14 * mib, bytes), 0);
+            ck_assert_uint_eq(resident_pages(m, 2 * mib, 6 * mib), 0);
+        }
+        es_bigarray_end(&w);
+        es_bigarray_end(&w); /* twice: ignored */
+        munmap(m, bytes);
+    }
+    uint64_t *a = malloc(bytes);
+    ck_assert_ptr_nonnull(a);
+    es_bigarray_col col = {a, sizeof *a};
+    es_bigarray_writer w;
+    es_bigarray_begin(&w, ES_FILL_AHEAD | ES_FILL_WINDOWS, &col, 1, n);
+    for (size_t i = 0; i < n; i++) {
+        es_bigarray_reach(&w, i);
+        a[i] = i * 3;
+    }
+    es_bigarray_end(&w);
+    for (size_t i = 0; i < n; i++)
+        if (a[i] != i * 3)
+            ck_abort_msg("element %zu is %llu", i, (unsigned long long)a[i]);
+    free(a);
+}
+END_TEST
+
 START_TEST(test_prefault_ahead_small_or_stopped_early)
 {
     /* under min_bytes: nothing started, and the cursor lets everything through */
     uint32_t small[1000];
     es_ahead_array arr = {small, sizeof small[0]};
-    es_ahead_cursor c = {es_prefault_ahead_start(&arr, 1, 1000, 1 << 20, sizeof small + 1), 0};
+    es_ahead_cursor c = {es_prefault_ahead_start(&arr, 1, 1000, 1 << 20, sizeof small + 1, 1), 0};
     ck_assert_ptr_null(c.a);
     es_ahead_reach(&c, 1000);
     ck_assert_uint_eq(c.ready, SIZE_MAX);
     es_prefault_ahead_stop(NULL);
     /* no arrays, or an impossible size: refused */
-    ck_assert_ptr_null(es_prefault_ahead_start(&arr, 0, 1000, 1 << 20, 1));
+    ck_assert_ptr_null(es_prefault_ahead_start(&arr, 0, 1000, 1 << 20, 1, 1));
     es_ahead_array huge = {small, SIZE_MAX / 2};
-    ck_assert_ptr_null(es_prefault_ahead_start(&huge, 1, 3, 1 << 20, 1));
+    ck_assert_ptr_null(es_prefault_ahead_start(&huge, 1, 3, 1 << 20, 1, 1));
     /* stopped before the writer wrote anything: joins, changes nothing */
     size_t bytes = AHEAD_N * sizeof(uint64_t); /* 6 windows: the helper takes 2..5 */
     unsigned char *big = malloc(bytes);
     ck_assert_ptr_nonnull(big);
     memset(big, 7, bytes);
     es_ahead_array b = {big, 1};
-    es_prefault_ahead *a = es_prefault_ahead_start(&b, 1, bytes, 64u << 20, 1);
+    es_prefault_ahead *a = es_prefault_ahead_start(&b, 1, bytes, 64u << 20, 1, 1);
     ck_assert_ptr_nonnull(a);
     sleep_ms(100);
     size_t by_helper, by_writer, windows;
@@ -894,6 +966,7 @@ static Suite *core_suite(void)
     tcase_add_test(mem, test_prefault_ahead_writer_in_step);
     tcase_add_test(mem, test_prefault_ahead_scattered_writes);
     tcase_add_test(mem, test_prefault_ahead_small_or_stopped_early);
+    tcase_add_test(mem, test_bigarray_policies);
     suite_add_tcase(s, mem);
 
     TCase *files = tcase_create("files");

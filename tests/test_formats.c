@@ -43,7 +43,7 @@ END_TEST
 
 static const char *format_of(const char *path)
 {
-    es_context ctx = {{0}};
+    es_context ctx = {0};
     uint8_t head[ES_SNIFF_BYTES];
     long n = es_sniff_file(&ctx, path, head);
     ck_assert_msg(n >= 0, "%s", ctx.msg);

@@ -58,7 +58,7 @@ typedef struct got {
 static void read_file(const char *path, int hash, got *g)
 {
     memset(g, 0, sizeof *g);
-    es_context ctx = {{0}};
+    es_context ctx = {0};
     uint8_t head[ES_SNIFF_BYTES];
     long n = es_sniff_file(&ctx, path, head);
     ck_assert_int_ge(n, 0);
@@ -279,7 +279,7 @@ START_TEST(corpus_a_matches_hyparquet)
         static got g;
         read_file(fixture_path(rel), 0, &g);
         ck_assert_uint_eq(g.n, n);
-        es_context ctx = {{0}};
+        es_context ctx = {0};
         es_embedding_rows ue, se;
         ck_assert_msg(es_parquet_read_embeddings(&ctx, fixture_path(rel), "utt_embedding", &ue) == ES_OK, "%s", ctx.msg);
         ck_assert_msg(es_parquet_read_embeddings(&ctx, fixture_path(rel), "spk_embedding", &se) == ES_OK, "%s", ctx.msg);
@@ -315,7 +315,7 @@ END_TEST
  * value of every row, bit for bit as float32 (NaN for NaN). */
 START_TEST(corpus_a_embeddings_equal_pt_source)
 {
-    es_context ctx = {{0}};
+    es_context ctx = {0};
     es_emb_set *utt, *spk;
     ck_assert_msg(es_emb_set_load(&ctx, fixture_path("corpus_a/kaldi/utt2embedding.pt"), NULL, 0, &utt) == ES_OK,
                   "%s", ctx.msg);
@@ -360,7 +360,7 @@ START_TEST(inspiremusic_real_file)
     char columns[512] = "", names[512];
     size_t n = load_dump(INSPIRE, want, 8, columns, sizeof columns);
     ck_assert_uint_eq(n, 4);
-    es_context ctx = {{0}};
+    es_context ctx = {0};
     es_pq_file *f;
     ck_assert_msg(es_pq_file_open(&ctx, fixture_path(INSPIRE), &f) == ES_OK, "%s", ctx.msg);
     ck_assert_str_eq(f->meta.created_by, "parquet-cpp-arrow version 17.0.0");
@@ -407,7 +407,7 @@ END_TEST
 
 static void check_embeddings_file(const char *name)
 {
-    es_context ctx = {{0}};
+    es_context ctx = {0};
     es_embedding_rows e[2];
     const char *cols[2] = {"utt_embedding", "spk_embedding"};
     char path[512];
@@ -530,7 +530,7 @@ START_TEST(null_audio_minimal_and_no_utt)
                   "%s", g.msg);
 
     /* the embeddings API on a file without the column: rows, none present */
-    es_context ctx = {{0}};
+    es_context ctx = {0};
     es_embedding_rows e;
     ck_assert_int_eq(es_parquet_read_embeddings(&ctx, testdata_path("parquet/minimal.parquet"), "utt_embedding", &e), ES_OK);
     ck_assert_int_eq(e.column_found, 0);
@@ -690,7 +690,7 @@ END_TEST
 /* First page offset of every column chunk in row group 0 (dictionary page first). */
 static size_t page_offsets(const char *path, uint64_t *off, const char **names, size_t max)
 {
-    es_context ctx = {{0}};
+    es_context ctx = {0};
     es_pq_file *f;
     ck_assert_int_eq(es_pq_file_open(&ctx, path, &f), ES_OK);
     size_t n = 0;

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "check_helpers.h"
@@ -691,7 +692,7 @@ START_TEST(pad_copies_merge_as_a_full_sort)
             b[i].end = b[i].begin + 1;
             b[i].cost = cost == 0 && (r >> 40) % 2 ? -0.0 : cost;
         }
-        ck_assert_int_eq(es_batches_sort_by_cost(b, n), 1);
+        ck_assert_int_eq(es_batches_sort_by_cost(b, n, 0), 1);
         for (size_t i = 0; i < add; i++) {
             b[n + i] = b[n - 1 - (i % n)];
             b[n + i].repeat = 1;
@@ -699,7 +700,7 @@ START_TEST(pad_copies_merge_as_a_full_sort)
         for (size_t i = 0; i < n + add; i++)
             want[i] = (placed_batch){b[i], i};
         qsort(want, n + add, sizeof *want, cmp_placed);
-        ck_assert_int_eq(es_batches_merge_appended(b, n, add), 1);
+        ck_assert_int_eq(es_batches_merge_appended(b, n, add, 0), 1);
         for (size_t i = 0; i < n + add; i++) {
             ck_assert_msg(b[i].begin == want[i].b.begin && b[i].repeat == want[i].b.repeat,
                           "n %zu + %zu: place %zu: begin %zu repeat %d, want %zu %d", n, add, i,
@@ -953,7 +954,8 @@ END_TEST
 
 /* The planner's helper threads that pay for fresh pages (core/prefault_ahead.h)
  * must not change a plan: a table large enough that they start (1.2 M rows:
- * 9.6 MB per-row arrays), planned with them and with EQUISHARD_PAGES_AHEAD=0,
+ * 9.6 MB per-row arrays), planned with them and with the context's
+ * pages_ahead setting off,
  * gives the same loads, lists and batches in shard and batch mode. */
 static void assert_same_plans(const es_plan *a, const es_plan *b, const es_plan_settings *s)
 {
@@ -1003,11 +1005,11 @@ START_TEST(page_helpers_do_not_change_plans)
         s.workers = 2;
         s.mode = modes[m];
         es_plan *with = NULL, *without = NULL;
-        unsetenv("EQUISHARD_PAGES_AHEAD");
+        es_context_set_pages_ahead(ctx, 1);
         ck_assert_int_eq(es_plan_build(ctx, &s, t, &with), ES_OK);
-        setenv("EQUISHARD_PAGES_AHEAD", "0", 1);
+        es_context_set_pages_ahead(ctx, 0);
         ck_assert_int_eq(es_plan_build(ctx, &s, t, &without), ES_OK);
-        unsetenv("EQUISHARD_PAGES_AHEAD");
+        es_context_set_pages_ahead(ctx, 1);
         assert_same_plans(with, without, &s);
         es_plan_metrics x, y;
         es_plan_get_metrics(with, &x);
@@ -1084,6 +1086,67 @@ START_TEST(progress_is_monotone_and_ends_at_total)
     free(dir);
 }
 END_TEST
+/* The context's test hook (es_context_set_test_hook) sees a "file-made" point
+ * for every file of OUTDIR (counted by readdir) and one "before-commit"; the
+ * library itself reads none of the variables the CLI maps onto it: with
+ * EQUISHARD_TEST_PAUSE_MS and EQUISHARD_TEST_COMMIT_PAUSE_MS set to 10 s and
+ * no hook, the write still takes well under a second per file. */
+typedef struct hook_count {
+    int made, commits;
+} hook_count;
+
+static void count_points(void *user, const char *point)
+{
+    hook_count *c = user;
+    c->made += strcmp(point, "file-made") == 0;
+    c->commits += strcmp(point, "before-commit") == 0;
+}
+
+START_TEST(test_hook_is_the_contexts_not_the_environment)
+{
+    size_t n = 2000;
+    double *sec = lognormal_seconds(n, 5);
+    es_cost_table *t = make_table(sec, n, 100);
+    es_context *ctx = es_context_new();
+    char *dir = make_temp_dir();
+    es_plan_settings s;
+    es_plan_defaults(&s);
+    s.world_size = 3;
+    s.workers = 2;
+    s.mode = ES_PLAN_BATCH;
+    es_plan *p = NULL;
+    ck_assert_int_eq(es_plan_build(ctx, &s, t, &p), ES_OK);
+    char out[4200];
+    snprintf(out, sizeof out, "%s/plan", dir);
+    hook_count c = {0, 0};
+    es_context_set_test_hook(ctx, count_points, &c);
+    ck_assert_int_eq(es_plan_write(ctx, p, out, NULL, 0), ES_OK);
+    int files = 0;
+    DIR *d = opendir(out);
+    ck_assert_ptr_nonnull(d);
+    for (struct dirent *e; (e = readdir(d));)
+        files += e->d_name[0] != '.';
+    closedir(d);
+    ck_assert_int_ge(files, 5); /* plan.json, 3 ranks, costs.tsv.zst */
+    ck_assert_int_eq(c.made, files);
+    ck_assert_int_eq(c.commits, 1);
+
+    es_context_set_test_hook(ctx, NULL, NULL);
+    setenv("EQUISHARD_TEST_PAUSE_MS", "10000", 1);
+    setenv("EQUISHARD_TEST_COMMIT_PAUSE_MS", "10000", 1);
+    time_t began = time(NULL);
+    ck_assert_int_eq(es_plan_write(ctx, p, out, NULL, 0), ES_OK);
+    unsetenv("EQUISHARD_TEST_PAUSE_MS");
+    unsetenv("EQUISHARD_TEST_COMMIT_PAUSE_MS");
+    ck_assert_int_lt(time(NULL) - began, 5);
+    es_plan_free(p);
+    es_cost_table_free(t);
+    es_context_free(ctx);
+    free(sec);
+    free(dir);
+}
+END_TEST
+
 /* es_cost_table_compress_ahead: batch mode's OUTDIR/costs.tsv.zst, written from
  * the image compressed while the plan was built, has exactly the bytes
  * es_cost_table_write gives a ".zst" path (the image spans several of its
@@ -1124,9 +1187,9 @@ START_TEST(table_compressed_ahead_is_the_written_table)
     ck_assert_int_gt(st.st_size, 1 << 20);
     char plain[4200];
     snprintf(plain, sizeof plain, "%s/plain", dir);
-    setenv("EQUISHARD_DIRECT_IO", "0", 1);
+    es_context_set_direct_io(ctx, 0);
     ck_assert_int_eq(es_plan_write(ctx, p, plain, NULL, 0), ES_OK);
-    unsetenv("EQUISHARD_DIRECT_IO");
+    es_context_set_direct_io(ctx, 1);
     ck_assert(same_dirs(out, plain));
     ck_assert(same_dirs(plain, out));
     es_plan_free(p);
@@ -1171,6 +1234,7 @@ int main(void)
     tcase_add_test(plan, empty_rank_or_worker_refused);
     tcase_add_test(plan, page_helpers_do_not_change_plans);
     tcase_add_test(plan, table_compressed_ahead_is_the_written_table);
+    tcase_add_test(plan, test_hook_is_the_contexts_not_the_environment);
     suite_add_tcase(s, plan);
     return run_suite(s);
 }

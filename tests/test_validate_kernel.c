@@ -452,6 +452,33 @@ static uint16_t to_f16(float f)
     return (uint16_t)(sign | v);
 }
 
+/* The CPU backend's cap is the context's setting (es_context_set_cpu_isa),
+ * by the names es_cpu_isa_name gives; the library reads no EQUISHARD_CPU_ISA
+ * itself (the CLI maps it). The best is the highest es_cpu_isa_usable. */
+START_TEST(test_cpu_isa_cap_is_the_contexts)
+{
+    es_cpu_isa best = ES_CPU_GENERIC;
+    for (es_cpu_isa isa = ES_CPU_GENERIC; isa < ES_CPU_ISA_COUNT; isa++)
+        if (es_cpu_isa_usable(isa))
+            best = isa;
+    es_context *ctx = es_context_new();
+    setenv("EQUISHARD_CPU_ISA", "generic", 1);
+    ck_assert_int_eq(es_cpu_isa_default(ctx), best);
+    ck_assert_int_eq(es_cpu_isa_default(NULL), best);
+    unsetenv("EQUISHARD_CPU_ISA");
+    ck_assert_int_eq(es_context_set_cpu_isa(ctx, "generic"), ES_OK);
+    ck_assert_int_eq(es_cpu_isa_default(ctx), ES_CPU_GENERIC);
+    ck_assert_int_eq(es_context_set_cpu_isa(ctx, "avx2"), ES_OK);
+    ck_assert_int_eq(es_cpu_isa_default(ctx), best < ES_CPU_AVX2 ? best : ES_CPU_AVX2);
+    ck_assert_int_eq(es_context_set_cpu_isa(ctx, "no-such-isa"), ES_OK); /* the best */
+    ck_assert_int_eq(es_cpu_isa_default(ctx), best);
+    ck_assert_int_eq(es_context_set_cpu_isa(ctx, "sixteen-bytes-xx"), ES_ERR_USAGE);
+    ck_assert_int_eq(es_context_set_cpu_isa(ctx, NULL), ES_OK);
+    ck_assert_int_eq(es_cpu_isa_default(ctx), best);
+    es_context_free(ctx);
+}
+END_TEST
+
 START_TEST(test_half_precision)
 {
     vgen g;
@@ -524,6 +551,7 @@ int main(void)
     tcase_add_test(c, test_cpu_thread_counts_identical);
     tcase_add_test(c, test_cpu_row_order_identical);
     tcase_add_test(c, test_half_precision);
+    tcase_add_test(c, test_cpu_isa_cap_is_the_contexts);
     suite_add_tcase(s, c);
     return run_suite(s);
 }

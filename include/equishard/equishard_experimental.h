@@ -28,6 +28,14 @@ extern "C" {
 
 /* ---- outputs ------------------------------------------------------------------ */
 
+/* A test seam, not an interface: hook is called at named points of a run
+ * ("file-made" after each output file is created, "before-commit" before
+ * OUTDIR is renamed into place) so that tests can hold it there; NULL (the
+ * default) costs nothing. The CLI installs a sleeping hook when
+ * EQUISHARD_TEST_PAUSE_MS / EQUISHARD_TEST_COMMIT_PAUSE_MS are set. */
+typedef void (*es_test_hook)(void *user, const char *point);
+ES_API void es_context_set_test_hook(es_context *ctx, es_test_hook hook, void *user);
+
 /* Writes len bytes of data to path the way every equishard output is written:
  * "-" is standard output; a device, FIFO or /dev/stdout is written through; a
  * regular file (or a symlink's target) is replaced atomically, with mode

@@ -113,7 +113,7 @@ int es_atomic_open(es_context *ctx, es_atomic_file *f, const char *path)
         release(f);
         return es_fail(ctx, ES_ERR_IO, "%s: cannot open: %s", path, strerror(e));
     }
-    es_test_pause();
+    es_test_point(ctx, "file-made");
     return ES_OK;
 }
 

@@ -2,6 +2,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 ES_API const char *es_status_name(int status)
 {
@@ -20,6 +21,58 @@ ES_API const char *es_status_name(int status)
 ES_API es_context *es_context_new(void) { return calloc(1, sizeof(es_context)); }
 
 ES_API void es_context_free(es_context *ctx) { free(ctx); }
+
+void es_context_copy_settings(es_context *dst, const es_context *src)
+{
+    es_context keep = *dst;
+    if (src)
+        *dst = *src;
+    else
+        memset(dst, 0, sizeof *dst);
+    memcpy(dst->msg, keep.msg, sizeof dst->msg);
+}
+
+es_context *es_context_new_like(const es_context *parent)
+{
+    es_context *c = es_context_new();
+    if (c)
+        es_context_copy_settings(c, parent);
+    return c;
+}
+
+ES_API void es_context_set_pages_ahead(es_context *ctx, int on)
+{
+    if (ctx)
+        ctx->no_pages_ahead = !on;
+}
+
+ES_API void es_context_set_huge_pages(es_context *ctx, int on)
+{
+    if (ctx)
+        ctx->no_huge_pages = !on;
+}
+
+ES_API void es_context_set_direct_io(es_context *ctx, int on)
+{
+    if (ctx)
+        ctx->no_direct_io = !on;
+}
+
+ES_API int es_context_set_cpu_isa(es_context *ctx, const char *name)
+{
+    if (!ctx || (name && strlen(name) >= sizeof ctx->cpu_isa))
+        return ES_ERR_USAGE;
+    snprintf(ctx->cpu_isa, sizeof ctx->cpu_isa, "%s", name ? name : "");
+    return ES_OK;
+}
+
+ES_API void es_context_set_test_hook(es_context *ctx, es_test_hook hook, void *user)
+{
+    if (ctx) {
+        ctx->test_hook = hook;
+        ctx->test_hook_user = user;
+    }
+}
 
 ES_API const char *es_errmsg(const es_context *ctx) { return ctx ? ctx->msg : ""; }
 

@@ -55,20 +55,12 @@ static ssize_t write_blocks_direct(int fd, int flags, const char *p, size_t n)
     return (ssize_t)done;
 }
 
-/* EQUISHARD_DIRECT_IO=0: everything buffered (read on every call: tests set it
- * between calls, and a call writes at least a megabyte-sized file). */
-static int direct_allowed(void)
-{
-    const char *v = getenv("EQUISHARD_DIRECT_IO");
-    return !(v && strcmp(v, "0") == 0);
-}
-
 int es_write_whole(int fd, const void *buf, size_t len, size_t direct_min)
 {
     const char *p = buf;
     size_t done = 0;
     off_t at;
-    if (len >= direct_min && (uintptr_t)p % ES_DIRECT_ALIGN == 0 && direct_allowed() &&
+    if (len >= direct_min && (uintptr_t)p % ES_DIRECT_ALIGN == 0 &&
         (at = lseek(fd, 0, SEEK_CUR)) >= 0 && at % ES_DIRECT_ALIGN == 0) {
         int flags = fcntl(fd, F_GETFL);
         ssize_t d = flags < 0 ? 0 : write_blocks_direct(fd, flags, p, len);

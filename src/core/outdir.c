@@ -283,7 +283,7 @@ FILE *es_outdir_create(es_context *ctx, es_outdir *d, const char *name)
     if (!fp)
         es_fail(ctx, ES_ERR_IO, "%s/%s: cannot create: %s", d->final_path, name, strerror(errno));
     else
-        es_test_pause();
+        es_test_point(ctx, "file-made");
     return fp;
 }
 
@@ -362,19 +362,6 @@ int es_outdir_sync(es_context *ctx, es_outdir *d)
     return ES_OK;
 }
 
-/* Test only, not an interface: EQUISHARD_TEST_COMMIT_PAUSE_MS sleeps between
- * looking for OUTDIR and renaming into it (after the marker is gone, which the
- * test waits for), so that another run can put its OUTDIR there in between. */
-static void test_commit_pause(void)
-{
-    const char *v = getenv("EQUISHARD_TEST_COMMIT_PAUSE_MS");
-    long ms = v ? atol(v) : 0;
-    if (ms > 0 && ms <= 10000) {
-        struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-        nanosleep(&ts, NULL);
-    }
-}
-
 int es_outdir_commit(es_context *ctx, es_outdir *d)
 {
     if (d->joined) {
@@ -397,7 +384,10 @@ int es_outdir_commit(es_context *ctx, es_outdir *d)
     char marker[4096];
     snprintf(marker, sizeof marker, "%s/%s", d->temp_path, MARKER);
     unlink(marker); /* OUTDIR holds the outputs only */
-    test_commit_pause();
+    /* tests hold a run here, between looking for OUTDIR and renaming into it
+     * (after the marker is gone, which they wait for), so that another run
+     * can put its OUTDIR there in between */
+    es_test_point(ctx, "before-commit");
     int rc = exists ? renameat2(AT_FDCWD, d->temp_path, AT_FDCWD, d->target_path, RENAME_EXCHANGE)
                     : rename(d->temp_path, d->target_path);
     if (rc != 0) {
@@ -450,8 +440,10 @@ int es_outdir_write_text(es_context *ctx, es_outdir *d, const char *name, const 
     if (fd < 0)
         return es_fail(ctx, ES_ERR_IO, "%s/%s: cannot create: %s", d->final_path, name,
                        strerror(errno));
-    es_test_pause();
-    int bad = es_write_whole(fd, sb->buf, sb->len, DIRECT_MIN) != 0 ||
+    es_test_point(ctx, "file-made");
+    /* around the page cache unless the context says not (direct_io) */
+    size_t direct_min = es_ctx_direct_io(ctx) ? DIRECT_MIN : SIZE_MAX;
+    int bad = es_write_whole(fd, sb->buf, sb->len, direct_min) != 0 ||
               sync_or_defer(d, fd, name) != 0;
     int e = errno;
     if (close(fd) != 0 && !bad) {

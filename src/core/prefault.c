@@ -7,9 +7,10 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-void es_prefault_write(void *p, size_t n)
+void es_prefault_write(void *p, size_t n, int huge)
 {
-    es_advise_huge(p, n);
+    if (huge)
+        es_advise_huge(p, n);
 #ifdef MADV_POPULATE_WRITE
     /* atomic: helper threads call this too (core/prefault_ahead.h) */
     static atomic_size_t cached;
@@ -34,11 +35,6 @@ void es_prefault_write(void *p, size_t n)
 void es_advise_huge(void *p, size_t n)
 {
 #ifdef MADV_HUGEPAGE
-    /* read on every call (a call is per array or per 4 MiB window, beside a
-     * system call): tests and benchmarks set it between calls */
-    const char *off = getenv("EQUISHARD_HUGE_PAGES");
-    if (off && strcmp(off, "0") == 0)
-        return;
     const uintptr_t huge = (uintptr_t)2 << 20;
     uintptr_t from = ((uintptr_t)p + huge - 1) & ~(huge - 1);
     uintptr_t to = ((uintptr_t)p + n) & ~(huge - 1);

@@ -14,10 +14,11 @@
 #include <stddef.h>
 
 /* Asks the kernel to map the whole pages inside [p, p + n) for writing, huge
- * pages where it can (es_advise_huge first). Only advice: on a kernel without
- * MADV_POPULATE_WRITE, or when it fails (memory limits), the pages are simply
- * faulted in later as they are written. */
-void es_prefault_write(void *p, size_t n);
+ * pages where it can when `huge` (es_advise_huge first: the caller passes its
+ * context's huge_pages setting, es_ctx_huge_pages). Only advice: on a kernel
+ * without MADV_POPULATE_WRITE, or when it fails (memory limits), the pages
+ * are simply faulted in later as they are written. */
+void es_prefault_write(void *p, size_t n, int huge);
 
 /* Asks for transparent huge pages (MADV_HUGEPAGE) over the 2 MiB-aligned part
  * of [p, p + n): a big array written once then costs one fault per 2 MiB
@@ -27,10 +28,11 @@ void es_prefault_write(void *p, size_t n);
  * this machine's among them, run THP in "madvise" mode, where nothing gets
  * huge pages without this call; in "always" mode it changes nothing, in "never" it is
  * ignored. Memory in use grows by at most the huge pages at the ends of what
- * is written, because only pages touched are backed. EQUISHARD_HUGE_PAGES=0
- * turns the advice off: where memory is fragmented, the kernel (defrag
- * "madvise") compacts it synchronously at such a fault, and a run can stall
- * (docs/PERFORMANCE.md, "Huge pages"). */
+ * is written, because only pages touched are backed. Callers skip it when
+ * their context's huge_pages setting is off (the CLI's EQUISHARD_HUGE_PAGES=0):
+ * where memory is fragmented, the kernel (defrag "madvise") compacts it
+ * synchronously at such a fault, and a run can stall (docs/PERFORMANCE.md,
+ * "Huge pages"). */
 void es_advise_huge(void *p, size_t n);
 
 #endif

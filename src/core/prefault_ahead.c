@@ -23,6 +23,7 @@ enum { FREE, HELPER, HELPER_DONE, WRITER };
 struct es_prefault_ahead {
     es_ahead_array arrays[MAX_ARRAYS];
     size_t k, n;
+    int huge;                /* es_prefault_write's */
     size_t per_window;       /* elements in a window */
     size_t windows;          /* ceil(n / per_window) */
     size_t lead;             /* windows the helper may be ahead of the writer */
@@ -54,7 +55,7 @@ static void prepare(es_prefault_ahead *a, size_t w)
         window_bytes(a, j, w, &from, &to);
         if (from == to)
             continue;
-        es_prefault_write(from, (size_t)(to - from));
+        es_prefault_write(from, (size_t)(to - from), a->huge);
         for (char *p = from; p < to; p += PAGE)
             atomic_fetch_add_explicit((_Atomic unsigned char *)p, 0, memory_order_relaxed);
         atomic_fetch_add_explicit((_Atomic unsigned char *)(to - 1), 0, memory_order_relaxed);
@@ -97,13 +98,8 @@ static void *helper(void *arg)
 }
 
 es_prefault_ahead *es_prefault_ahead_start(const es_ahead_array *arrays, size_t k, size_t n,
-                                           size_t lead, size_t min_bytes)
+                                           size_t lead, size_t min_bytes, int huge)
 {
-    /* EQUISHARD_PAGES_AHEAD=0 turns the helpers off: benchmarks compare
-     * the two in one binary, and tests check that results do not change. */
-    const char *env = getenv("EQUISHARD_PAGES_AHEAD");
-    if (env && strcmp(env, "0") == 0)
-        return NULL;
     size_t widest = 0;
     for (size_t j = 0; j < k && j < MAX_ARRAYS; j++)
         if (arrays[j].elem_size > widest)
@@ -117,10 +113,12 @@ es_prefault_ahead *es_prefault_ahead_start(const es_ahead_array *arrays, size_t 
     for (size_t j = 0; j < k; j++) {
         a->arrays[j] = arrays[j];
         /* the whole array at once: windows need not fall on 2 MiB bounds */
-        es_advise_huge(arrays[j].base, n * arrays[j].elem_size);
+        if (huge)
+            es_advise_huge(arrays[j].base, n * arrays[j].elem_size);
     }
     a->k = k;
     a->n = n;
+    a->huge = huge;
     a->per_window = WINDOW_BYTES / widest ? WINDOW_BYTES / widest : 1;
     a->windows = (n + a->per_window - 1) / a->per_window;
     /* the helper works in [writer + GAP, writer + lead): leave it room */
@@ -164,7 +162,7 @@ size_t es_prefault_ahead_need(es_prefault_ahead *a, size_t upto)
             for (size_t j = 0; j < a->k; j++) {
                 char *from, *to;
                 window_bytes(a, j, w, &from, &to);
-                es_prefault_write(from, (size_t)(to - from));
+                es_prefault_write(from, (size_t)(to - from), a->huge);
             }
             continue;
         }

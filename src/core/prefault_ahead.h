@@ -47,12 +47,14 @@ typedef struct es_ahead_array {
 } es_ahead_array;
 
 /* Starts a helper preparing elements [0, n) of the k arrays (k ≤ 4), at most
- * `lead` bytes of the largest ahead of the writer. Returns NULL (nothing
+ * `lead` bytes of the largest ahead of the writer; huge pages asked for when
+ * `huge` (es_prefault_write). Returns NULL (nothing
  * started; es_prefault_ahead_need then does nothing) when the largest array is
- * under `min_bytes`, the thread or memory cannot be had, or the environment
- * has EQUISHARD_PAGES_AHEAD=0 (for A/B benchmarks and tests). */
+ * under `min_bytes`, or the thread or memory cannot be had. (Whether to
+ * start one at all is the caller's: the context's pages_ahead setting,
+ * core/bigarray.h.) */
 es_prefault_ahead *es_prefault_ahead_start(const es_ahead_array *arrays, size_t k, size_t n,
-                                           size_t lead, size_t min_bytes);
+                                           size_t lead, size_t min_bytes, int huge);
 
 /* The writer is about to write elements [0, upto) of the arrays: returns once
  * they are prepared (by the helper, or here), with the element count up to

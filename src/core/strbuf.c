@@ -144,7 +144,7 @@ char *es_arena_strndup(es_arena *a, const char *s, size_t n)
         /* A second block means a big arena (a cost table's strings): map it in
          * one call (core/prefault.h). Small arenas keep faulting lazily. */
         if (a->head)
-            es_prefault_write(b->data, cap);
+            es_prefault_write(b->data, cap, !a->no_huge);
         b->used = 0;
         b->cap = cap;
         b->next = a->head;

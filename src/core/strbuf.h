@@ -40,6 +40,7 @@ void es_strbuf_advance(es_strbuf *sb, char *end);
 typedef struct es_arena_block es_arena_block;
 typedef struct es_arena {
     es_arena_block *head;
+    unsigned char no_huge; /* blocks ask for no huge pages (a context's huge_pages off) */
 } es_arena;
 
 /* Copies s[0..n) plus a NUL into the arena; NULL when out of memory. */

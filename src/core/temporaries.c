@@ -97,16 +97,6 @@ ES_API size_t es_remove_temporaries(void)
     return n;
 }
 
-void es_test_pause(void)
-{
-    const char *v = getenv("EQUISHARD_TEST_PAUSE_MS");
-    long ms = v ? atol(v) : 0;
-    if (ms > 0 && ms <= 10000) {
-        struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-        nanosleep(&ts, NULL);
-    }
-}
-
 void es_temporary_block(sigset_t *old)
 {
     sigset_t set;

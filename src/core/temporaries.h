@@ -22,10 +22,5 @@ void es_temporary_unblock(const sigset_t *old);
 /* Forgets slot (-1: nothing); call it once the path is renamed or removed. */
 void es_temporary_drop(int slot);
 
-/* Test-only (tests/cli/test_cli_hostile.sh §8): with EQUISHARD_TEST_PAUSE_MS=N
- * in the environment, sleeps N ms (at most 10 s). Called once a temporary
- * output exists and after each file created in a temporary folder, so that a
- * test can interrupt a run mid-way. Not an interface: it may go at any time. */
-void es_test_pause(void);
 
 #endif

@@ -5,8 +5,6 @@
 #include "costs/cost_table.h"
 
 #include "core/grow.h"
-#include "core/prefault.h"
-#include "core/prefault_ahead.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -23,31 +21,44 @@ enum { N_FLAGS = sizeof flag_names / sizeof flag_names[0] };
 
 es_cost_table *es_cost_table_new(void) { return calloc(1, sizeof(es_cost_table)); }
 
-void es_cost_table_pages_ahead(es_cost_table *t, int on)
+/* The row array's pages from here on: mapped a window at a time as
+ * es_cost_table_append_n reaches them (one call per 4 MiB of rows rather than
+ * a fault per page), not the whole capacity, so memory in use stays what the
+ * rows need. Called whenever the array is made, moved or grown: no helper
+ * outlives the array it prepares. */
+static void fill_by_windows(es_cost_table *t)
 {
-    es_prefault_ahead_stop(t->ahead);
-    t->ahead = NULL;
-    size_t from = t->prefaulted > t->n ? t->prefaulted : t->n;
-    if (!on || from >= t->cap)
-        return;
-    es_ahead_array rows = {t->rows + from, sizeof(es_cost_row)};
-    t->ahead = es_prefault_ahead_start(&rows, 1, t->cap - from, ES_AHEAD_LEAD, ES_AHEAD_MIN);
-    t->ahead_from = from;
-    t->prefaulted = from; /* windows from here on come through the helper */
+    es_bigarray_end(&t->fill);
+    es_bigarray_col rows = {t->rows, sizeof(es_cost_row)};
+    es_bigarray_begin(&t->fill, ES_FILL_WINDOWS | t->fill_flags, &rows, 1, t->cap);
+    t->fill_from = 0;
 }
 
-/* Before the row array is moved or freed. */
-static void stop_ahead(es_cost_table *t)
+void es_cost_table_huge_pages(es_cost_table *t, int on)
 {
-    if (t->ahead)
-        es_cost_table_pages_ahead(t, 0);
+    t->fill_flags = on ? 0 : ES_FILL_NO_HUGE;
+    t->strings.no_huge = !on;
+    if (t->fill.active)
+        fill_by_windows(t);
+}
+
+void es_cost_table_pages_ahead(es_cost_table *t, int on)
+{
+    fill_by_windows(t);
+    if (!on || t->n >= t->cap)
+        return;
+    es_bigarray_end(&t->fill);
+    es_bigarray_col rows = {t->rows + t->n, sizeof(es_cost_row)};
+    es_bigarray_begin(&t->fill, ES_FILL_AHEAD | ES_FILL_WINDOWS | t->fill_flags, &rows, 1,
+                      t->cap - t->n);
+    t->fill_from = t->n;
 }
 
 ES_API void es_cost_table_free(es_cost_table *t)
 {
     if (!t)
         return;
-    stop_ahead(t);
+    es_bigarray_end(&t->fill);
     if (t->drop_zstd_ahead)
         t->drop_zstd_ahead(t); /* its thread reads the rows */
     free(t->rows);
@@ -88,12 +99,14 @@ static const char *intern(es_arena *a, const char *s, const char *prev)
 
 int es_cost_table_append(es_cost_table *t, const es_cost_row *row)
 {
-    if (t->n == t->cap)
-        stop_ahead(t);
-    void *rows = t->rows;
-    if (es_grow(&rows, &t->cap, t->n + 1, sizeof(es_cost_row), 1024) != 0)
-        return ES_ERR_NOMEM;
-    t->rows = rows;
+    if (t->n == t->cap) {
+        es_bigarray_end(&t->fill);
+        void *rows = t->rows;
+        if (es_grow(&rows, &t->cap, t->n + 1, sizeof(es_cost_row), 1024) != 0)
+            return ES_ERR_NOMEM;
+        t->rows = rows;
+        fill_by_windows(t);
+    }
 
     es_cost_row r = *row;
     r.key = es_arena_strndup(&t->strings, row->key ? row->key : "",
@@ -119,36 +132,28 @@ static const char *intern_n(es_arena *a, const char *s, size_t n, const char *pr
 
 int es_cost_table_reserve(es_cost_table *t, size_t rows)
 {
-    if (rows > t->cap)
-        stop_ahead(t);
+    if (rows <= t->cap)
+        return ES_OK;
+    es_bigarray_end(&t->fill);
     void *p = t->rows;
     if (es_grow(&p, &t->cap, rows, sizeof(es_cost_row), 1024) != 0)
         return ES_ERR_NOMEM;
     t->rows = p;
+    fill_by_windows(t);
     return ES_OK;
 }
 
 int es_cost_table_append_n(es_cost_table *t, const es_cost_row *row, const size_t len[3])
 {
     if (t->n == t->cap) {
-        stop_ahead(t);
+        es_bigarray_end(&t->fill);
         void *rows = t->rows;
         if (es_grow(&rows, &t->cap, t->n + 1, sizeof(es_cost_row), 1024) != 0)
             return ES_ERR_NOMEM;
         t->rows = rows;
+        fill_by_windows(t);
     }
-    if (t->n >= t->prefaulted) {
-        /* Map the next few MiB of rows in one call rather than a fault per page
-         * (core/prefault.h); a window, not the whole capacity, so memory in use
-         * stays what the rows need. */
-        enum { WINDOW_ROWS = (4u << 20) / sizeof(es_cost_row) };
-        size_t end = t->cap - t->n > WINDOW_ROWS ? t->n + WINDOW_ROWS : t->cap;
-        if (t->ahead) /* the helper's windows instead */
-            end = t->ahead_from + es_prefault_ahead_need(t->ahead, t->n + 1 - t->ahead_from);
-        else
-            es_prefault_write(t->rows + t->n, (end - t->n) * sizeof(es_cost_row));
-        t->prefaulted = end;
-    }
+    es_bigarray_reach(&t->fill, t->n - t->fill_from);
     es_cost_row r = *row;
     r.key = es_arena_strndup(&t->strings, row->key, len[0]);
     r.shard = t->last_shard && t->last_shard_len == len[1] &&
@@ -217,8 +222,8 @@ int es_cost_table_move_into(es_cost_table *dst, es_cost_table *src)
 {
     if (dst == src)
         return ES_ERR_USAGE;
-    stop_ahead(dst);
-    stop_ahead(src);
+    es_bigarray_end(&dst->fill);
+    es_bigarray_end(&src->fill);
     /* Reserve before moving anything, so failure leaves both tables as they were. */
     void *skips = dst->skips;
     if (es_grow(&skips, &dst->cap_skips, dst->n_skips + src->n_skips, sizeof(es_cost_skip), 16) != 0)
@@ -228,14 +233,12 @@ int es_cost_table_move_into(es_cost_table *dst, es_cost_table *src)
         /* An empty destination takes the source's row array whole: merging
          * per-shard tables into a fresh one then copies nothing for the first. */
         es_cost_row *r = dst->rows;
-        size_t c = dst->cap, f = dst->prefaulted;
+        size_t c = dst->cap;
         dst->rows = src->rows;
         dst->cap = src->cap;
-        dst->prefaulted = src->prefaulted;
         dst->n = src->n;
         src->rows = r;
         src->cap = c;
-        src->prefaulted = f;
     } else if (src->n) {
         void *rows = dst->rows;
         if (es_grow(&rows, &dst->cap, dst->n + src->n, sizeof(es_cost_row), 1024) != 0)
@@ -244,6 +247,7 @@ int es_cost_table_move_into(es_cost_table *dst, es_cost_table *src)
         memcpy(dst->rows + dst->n, src->rows, src->n * sizeof(es_cost_row));
         dst->n += src->n;
     }
+    fill_by_windows(dst);
     if (src->n_skips) {
         memcpy(dst->skips + dst->n_skips, src->skips, src->n_skips * sizeof(es_cost_skip));
         dst->n_skips += src->n_skips;

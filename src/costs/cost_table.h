@@ -8,6 +8,7 @@
 
 #include <stdio.h>
 
+#include "core/bigarray.h"
 #include "core/context.h"
 #include "core/strbuf.h"
 #include "core/strmap.h"
@@ -34,9 +35,10 @@ typedef struct es_shard_stat {
 struct es_cost_table {
     es_cost_row *rows;
     size_t n, cap;
-    size_t prefaulted;      /* rows[0, prefaulted) are mapped: see es_cost_table_append_n */
-    struct es_prefault_ahead *ahead; /* NULL, or a helper preparing rows[ahead_from, cap) */
-    size_t ahead_from;
+    es_bigarray_writer fill; /* the rows' fresh pages, for es_cost_table_append_n: a window
+                                at a time, or a helper's (es_cost_table_pages_ahead) */
+    size_t fill_from;        /* fill covers rows[fill_from, cap) */
+    es_fill fill_flags;      /* ES_FILL_NO_HUGE or 0: es_cost_table_huge_pages */
     es_arena strings;
     const char *last_shard; /* interning: consecutive rows usually share a shard */
     size_t last_shard_len;  /* strlen(last_shard) */
@@ -61,13 +63,18 @@ es_cost_table *es_cost_table_new(void);
 int es_cost_table_reserve(es_cost_table *t, size_t rows);
 
 /* Starts (on = 1) a helper thread that maps and first-touches the row array's
- * pages [n, cap) a few MiB ahead of the appends (core/prefault_ahead.h), or
+ * pages [n, cap) a few MiB ahead of the appends (core/bigarray.h), or
  * stops it (on = 0). For a reader that has reserved room for many rows; a
  * no-op when there is little room left. While it runs, rows are appended with
  * es_cost_table_append_n only (it asks the helper for each window before
  * writing there). Anything that moves or frees the row array stops it first;
  * the reader stops it when done, so no thread outlives the read. */
 void es_cost_table_pages_ahead(es_cost_table *t, int on);
+
+/* Whether the table's row array and strings ask for transparent huge pages
+ * (the default, on): whoever makes a table for a context passes its setting
+ * (es_ctx_huge_pages). */
+void es_cost_table_huge_pages(es_cost_table *t, int on);
 
 /* Appends a copy of *row (its strings are copied into the table). */
 int es_cost_table_append(es_cost_table *t, const es_cost_row *row);

@@ -715,7 +715,7 @@ static int parse_stream(parser *p, source *src, const unsigned char *head, size_
         if (!p->reserved && p->t->n >= 1024) {
             reserve_for_file(p, src, end);
             /* the rows' fresh pages paid for on another core (cost_table.h) */
-            es_cost_table_pages_ahead(p->t, 1);
+            es_cost_table_pages_ahead(p->t, es_ctx_pages_ahead(p->ctx));
             p->reserved = 1;
         }
         long long got = src_read(src, buf + end, cap - end - 1);
@@ -744,6 +744,7 @@ static int parse_source(es_context *ctx, source *src, es_cost_table **out)
     p.t = es_cost_table_new();
     if (!p.t)
         return es_fail(ctx, ES_ERR_NOMEM, "%s: out of memory", src->name);
+    es_cost_table_huge_pages(p.t, es_ctx_huge_pages(ctx));
     rc = parse_stream(&p, src, head, head_len);
     if (rc == ES_OK && p.seen == 0)
         rc = line_error(&p, ES_ERR_FORMAT, "empty file: not an equishard cost table (expected "

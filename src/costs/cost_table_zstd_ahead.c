@@ -53,7 +53,7 @@ static ssize_t chunk_write(void *cookie, const char *buf, size_t len)
                 return -1; /* the image is then dropped: compress_main's rc */
             }
             n->bytes = bytes;
-            es_prefault_write(n->bytes, CHUNK_BYTES);
+            es_prefault_write(n->bytes, CHUNK_BYTES, es_ctx_huge_pages(im->ctx));
             n->next = NULL;
             n->len = 0;
             if (c)
@@ -103,7 +103,7 @@ ES_API int es_cost_table_compress_ahead(es_context *ctx, es_cost_table *t)
     if (t->zstd_ahead)
         return ES_OK;
     es_zstd_image *im = calloc(1, sizeof *im);
-    if (!im || !(im->ctx = es_context_new())) {
+    if (!im || !(im->ctx = es_context_new_like(ctx))) {
         free(im);
         return ES_OK; /* no thread: the writer compresses, as without this call */
     }
@@ -141,7 +141,8 @@ int es_cost_table_write_zstd_image(es_context *ctx, const es_cost_table *t, FILE
     if (fflush(fp) != 0)
         return es_fail(ctx, ES_ERR_IO, "%s: write failed: %s", name, strerror(errno));
     for (const image_chunk *c = im->head; c; c = c->next)
-        if (es_write_whole(fileno(fp), c->bytes, c->len, ES_DIRECT_ALIGN) != 0)
+        if (es_write_whole(fileno(fp), c->bytes, c->len,
+                           es_ctx_direct_io(ctx) ? ES_DIRECT_ALIGN : SIZE_MAX) != 0)
             return es_fail(ctx, ES_ERR_IO, "%s: write failed: %s", name, strerror(errno));
     return ES_OK;
 }

@@ -66,6 +66,7 @@ ES_API int es_load_inputs(es_context *ctx, const es_measure_settings *s,
     es_cost_table *all = es_cost_table_new();
     if (!all)
         return es_fail(ctx, ES_ERR_NOMEM, "out of memory");
+    es_cost_table_huge_pages(all, es_ctx_huge_pages(ctx));
     int rc = ES_OK;
     size_t run = 0;
     read_watch w = {s, 0, 0, 0};

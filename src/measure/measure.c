@@ -171,13 +171,14 @@ void es_measure_unit(es_measure_job *j, size_t u, tok_state *st)
     es_unit_result *res = &j->results[u];
     if (u > atomic_load(&j->first_failed))
         return; /* FAIL mode: an earlier unit failed; its error is the answer */
-    es_context ctx = {{0}};
+    es_context ctx = {0};
     es_cost_table_free(res->rows);
     res->rows = es_cost_table_new();
     if (!res->rows) {
         es_unit_fail(res, ES_ERR_NOMEM, "out of memory");
         return;
     }
+    es_cost_table_huge_pages(res->rows, j->huge_pages);
     es_reader_opts opts = j->opts;
     opts.tok_state = st;
     if (j->work.units[u].m)
@@ -217,6 +218,7 @@ ES_API int es_measure_job_new(es_context *ctx, const es_measure_settings *s,
     j->s = *s;
     j->opts = (es_reader_opts){s->hash, PROBE_BUFFER, s->tokenizer ? &s->tokenizer->m : NULL,
                                NULL, 0};
+    j->huge_pages = es_ctx_huge_pages(ctx);
     atomic_init(&j->first_failed, SIZE_MAX);
     atomic_init(&j->done, 0);
     int rc = es_work_expand(ctx, &j->work, inputs, n_inputs, s->root);
@@ -288,6 +290,7 @@ ES_API int es_measure_job_finish(es_context *ctx, es_measure_job *j, es_cost_tab
     es_cost_table *table = es_cost_table_new();
     if (!table)
         return es_fail(ctx, ES_ERR_NOMEM, "out of memory");
+    es_cost_table_huge_pages(table, es_ctx_huge_pages(ctx));
     /* In unit order: the first failure in input order is the answer (FAIL mode). */
     int rc = ES_OK;
     for (size_t u = 0; u < j->work.n && rc == ES_OK; u++) {

@@ -24,6 +24,7 @@ typedef struct es_unit_result {
 struct es_measure_job {
     es_measure_settings s;
     es_reader_opts opts;
+    int huge_pages;              /* the creating context's setting, for the units' tables */
     es_work work;
     es_unit_result *results;     /* work.n of them */
     _Atomic size_t first_failed; /* FAIL mode: lowest failed unit index */

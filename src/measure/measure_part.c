@@ -222,6 +222,7 @@ static int get_record(es_context *ctx, es_measure_job *j, cursor *c)
         return corrupt(ctx, "a unit measured twice");
     if (!(res->rows = es_cost_table_new()))
         return es_fail(ctx, ES_ERR_NOMEM, "out of memory");
+    es_cost_table_huge_pages(res->rows, j->huge_pages);
     for (uint64_t i = 0; i < skips; i++) {
         const char *s, *sh, *k;
         size_t n, sh_n, k_n;

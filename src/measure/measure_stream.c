@@ -166,6 +166,7 @@ ES_API int es_measure_to_file(es_context *ctx, const es_measure_settings *s,
     if (!path)
         return es_fail(ctx, ES_ERR_USAGE, "es_measure_to_file: path is NULL");
     stream_run r = {.fn = fn, .user = user, .status = ES_OK};
+    es_context_copy_settings(&r.ctx, ctx); /* the writer's file is the caller's output */
     int rc = es_measure_job_new(ctx, s, inputs, n_inputs, &r.j);
     if (rc != ES_OK)
         return rc;

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "algo/radix_sort.h"
-#include "core/prefault.h"
+#include "core/bigarray.h"
 #include "plan/batch_order.h"
 
 static int cmp_batch_cost_desc(const void *a, const void *b)
@@ -39,11 +39,14 @@ static uint64_t cost_desc_key(double cost)
  * turns into its quicksort when its scratch would exceed a quarter of the
  * machine's memory. A NaN cost (no order) or no memory for the scratch:
  * qsort, as before. Returns 1 when the order is the stable one (radix). */
-int es_batches_sort_by_cost(plan_batch *b, size_t n)
+int es_batches_sort_by_cost(plan_batch *b, size_t n, es_fill fill)
 {
-    es_radix_pair *pairs = malloc((n ? n : 1) * sizeof *pairs);
-    es_radix_pair *tmp = malloc((n ? n : 1) * sizeof *tmp);
-    plan_batch *sorted = malloc((n ? n : 1) * sizeof *sorted);
+    fill = ES_FILL_MAP | (fill & ES_FILL_NO_HUGE);
+    /* fresh memory, each page mapped in one call rather than a fault apiece
+     * (core/bigarray.h): the faults were most of this sort's time */
+    es_radix_pair *pairs = es_bigarray_alloc(n, sizeof *pairs, fill);
+    es_radix_pair *tmp = es_bigarray_alloc(n, sizeof *tmp, fill);
+    plan_batch *sorted = es_bigarray_alloc(n, sizeof *sorted, fill);
     int finite = 1;
     for (size_t i = 0; i < n && finite; i++)
         finite = !isnan(b[i].cost);
@@ -52,11 +55,6 @@ int es_batches_sort_by_cost(plan_batch *b, size_t n)
         qsort(b, n, sizeof *b, cmp_batch_cost_desc);
         return 0;
     }
-    /* fresh memory, each page mapped in one call rather than a fault apiece
-     * (core/prefault.h): the faults were most of this sort's time */
-    es_prefault_write(pairs, n * sizeof *pairs);
-    es_prefault_write(tmp, n * sizeof *tmp);
-    es_prefault_write(sorted, n * sizeof *sorted);
     for (size_t i = 0; i < n; i++)
         pairs[i] = (es_radix_pair){b[i].begin, i};
     es_radix_sort_pairs(pairs, n, tmp);
@@ -85,13 +83,13 @@ static int goes_after(const plan_batch *x, const plan_batch *y)
  * the end, and only the batches after the first of them move. Returns 0 when
  * the copies could not be sorted stably (no memory): the caller then sorts
  * the whole. */
-int es_batches_merge_appended(plan_batch *b, size_t n, size_t add)
+int es_batches_merge_appended(plan_batch *b, size_t n, size_t add, es_fill fill)
 {
     plan_batch *c = malloc((add ? add : 1) * sizeof *c);
     if (!c)
         return 0;
     memcpy(c, b + n, add * sizeof *c);
-    if (!es_batches_sort_by_cost(c, add)) {
+    if (!es_batches_sort_by_cost(c, add, fill)) {
         free(c);
         return 0;
     }

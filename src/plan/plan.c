@@ -5,8 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/prefault.h"
-#include "core/prefault_ahead.h"
+#include "core/bigarray.h"
 #include "costs/cost_table.h"
 #include "plan/plan_internal.h"
 
@@ -77,15 +76,13 @@ static int filter_rows(es_context *ctx, es_plan *p)
     p->kept = malloc((n ? n : 1) * sizeof *p->kept);
     if (!p->frames || !p->cost || !p->kept)
         return es_fail(ctx, ES_ERR_NOMEM, "plan: out of memory");
-    /* all three are written front to back below, in step: their fresh pages
-     * are paid for by a helper on another core (core/prefault_ahead.h) */
-    es_ahead_array arrays[3] = {{p->frames, sizeof *p->frames}, {p->cost, sizeof *p->cost},
-                                {p->kept, sizeof *p->kept}};
-    es_ahead_cursor ahead = {es_prefault_ahead_start(arrays, 3, n, ES_AHEAD_LEAD, ES_AHEAD_MIN), 0};
-    for (size_t j = 0; !ahead.a && j < 3; j++) /* small: mapped in one call each */
-        es_prefault_write(arrays[j].base, n * arrays[j].elem_size);
+    /* all three are written front to back below, in step (core/bigarray.h) */
+    es_bigarray_col cols[3] = {{p->frames, sizeof *p->frames}, {p->cost, sizeof *p->cost},
+                               {p->kept, sizeof *p->kept}};
+    es_bigarray_writer w;
+    es_bigarray_begin(&w, p->fill | ES_FILL_MAP, cols, 3, n);
     for (size_t i = 0; i < n; i++) {
-        es_ahead_reach(&ahead, i + 1);
+        es_bigarray_reach(&w, i);
         if ((i & (PLAN_PROGRESS_ROWS - 1)) == 0 && i)
             es_plan_progress(p, PLAN_PASS_FILTER, i, n);
         const es_cost_row *row = &p->table->rows[i];
@@ -99,7 +96,7 @@ static int filter_rows(es_context *ctx, es_plan *p)
         else
             p->filtered[why]++;
     }
-    es_prefault_ahead_stop(ahead.a);
+    es_bigarray_end(&w);
     if (p->n_kept == 0 && p->left_out)
         return es_fail(ctx, ES_ERR_USAGE, "plan: no utterances to plan (%zu rows, %llu of them "
                        "left out, the rest filtered)", n, (unsigned long long)p->left_out);
@@ -256,6 +253,8 @@ ES_API int es_plan_build_subset(es_context *ctx, const es_plan_settings *s,
     p->s = *s;
     p->table = t;
     p->leave_out = leave_out;
+    p->fill = (es_ctx_pages_ahead(ctx) ? ES_FILL_AHEAD : 0) |
+              (es_ctx_huge_pages(ctx) ? 0 : ES_FILL_NO_HUGE);
     es_cost_model_settle(&p->s.model, t, ES_LOADER_COSYVOICE);
     es_token_gap(&p->s.model, t, &p->token_gap);
     es_token_gap_note(&p->token_gap, p->token_note, sizeof p->token_note);

@@ -18,8 +18,7 @@
 #include <string.h>
 
 #include "algo/radix_sort.h"
-#include "core/prefault.h"
-#include "core/prefault_ahead.h"
+#include "core/bigarray.h"
 #include "loader/batching.h"
 #include "plan/batch_order.h"
 #include "plan/plan_internal.h"
@@ -91,21 +90,20 @@ static size_t *rows_by_length(const es_plan *p)
         free(keys), free(rows), free(tmp);
         return NULL;
     }
-    /* Fresh pages of the keys, the sort's scratch and the rows are paid for
-     * by a helper on another core while the keys are made
-     * (core/prefault_ahead.h); the scratch in step with the keys, so it is
-     * ready when the sort scatters into it. */
-    es_ahead_array arrays[3] = {{keys, sizeof *keys}, {rows, sizeof *rows}, {tmp, sizeof *tmp}};
-    es_ahead_cursor ahead = {
-        es_prefault_ahead_start(arrays, tmp ? 3 : 2, n, ES_AHEAD_LEAD, ES_AHEAD_MIN), 0};
+    /* Fresh pages of the keys, the sort's scratch and the rows are prepared
+     * in step while the keys are made (core/bigarray.h): the scratch is then
+     * ready when the sort scatters into it, the rows when they are written. */
+    es_bigarray_col cols[3] = {{keys, sizeof *keys}, {rows, sizeof *rows}, {tmp, sizeof *tmp}};
+    es_bigarray_writer w;
+    es_bigarray_begin(&w, p->fill, cols, 3, n);
     /* frames in the high half, inverted table position in the low half: a
      * descending sort of the keys is by frames descending, then position
      * ascending. Tables above 2^32 rows are refused by the caller. */
     for (size_t k = 0; k < n; k++) {
-        es_ahead_reach(&ahead, k + 1);
+        es_bigarray_reach(&w, k);
         keys[k] = sort_length(p, p->kept[k]) << 32 | (uint32_t)~(uint32_t)k;
     }
-    es_prefault_ahead_stop(ahead.a);
+    es_bigarray_end(&w);
     es_plan_progress(p, PLAN_PASS_PLACE, 1, 5);
     sort_u64_desc(keys, n, tmp);
     for (size_t k = 0; k < n; k++)
@@ -117,6 +115,19 @@ static size_t *rows_by_length(const es_plan *p)
 
 enum { AHEAD = 16 }; /* rows prefetched ahead of measure_batch */
 
+/* The rows are in length order, scattered over the table: measure_batch
+ * fetches the row AHEAD places on (into the next batches) for its own loop
+ * and for es_cost_batch_terms' pass over the same rows right after it. */
+static inline void prefetch_batch_row(const es_plan *p, size_t i)
+{
+    if (i + AHEAD >= p->n_batch_rows)
+        return;
+    __builtin_prefetch(&p->frames[p->batch_rows[i + AHEAD]]);
+    const es_cost_row *ahead = &p->table->rows[p->batch_rows[i + AHEAD]];
+    __builtin_prefetch(&ahead->sample_rate);
+    __builtin_prefetch(&ahead->flags); /* may be in the row's next line */
+}
+
 /* A batch's cost: the padded batch's terms (es_cost_batch_terms: n × longest
  * for the padded lengths, as the loader pads and its budget counts), the same
  * figure `equishard calibrate` fits step times to. */
@@ -125,15 +136,7 @@ static void measure_batch(const es_plan *p, plan_batch *b)
     uint64_t frames = 0;
     uint32_t longest = 0;
     for (size_t i = b->begin; i < b->end; i++) {
-        /* The rows are in length order, scattered over the table: fetch the
-         * rows ahead (into the next batches) for this loop and for
-         * es_cost_batch_terms' pass over the same rows right after it. */
-        if (i + AHEAD < p->n_batch_rows) {
-            __builtin_prefetch(&p->frames[p->batch_rows[i + AHEAD]]);
-            const es_cost_row *ahead = &p->table->rows[p->batch_rows[i + AHEAD]];
-            __builtin_prefetch(&ahead->sample_rate);
-            __builtin_prefetch(&ahead->flags); /* may be in the row's next line */
-        }
+        prefetch_batch_row(p, i);
         size_t row = p->batch_rows[i];
         frames += p->frames[row];
         if (p->frames[row] > longest)
@@ -165,14 +168,14 @@ static int pack(es_context *ctx, es_plan *p)
         for (size_t b = 0; b < nb; b++)
             ends[b] = (b + 1) * p->s.batch_size < n ? (b + 1) * p->s.batch_size : n;
     } else {
-        es_ahead_array array = {frames, sizeof *frames};
-        es_ahead_cursor ahead = {
-            es_prefault_ahead_start(&array, 1, n, ES_AHEAD_LEAD, ES_AHEAD_MIN), 0};
+        es_bigarray_col col = {frames, sizeof *frames};
+        es_bigarray_writer w;
+        es_bigarray_begin(&w, p->fill, &col, 1, n);
         for (size_t k = 0; k < n; k++) {
-            es_ahead_reach(&ahead, k + 1);
+            es_bigarray_reach(&w, k);
             frames[k] = p->frames[p->batch_rows[k]];
         }
-        es_prefault_ahead_stop(ahead.a);
+        es_bigarray_end(&w);
         nb = es_dynamic_batches(frames, n, p->s.max_frames_in_batch, ends, NULL);
     }
     for (size_t b = 0; b < nb; b++) {
@@ -194,7 +197,7 @@ static int pack(es_context *ctx, es_plan *p)
  * by cost, most expensive first, on return. */
 static int settle_remainder(es_context *ctx, es_plan *p)
 {
-    int stable = es_batches_sort_by_cost(p->batches, p->n_batches);
+    int stable = es_batches_sort_by_cost(p->batches, p->n_batches, p->fill);
     size_t r = p->n_batches % p->K;
     if (r == 0)
         return ES_OK;
@@ -211,8 +214,8 @@ static int settle_remainder(es_context *ctx, es_plan *p)
         p->n_batches += add;
         p->metrics.remainder_batches = add;
         /* as sorting all of them again would (a NaN cost: qsort, as before) */
-        if (!stable || !es_batches_merge_appended(p->batches, sorted, add))
-            es_batches_sort_by_cost(p->batches, p->n_batches);
+        if (!stable || !es_batches_merge_appended(p->batches, sorted, add, p->fill))
+            es_batches_sort_by_cost(p->batches, p->n_batches, p->fill);
         return ES_OK;
     }
     size_t rows = 0;

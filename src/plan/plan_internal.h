@@ -48,6 +48,8 @@ struct es_plan {
     es_plan_settings s;
     const es_cost_table *table; /* borrowed; must outlive the plan */
     uint32_t K, W;
+    es_fill fill;       /* the context's flags for big arrays (core/bigarray.h): ES_FILL_AHEAD
+                           unless its pages_ahead is off, ES_FILL_NO_HUGE when huge_pages is */
     /* filter */
     size_t *kept;
     size_t n_kept;

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/prefault_ahead.h"
+#include "core/bigarray.h"
 #include "core/strmap.h"
 #include "costs/cost_table.h"
 #include "algo/partition.h"
@@ -25,9 +25,10 @@ static int collect_elements(es_context *ctx, es_plan *p)
     if (!p->elements || !p->element_of_row)
         return es_fail(ctx, ES_ERR_NOMEM, "plan: out of memory");
     int rc = ES_OK;
-    /* element_of_row's fresh pages paid for on another core (core/prefault_ahead.h) */
-    es_ahead_array array = {p->element_of_row, sizeof *p->element_of_row};
-    es_ahead_cursor ahead = {es_prefault_ahead_start(&array, 1, n, ES_AHEAD_LEAD, ES_AHEAD_MIN), 0};
+    /* element_of_row written front to back (core/bigarray.h) */
+    es_bigarray_col col = {p->element_of_row, sizeof *p->element_of_row};
+    es_bigarray_writer w;
+    es_bigarray_begin(&w, p->fill, &col, 1, n);
     /* The reader interns a shard name shared by consecutive rows (one string,
      * one pointer), so a row naming the same pointer as the last shard row
      * has its element without hashing the name: one lookup per run of rows,
@@ -35,7 +36,7 @@ static int collect_elements(es_context *ctx, es_plan *p)
     const char *last_shard = NULL;
     size_t last_element = 0;
     for (size_t i = 0; i < n && rc == ES_OK; i++) {
-        es_ahead_reach(&ahead, i + 1);
+        es_bigarray_reach(&w, i);
         const es_cost_row *row = &p->table->rows[i];
         size_t e = p->n_elements;
         if (!(row->flags & ES_FLAG_ITEM) && row->shard == last_shard) {
@@ -59,7 +60,7 @@ static int collect_elements(es_context *ctx, es_plan *p)
         }
         p->element_of_row[i] = e;
     }
-    es_prefault_ahead_stop(ahead.a);
+    es_bigarray_end(&w);
     es_strmap_release(&seen);
     if (rc != ES_OK)
         return rc;
@@ -150,15 +151,15 @@ static int group_rows(es_plan *p, size_t **rows_by_element, size_t **element_sta
     /* Written in about index order when the table lists each shard's rows
      * together (the usual case); reaching an index prepares all before it,
      * so any order is safe. */
-    es_ahead_array array = {rows, sizeof *rows};
-    es_ahead_cursor ahead = {
-        es_prefault_ahead_start(&array, 1, p->n_kept, ES_AHEAD_LEAD, ES_AHEAD_MIN), 0};
+    es_bigarray_col col = {rows, sizeof *rows};
+    es_bigarray_writer w;
+    es_bigarray_begin(&w, p->fill, &col, 1, p->n_kept);
     for (size_t k = 0; k < p->n_kept; k++) {
         size_t at = fill[p->element_of_row[p->kept[k]]]++;
-        es_ahead_reach(&ahead, at + 1);
+        es_bigarray_reach(&w, at);
         rows[at] = p->kept[k];
     }
-    es_prefault_ahead_stop(ahead.a);
+    es_bigarray_end(&w);
     free(fill);
     *rows_by_element = rows;
     *element_start = start;

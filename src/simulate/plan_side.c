@@ -10,8 +10,8 @@
 
 #include "simulate/simulate_internal.h"
 
-static void plan_one(sim_plan_side *side, es_plan_mode mode, const es_simulate_settings *s,
-                     const es_cost_table *t)
+static void plan_one(const es_context *parent, sim_plan_side *side, es_plan_mode mode,
+                     const es_simulate_settings *s, const es_cost_table *t)
 {
     es_plan_settings ps;
     es_plan_defaults(&ps);
@@ -25,7 +25,7 @@ static void plan_one(sim_plan_side *side, es_plan_mode mode, const es_simulate_s
     ps.seed = s->seed;
     ps.epoch = s->epoch_first;
     side->ranks = calloc(s->world_size, sizeof *side->ranks);
-    es_context *ctx = es_context_new();
+    es_context *ctx = es_context_new_like(parent); /* the caller's settings */
     es_plan *p = NULL;
     if (!side->ranks || !ctx) {
         snprintf(side->error, sizeof side->error, "out of memory");
@@ -45,7 +45,7 @@ static void plan_one(sim_plan_side *side, es_plan_mode mode, const es_simulate_s
     es_context_free(ctx);
 }
 
-void es_sim_plan_side(es_simulate_result *r, const es_cost_table *t)
+void es_sim_plan_side(const es_context *ctx, es_simulate_result *r, const es_cost_table *t)
 {
     static const struct {
         const char *name;
@@ -53,7 +53,7 @@ void es_sim_plan_side(es_simulate_result *r, const es_cost_table *t)
     } modes[SIM_PLAN_MODES] = {{"shard", ES_PLAN_SHARD}, {"batch", ES_PLAN_BATCH}};
     for (int i = 0; i < SIM_PLAN_MODES; i++) {
         r->plan[i].mode = modes[i].name;
-        plan_one(&r->plan[i], modes[i].mode, &r->s, t);
+        plan_one(ctx, &r->plan[i], modes[i].mode, &r->s, t);
     }
 }
 

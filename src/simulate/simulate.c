@@ -536,7 +536,7 @@ ES_API int es_simulate(es_context *ctx, const es_simulate_settings *s, const es_
     list_release(&l);
     es_sim_planned_release(&r->planned);
     if (rc == ES_OK && s->plan_side)
-        es_sim_plan_side(r, t);
+        es_sim_plan_side(ctx, r, t);
     if (rc != ES_OK) {
         es_simulate_result_free(r);
         return rc;

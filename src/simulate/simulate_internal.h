@@ -78,7 +78,7 @@ struct es_simulate_result {
 
 /* Fills r->plan (HOOK: the plan side by side; see plan_side.c). Never fails the
  * simulation: a planner error is recorded in the side's `error`. */
-void es_sim_plan_side(es_simulate_result *r, const es_cost_table *t);
+void es_sim_plan_side(const es_context *ctx, es_simulate_result *r, const es_cost_table *t);
 void es_sim_plan_side_release(es_simulate_result *r);
 
 /* Adds trial's predicted step times (the first `steps` batches of every rank,

@@ -1,13 +1,14 @@
 /* es_vjob_run_cpu: the CPU backend's compilation (cpu_isa.h) for this CPU.
  *
- * The best instruction set the CPU supports, unless EQUISHARD_CPU_ISA names
- * a lower one ("generic", "avx2", "avx512"): for comparing them on one
+ * The best instruction set the CPU supports, unless the context's cpu_isa
+ * setting (es_context_set_cpu_isa; the CLI's EQUISHARD_CPU_ISA) names a lower one ("generic", "avx2", "avx512"): for comparing them on one
  * machine (tools/bench/bench_validate) and for ruling one out when in doubt.
  * All give the same bits. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "config.h"
+#include "core/context.h"
 #include "validate/cpu_isa.h"
 
 typedef int (*run_fn)(es_context *ctx, const es_vjob *job);
@@ -45,9 +46,9 @@ int es_cpu_isa_usable(es_cpu_isa isa)
     return 1;
 }
 
-es_cpu_isa es_cpu_isa_default(void)
+es_cpu_isa es_cpu_isa_default(const es_context *ctx)
 {
-    const char *want = getenv("EQUISHARD_CPU_ISA");
+    const char *want = ctx && ctx->cpu_isa[0] ? ctx->cpu_isa : NULL;
     es_cpu_isa cap = ES_CPU_ISA_COUNT - 1;
     for (int i = 0; want && i < ES_CPU_ISA_COUNT; i++)
         if (!strcmp(want, isas[i].name))
@@ -68,5 +69,5 @@ int es_vjob_run_cpu_isa(es_context *ctx, const es_vjob *job, es_cpu_isa isa)
 
 int es_vjob_run_cpu(es_context *ctx, const es_vjob *job)
 {
-    return isas[es_cpu_isa_default()].run(ctx, job);
+    return isas[es_cpu_isa_default(ctx)].run(ctx, job);
 }

@@ -79,7 +79,7 @@ static int median_norm(es_context *ctx, const es_validate_settings *s, const es_
     double *norms = malloc((n ? n : 1) * sizeof *norms);
     if (!norms)
         return es_fail(ctx, ES_ERR_NOMEM, "validate: out of memory");
-    es_prefault_write(norms, n * sizeof *norms);
+    es_prefault_write(norms, n * sizeof *norms, es_ctx_huge_pages(ctx));
     size_t k = 0;
     for (size_t i = 0; i < n; i++) {
         double norm = sqrt(res[i].sumsq);
@@ -118,7 +118,8 @@ static int cmp_cand(const void *pa, const void *pb)
 
 /* Rows whose checksum some other row shares, sorted by (checksum, row). Uses an
  * open-addressing table of first occurrences: O(n). */
-static int collect_candidates(const es_row_result *res, size_t n, cand **out, size_t *n_out)
+static int collect_candidates(const es_context *ctx, const es_row_result *res, size_t n,
+                              cand **out, size_t *n_out)
 {
     size_t cap = 16;
     while (cap < 2 * n)
@@ -130,7 +131,7 @@ static int collect_candidates(const es_row_result *res, size_t n, cand **out, si
         free(shared);
         return -1;
     }
-    es_prefault_write(slot, cap * sizeof *slot);
+    es_prefault_write(slot, cap * sizeof *slot, es_ctx_huge_pages(ctx));
     memset(slot, 0, cap * sizeof *slot);
     size_t count = 0;
     for (size_t i = 0; i < n; i++) {
@@ -195,7 +196,7 @@ static int find_duplicates(es_context *ctx, const es_vset *set, int is_speaker,
     const es_emb_matrix *m = set->m;
     cand *c;
     size_t k;
-    if (collect_candidates(res, m->n, &c, &k))
+    if (collect_candidates(ctx, res, m->n, &c, &k))
         return es_fail(ctx, ES_ERR_NOMEM, "validate: out of memory");
     unsigned char *copy;
     int rc = candidate_bytes(ctx, m, on_device, c, k, &copy);

@@ -53,14 +53,14 @@ static int pick_device(es_context *ctx, const es_validate_settings *s, int on_de
 }
 
 /* Counting sort of rows by speaker (stable): see vjob.h for the layout. */
-static int group_rows(const int32_t *speaker, size_t n, size_t n_spk, uint32_t **order,
-                      size_t **seg)
+static int group_rows(const es_context *ctx, const int32_t *speaker, size_t n, size_t n_spk,
+                      uint32_t **order, size_t **seg)
 {
     *order = malloc((n ? n : 1) * sizeof **order);
     *seg = calloc(n_spk + 2, sizeof **seg);
     if (!*order || !*seg)
         return -1;
-    es_prefault_write(*order, n * sizeof **order);
+    es_prefault_write(*order, n * sizeof **order, es_ctx_huge_pages(ctx));
     size_t *start = *seg;
     for (size_t i = 0; i < n; i++)
         start[(speaker && speaker[i] >= 0 ? (size_t)speaker[i] : n_spk) + 1]++;
@@ -86,7 +86,7 @@ static int run_backend(es_context *ctx, const es_validate_settings *s, const es_
     uint32_t *order;
     size_t *seg;
     int rc = ES_OK;
-    if (group_rows(speaker, m->n, n_spk, &order, &seg))
+    if (group_rows(ctx, speaker, m->n, n_spk, &order, &seg))
         rc = es_fail(ctx, ES_ERR_NOMEM, "validate: out of memory");
     job.order = order;
     job.seg = seg;
@@ -168,8 +168,9 @@ static int run_utt(es_context *ctx, const es_validate_settings *s, const es_vset
         return es_fail(ctx, ES_ERR_NOMEM, "validate: out of memory");
     /* 32 bytes a row written once: mapped in one call (core/prefault.h), not
      * page by page as the backend's threads reach them */
-    es_prefault_write(st->utt_res, m->n * sizeof *st->utt_res);
-    es_prefault_write(st->mean, st->n_spk * m->dim * sizeof *st->mean); /* (calloc's zeros stay) */
+    int huge = es_ctx_huge_pages(ctx);
+    es_prefault_write(st->utt_res, m->n * sizeof *st->utt_res, huge);
+    es_prefault_write(st->mean, st->n_spk * m->dim * sizeof *st->mean, huge); /* (calloc's zeros stay) */
     int rc = run_backend(ctx, s, m, sp ? sp->speaker : NULL, st->n_spk, dev, on_device,
                          st->utt_res, st->mean, st->n_finite);
     if (rc == ES_OK)

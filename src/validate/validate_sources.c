@@ -239,7 +239,8 @@ static int build_matrix(vs *v, const es_emb_set *set, int is_speaker, mat *out)
         out->owned = malloc((nd ? nd : 1) * sizeof *out->owned);
         if (!out->owned)
             return nomem(v);
-        es_prefault_write(out->owned, nd * sizeof *out->owned); /* (core/prefault.h) */
+        es_prefault_write(out->owned, nd * sizeof *out->owned, /* (core/prefault.h) */
+                          es_ctx_huge_pages(v->ctx));
         for (size_t j = 0; j < k; j++)
             memcpy(out->owned + j * d, set->vals + set->off[out->src_row[j]], d * sizeof *out->owned);
         data = out->owned;

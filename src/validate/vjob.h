@@ -39,7 +39,7 @@ typedef struct es_vjob {
 enum { ES_VJOB_TIMES = 4 };
 
 /* CPU backend: always there, compiled once per instruction set (cpu_isa.h).
- * es_vjob_run_cpu runs es_cpu_isa_default()'s; es_vjob_run_cpu_isa a given
+ * es_vjob_run_cpu runs es_cpu_isa_default(ctx)'s; es_vjob_run_cpu_isa a given
  * one (ES_ERR_UNSUPPORTED when this build or CPU has none), for the tests that
  * compare them. All give the same bits. */
 typedef enum es_cpu_isa { ES_CPU_GENERIC, ES_CPU_AVX2, ES_CPU_AVX512, ES_CPU_ISA_COUNT } es_cpu_isa;
@@ -47,9 +47,10 @@ int es_vjob_run_cpu(es_context *ctx, const es_vjob *job);
 int es_vjob_run_cpu_isa(es_context *ctx, const es_vjob *job, es_cpu_isa isa);
 /* Whether this build has the compilation and the CPU runs it. */
 int es_cpu_isa_usable(es_cpu_isa isa);
-/* The best usable one, capped by the environment variable EQUISHARD_CPU_ISA
- * ("generic", "avx2", "avx512") when it is set. */
-es_cpu_isa es_cpu_isa_default(void);
+/* The best usable one, capped by the context's cpu_isa setting
+ * (es_context_set_cpu_isa: "generic", "avx2", "avx512") when it names one;
+ * ctx may be NULL (no cap). */
+es_cpu_isa es_cpu_isa_default(const es_context *ctx);
 const char *es_cpu_isa_name(es_cpu_isa isa);
 
 /* Element size of a dtype in bytes. */

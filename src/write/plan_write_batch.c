@@ -308,7 +308,7 @@ static int write_all_ranks(es_context *ctx, es_outdir *d, const es_plan *p)
     ranks_job up = {NULL, d, p, p->K / 2, p->K, &lower_failed, &pr, ES_OK};
     pthread_t thread;
     int threaded = p->K >= 2 && sysconf(_SC_NPROCESSORS_ONLN) >= 2 &&
-                   (up.ctx = es_context_new()) != NULL &&
+                   (up.ctx = es_context_new_like(ctx)) != NULL &&
                    pthread_create(&thread, NULL, ranks_main, &up) == 0;
     int rc = write_ranks(ctx, d, p, 0, threaded ? up.first : p->K, NULL, &pr, 1);
     if (threaded) {
@@ -328,7 +328,7 @@ int es_write_batch_mode(es_context *ctx, es_outdir *d, const es_plan *p)
 {
     /* Start the table first, in its own thread when one can be had; errors are
      * reported as before: the JSONL's first, then the table's. */
-    costs_job job = {es_context_new(), p->table, NULL, ES_OK};
+    costs_job job = {es_context_new_like(ctx), p->table, NULL, ES_OK};
     pthread_t costs_thread;
     int threaded = 0;
     if (job.ctx && (job.fp = es_outdir_create(job.ctx, d, "costs.tsv.zst")) != NULL)

@@ -37,7 +37,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         }
         at = end + 5;
     }
-    es_context ctx = {{0}};
+    es_context ctx = {0};
     es_manifest *m = NULL;
     if (es_kaldi_parse(&ctx, dir, &m) == ES_OK)
         es_manifest_free(m);

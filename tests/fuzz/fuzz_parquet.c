@@ -18,7 +18,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     const char *path = fuzz_write_input("parquet", data, size);
     if (!path)
         return 0;
-    es_context ctx = {{0}};
+    es_context ctx = {0};
     fuzz_read_shard(es_format_named("parquet"), path, "fuzz.parquet", size & 2, &ctx);
     if (size & 1) {
         es_embedding_rows e;

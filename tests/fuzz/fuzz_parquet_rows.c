@@ -22,7 +22,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     const char *path = fuzz_write_input("parquet-rows", data, size);
     if (!path)
         return 0;
-    es_context ctx = {{0}};
+    es_context ctx = {0};
     es_row_reader *r;
     if (es_row_reader_open(&ctx, path, &r) == ES_OK) {
         uint64_t n = 0;

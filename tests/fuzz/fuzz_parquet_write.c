@@ -62,7 +62,7 @@ static int copy_leaf(const es_pq_file *f, uint32_t l, pq_writer *w, pq_column *c
 static void check_back(const char *out, const pq_write_schema *s, const uint64_t *want_h,
                        const uint64_t *want_n)
 {
-    es_context ctx = {{0}};
+    es_context ctx = {0};
     es_pq_file *f;
     if (es_pq_file_open(&ctx, out, &f) != ES_OK) {
         fprintf(stderr, "written file does not open: %s\n", ctx.msg);
@@ -95,7 +95,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     char out[96];
     snprintf(out, sizeof out, "/tmp/es-fuzz-pqwrite-out-%ld", (long)getpid());
-    es_context ctx = {{0}};
+    es_context ctx = {0};
     es_pq_file *f;
     if (es_pq_file_open(&ctx, in, &f) != ES_OK) {
         unlink(in);

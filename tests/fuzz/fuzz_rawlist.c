@@ -25,7 +25,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     char dir[64], path[128];
     snprintf(dir, sizeof dir, "/tmp/es-fuzz-manifest-%ld", (long)getpid());
     mkdir(dir, 0700);
-    es_context ctx = {{0}};
+    es_context ctx = {0};
     es_manifest *m = NULL;
 
     snprintf(path, sizeof path, "%s/raw.list", dir);

@@ -40,7 +40,7 @@ static void read_all(const char *path, int hash, int libarchive_only, reading *o
 {
     es_reader_opts opts = {.hash = hash, .probe_buffer = 1 << 20,
                            .libarchive_only = libarchive_only};
-    es_context ctx = {{0}};
+    es_context ctx = {0};
     const es_format_ops *tar = es_format_named("tar");
     es_shard_reader *r;
     out->n = 0;

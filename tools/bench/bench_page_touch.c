@@ -79,7 +79,7 @@ int main(int argc, char **argv)
     /* populated = the mapping call, then the write, timed apart */
     char *e = map(n);
     t0 = now();
-    es_prefault_write(e, n);
+    es_prefault_write(e, n, 1);
     double map_only = now() - t0;
     t0 = now();
     memset(e, 1, n);
@@ -89,7 +89,7 @@ int main(int argc, char **argv)
     char *f = map(n);
     t0 = now();
     es_ahead_array arr = {f, 1};
-    es_ahead_cursor cur = {es_prefault_ahead_start(&arr, 1, n, ES_AHEAD_LEAD, 0), 0};
+    es_ahead_cursor cur = {es_prefault_ahead_start(&arr, 1, n, ES_AHEAD_LEAD, 0, 1), 0};
     for (size_t at = 0; at < n; at += 1u << 20) {
         size_t len = n - at < (1u << 20) ? n - at : 1u << 20;
         es_ahead_reach(&cur, at + len);

@@ -91,7 +91,7 @@ static void collect_chunk(const es_pq_file *f, const pq_column_meta *m, pages *o
 /* The file stays open (its fd is used by the pages) until exit. */
 static void collect(const char *path, pages *out, int load)
 {
-    es_context ctx = {{0}};
+    es_context ctx = {0};
     es_pq_file *f;
     if (es_pq_file_open(&ctx, path, &f) != ES_OK)
         die(ctx.msg, NULL);
@@ -137,7 +137,7 @@ static void decode(int argc, char **argv)
     pq_column col = {0}; /* reused, as the reader reuses its cursors */
     double t = now();
     for (int i = 0; i < argc; i++) {
-        es_context ctx = {{0}};
+        es_context ctx = {0};
         es_pq_file *f;
         if (es_pq_file_open(&ctx, argv[i], &f) != ES_OK)
             die(ctx.msg, NULL);

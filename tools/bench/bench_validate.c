@@ -134,6 +134,7 @@ static int bench_cpu(const opts *o, int grouped)
     group(spk, n, S, order, seg);
     es_vjob job = {m, ES_DTYPE_F32, n, d, order, seg, spk, S, threads, res, mean, nf, NULL};
     es_context *ctx = es_context_new();
+    es_context_set_cpu_isa(ctx, getenv("EQUISHARD_CPU_ISA")); /* as the CLI does */
     double t_read = 1e9, t_gather = 1e9, t_kernel = 1e9, t_total = 1e9, c_kernel = 1e9;
     es_validate_settings s;
     es_validate_defaults(&s);
@@ -169,7 +170,7 @@ static int bench_cpu(const opts *o, int grouped)
     const char *order_name = grouped ? "grouped" : "shuffled";
     printf("cpu: %zu x %zu float32 (%.2f GiB), %zu speakers (%s), %d threads, best of %d, %s backend "
            "(EQUISHARD_CPU_ISA)\n", n, d, bytes / 1073741824.0, S, order_name, threads, o->repeat,
-           es_cpu_isa_name(es_cpu_isa_default()));
+           es_cpu_isa_name(es_cpu_isa_default(ctx)));
     printf("cpu: read loop         %8.1f ms  %6.1f GB/s  (bandwidth reference)\n", t_read * 1e3, bw);
     printf("cpu: gather by speaker %8.1f ms  %6.1f GB/s  %5.1f %% of bandwidth (the same read, rows "
            "in speaker order)\n", t_gather * 1e3, gb / t_gather, 100 * gb / t_gather / bw);
@@ -182,7 +183,7 @@ static int bench_cpu(const opts *o, int grouped)
            "(grouping, findings, duplicates; %zu findings)\n", t_total * 1e3, gb / t_total,
            100 * gb / t_total / bw, findings);
     printf("RESULT cpu isa=%s order=%s bytes=%zu read_gbps=%.2f gather_gbps=%.2f checks_ms=%.1f "
-           "ratio_2pass=%.3f total_ms=%.1f checks_cpu_ms=%.1f\n", es_cpu_isa_name(es_cpu_isa_default()),
+           "ratio_2pass=%.3f total_ms=%.1f checks_cpu_ms=%.1f\n", es_cpu_isa_name(es_cpu_isa_default(ctx)),
            order_name, bytes, bw, gb / t_gather, t_kernel * 1e3, 2 * gb / t_kernel / bw, t_total * 1e3,
            c_kernel * 1e3);
     es_context_free(ctx);

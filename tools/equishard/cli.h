@@ -39,6 +39,10 @@ int cli_write_error(es_context *ctx, int rc, const char *path);
  * none is near. Ties go to the earlier name. */
 const char *cli_suggest(const char *typed, size_t len, const char *const *names, size_t n);
 
+/* es_context_new with the settings the environment gives (cli_context.c):
+ * every context the command makes comes from here. NULL: out of memory. */
+es_context *cli_context_new(void);
+
 /* Exit code for a library status. */
 int cli_exit_code(int status);
 

@@ -9,7 +9,7 @@
 static int read_cost_model(const cli_option *o, const char *arg, void *field, const char *command)
 {
     (void)o;
-    es_context *ctx = es_context_new();
+    es_context *ctx = cli_context_new();
     int rc = ctx ? es_cost_model_read(ctx, arg, field) : ES_ERR_NOMEM;
     if (rc != ES_OK && command)
         fprintf(stderr, "equishard %s: %s\n", command, ctx ? es_errmsg(ctx) : "out of memory");

@@ -70,7 +70,7 @@ int cli_recipe_load(const cli_command *c, void *const targets[CLI_T_COUNT], int 
         }
         return 0;
     }
-    es_context *ctx = es_context_new();
+    es_context *ctx = cli_context_new();
     int rc = ctx ? es_recipe_read(ctx, cli_recipe.path, cli_recipe.sets, cli_recipe.n_sets,
                                   &cli_recipe.r)
                  : ES_ERR_NOMEM;

@@ -218,7 +218,7 @@ int cmd_calibrate(int argc, char **argv)
     list logs = a.logs;
     const char *output = a.output;
     int quiet = a.quiet;
-    es_context *ctx = es_context_new();
+    es_context *ctx = cli_context_new();
     es_cost_table *t = NULL;
     es_calibration *cal = NULL;
     int st = ES_OK;

@@ -222,7 +222,7 @@ int cmd_describe(int argc, char **argv)
     if (cli_refuse_output_input("describe", a.output, inputs, n) ||
         cli_refuse_output_input("describe", a.output, read, sizeof read / sizeof read[0]))
         return EXIT_BAD_INPUT;
-    es_context *ctx = es_context_new();
+    es_context *ctx = cli_context_new();
     if (!ctx)
         return cli_fail("out of memory", ES_ERR_NOMEM);
     es_cost_table *table = NULL;

@@ -126,7 +126,7 @@ int cmd_measure(int argc, char **argv)
     if (cli_refuse_output_input("measure", a.output, a.inputs, a.n_inputs) ||
         cli_refuse_output_input("measure", a.output, read, sizeof read / sizeof read[0]))
         return EXIT_BAD_INPUT;
-    es_context *tctx = es_context_new();
+    es_context *tctx = cli_context_new();
     if (!tctx)
         return cli_fail("out of memory", ES_ERR_NOMEM);
     rc = cli_load_tokenizer(tctx, &a.s);
@@ -145,7 +145,7 @@ int cmd_measure(int argc, char **argv)
     a.s.progress = cli_progress_update;
     a.s.progress_user = &progress;
 
-    es_context *ctx = es_context_new();
+    es_context *ctx = cli_context_new();
     if (!ctx)
         return cli_fail("out of memory", ES_ERR_NOMEM);
     if (strcmp(a.output, "-") != 0) {

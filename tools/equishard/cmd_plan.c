@@ -183,7 +183,7 @@ int cmd_plan(int argc, char **argv)
     if (cli_launched_by_mpi())
         return plan_mpi(&a, inputs, n_inputs);
 #endif
-    es_context *ctx = es_context_new();
+    es_context *ctx = cli_context_new();
     if (!ctx)
         return cli_fail("out of memory", ES_ERR_NOMEM);
     es_cost_table *table = NULL;

@@ -213,7 +213,7 @@ static es_plan_dir *load_plan(const char *dir)
                   "...')", dir, dir);
         return NULL;
     }
-    es_context *ctx = es_context_new();
+    es_context *ctx = cli_context_new();
     es_plan_dir *d = NULL;
     if (!ctx)
         cli_error("out of memory");
@@ -259,13 +259,13 @@ int cmd_report(int argc, char **argv)
     if (rc)
         cli_error("%s/plan.json: not a plan (no \"metrics\"/\"ranks\")", argv[optind]);
     else if (svg) {
-        es_context *ctx = es_context_new();
+        es_context *ctx = cli_context_new();
         int st = cli_write_error(ctx, ctx ? write_svg(ctx, plan, svg) : ES_ERR_NOMEM, svg);
         rc = st == ES_OK ? 0 : -1;
         es_context_free(ctx);
     }
     if (!rc && a.html) {
-        es_context *ctx = es_context_new();
+        es_context *ctx = cli_context_new();
         int st = ctx ? write_html(ctx, d, plan, argv[optind], &a) : ES_ERR_NOMEM;
         if (!ctx)
             cli_error("out of memory");

@@ -134,7 +134,7 @@ static const cli_option own[] = {
 /* --plan: plan.json's settings over the loader's defaults, before any flag. */
 static int apply_plan(sim_args *a)
 {
-    es_context *ctx = es_context_new();
+    es_context *ctx = cli_context_new();
     if (!ctx)
         return cli_fail("out of memory", ES_ERR_NOMEM), -1;
     es_plan_mode mode = ES_PLAN_SHARD;
@@ -345,7 +345,7 @@ static void print_table(const es_simulate_settings *s, const es_simulate_result 
 /* --plan's OUTDIR through the one reader of plan.json, or NULL after its line. */
 static es_plan_dir *open_plan(const sim_args *a)
 {
-    es_context *ctx = es_context_new();
+    es_context *ctx = cli_context_new();
     es_plan_dir *d = NULL;
     if (!ctx)
         cli_error("out of memory");
@@ -487,7 +487,7 @@ int cmd_simulate(int argc, char **argv)
         }
         inputs = planned_inputs;
     }
-    es_context *ctx = es_context_new();
+    es_context *ctx = cli_context_new();
     if (!ctx)
         return cli_fail("out of memory", ES_ERR_NOMEM);
     es_cost_table *table = NULL;

@@ -152,7 +152,7 @@ int cmd_tokenize(int argc, char **argv)
     int rc = parse_args(argc, argv, &a);
     if (rc)
         return rc > 0 ? EXIT_OK : EXIT_BAD_INPUT;
-    es_context *ctx = es_context_new();
+    es_context *ctx = cli_context_new();
     if (!ctx)
         return cli_fail("out of memory", ES_ERR_NOMEM);
     rc = cli_load_tokenizer(ctx, NULL);

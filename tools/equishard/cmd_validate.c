@@ -397,7 +397,7 @@ int cmd_validate(int argc, char **argv)
                                 (size_t)(argc - optind)) ||
         cli_refuse_output_input("validate", a.json, read, sizeof read / sizeof read[0]))
         return EXIT_BAD_INPUT;
-    es_context *ctx = es_context_new();
+    es_context *ctx = cli_context_new();
     if (!ctx)
         return cli_fail("out of memory", ES_ERR_NOMEM);
     es_cost_table *table = NULL;

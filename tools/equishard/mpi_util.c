@@ -25,7 +25,7 @@ int cli_mpi_init(cli_mpi *m)
     int provided;
     if (MPI_Init_thread(NULL, NULL, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS)
         return -1;
-    *m = (cli_mpi){.status = ES_OK, .ctx = es_context_new()};
+    *m = (cli_mpi){.status = ES_OK, .ctx = cli_context_new()};
     MPI_Comm_rank(MPI_COMM_WORLD, &m->rank);
     MPI_Comm_size(MPI_COMM_WORLD, &m->size);
     return 0;

@@ -43,7 +43,7 @@ static int lib(es_context *ctx, int rc)
  * equishard.plan, so both build the same plan. Its epoch into *epoch. */
 static int read_settings(const char *outdir, es_plan_settings *s, int64_t *epoch)
 {
-    es_context *ctx = es_context_new();
+    es_context *ctx = cli_context_new();
     es_plan_dir *d = NULL;
     if (!ctx)
         return fail(ES_ERR_NOMEM, "out of memory");
@@ -121,7 +121,7 @@ static int trained_rows(const es_plan *old, uint32_t ranks, uint64_t step,
 
 int plan_resume(plan_args *a)
 {
-    es_context *ctx = es_context_new();
+    es_context *ctx = cli_context_new();
     if (!ctx)
         return cli_fail("out of memory", ES_ERR_NOMEM);
     es_plan_settings old_s;

@@ -116,7 +116,7 @@ static int verify_files(es_context *ctx, pq_run *run, uint32_t t0, uint32_t t1)
     es_context **ctxs = calloc(n, sizeof *ctxs);
     int rc = rcs && ctxs ? ES_OK : es_fail(ctx, ES_ERR_NOMEM, "out of memory");
     for (uint32_t t = 0; rc == ES_OK && t < n; t++)
-        if (!(ctxs[t] = es_context_new()))
+        if (!(ctxs[t] = es_context_new_like(ctx)))
             rc = es_fail(ctx, ES_ERR_NOMEM, "out of memory");
     if (rc == ES_OK) {
 #pragma omp parallel for schedule(dynamic, 1)

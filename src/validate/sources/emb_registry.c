@@ -60,6 +60,8 @@ int es_emb_set_load_watched(es_context *ctx, const char *path, const char *keys_
         return es_fail(ctx, ES_ERR_NOMEM, "%s: out of memory", path);
     s->progress = progress;
     s->progress_user = progress_user;
+    s->no_huge = !es_ctx_huge_pages(ctx);
+    s->strings.no_huge = s->no_huge;
     const es_emb_source_ops *src = es_emb_source_for(head, n);
     es_emb_load_args args = {keys_path, root, speakers};
     int rc = src ? src->load(ctx, path, &args, s)

@@ -90,7 +90,8 @@ int es_emb_set_reserve(es_emb_set *s, size_t extra)
 void es_emb_set_expect(es_emb_set *s, size_t n)
 {
     if (n && !s->lengths_only && es_emb_set_reserve(s, n) == ES_OK)
-        es_advise_huge(s->vals + s->n_vals, n * sizeof *s->vals);
+        if (!s->no_huge)
+            es_advise_huge(s->vals + s->n_vals, n * sizeof *s->vals);
 }
 
 /* keys, off and len share s->cap: each grows from it, which moves last. */

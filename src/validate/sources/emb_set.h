@@ -28,6 +28,7 @@ typedef struct es_emb_set {
     size_t n_absent, cap_absent;
     es_strmap index;      /* key → entry + 1 */
     es_arena strings;
+    unsigned char no_huge; /* the loading context's huge_pages setting off */
     size_t max_vals;      /* 0, or a cap on values (fuzzers: decompression bombs) */
     uint64_t max_bytes;   /* 0, or a cap on the bytes the unpickler reads */
     int lengths_only;     /* es_emb_set_push counts values without storing them:
