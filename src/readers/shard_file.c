@@ -52,14 +52,14 @@ static la_int64_t block_skip(struct archive *a, void *opaque, la_int64_t request
 static la_int64_t block_seek(struct archive *a, void *opaque, la_int64_t offset, int whence)
 {
     es_shard_file *f = opaque;
-    int64_t base = whence == SEEK_SET ? 0 : whence == SEEK_CUR ? (int64_t)f->offset : (int64_t)f->size;
-    if (base + offset < 0) {
+    int64_t base = whence == SEEK_SET ? (int64_t)f->start : whence == SEEK_CUR ? (int64_t)f->offset : (int64_t)f->size;
+    if (base + offset < (int64_t)f->start) {
         archive_set_error(a, EINVAL, "seek before the start of the file");
         return ARCHIVE_FATAL;
     }
     f->offset = (uint64_t)(base + offset);
     f->want = MIN_BLOCK;
-    return (la_int64_t)f->offset;
+    return (la_int64_t)(f->offset - f->start);
 }
 
 static int block_close(struct archive *a, void *opaque)
@@ -76,7 +76,12 @@ static int block_close(struct archive *a, void *opaque)
 
 int es_shard_file_open(struct archive *a, es_shard_file *f, const char *path)
 {
-    f->offset = 0;
+    return es_shard_file_open_at(a, f, path, 0);
+}
+
+int es_shard_file_open_at(struct archive *a, es_shard_file *f, const char *path, uint64_t start)
+{
+    f->offset = f->start = start;
     f->block = NULL;
     /* O_NONBLOCK: opening a FIFO without a writer would wait forever; only
      * regular files are read (positional reads, a size that ends). */

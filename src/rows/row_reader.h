@@ -63,6 +63,9 @@ int rows_tar_open(es_context *ctx, const char *path, rows_tar **out);
 void rows_tar_free(rows_tar *t);
 int rows_tar_count(es_context *ctx, rows_tar *t, uint64_t *n);
 int rows_tar_read(es_context *ctx, rows_tar *t, const rows_request *req);
+/* Tar headers read over the reader's life: for tests that prove a fetch began
+ * at its utterance rather than at the first member. */
+uint64_t rows_tar_headers_read(const rows_tar *t);
 
 /* The out-of-range message both formats give. */
 int rows_out_of_range(es_context *ctx, const char *path, uint64_t pos, uint64_t count,
