@@ -7,7 +7,7 @@ recently used closed first) and reads only the rows it needs: the library skips
 the row groups and pages of a parquet file that hold none of them. A reader
 kept open keeps what it decoded: a parquet file's list columns (embeddings,
 speech tokens; about 8 ms a file of 1000 CosyVoice rows to decode, 2.5-8 MB to
-keep) and a tar shard's pass (a fetch of later utterances continues it). A
+keep) and where a tar shard's utterances begin (a fetch seeks there). A
 corpus of more files than MAX_OPEN has them reopened and decoded again visit
 after visit: at 20 files and 8 open, an epoch took twice the recipe's own
 front-to-back pass (docs/PERFORMANCE.md).
