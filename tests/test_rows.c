@@ -25,6 +25,7 @@
 #include "check_helpers.h"
 #include "formats/parquet/codec/pq_span.h"
 #include "formats/parquet/parquet.h"
+#include "formats/tar/tar.h"
 #include "rows/row_reader.h"
 
 #define INSPIRE "real/FunAudioLLM__InspireMusic/examples/music_generation/data/samples/parquet/parquet_000000000.tar"
@@ -599,6 +600,46 @@ START_TEST(tar_continued_and_restarted_passes)
 }
 END_TEST
 
+/* A fetch of an utterance before the pass (a planned batch's rows come in any
+ * order) begins at that utterance's first header, noted by the pass that went
+ * by it, not at the first member; and far after the pass, there too. The rows
+ * are a fresh reader's. */
+START_TEST(tar_fetch_begins_at_its_utterance)
+{
+    es_context *ctx = es_context_new();
+    const char *path = fixture_path("corpus_a/shards/shards_000000000.tar");
+    es_row_reader *fresh = open_ok(ctx, path), *r = open_ok(ctx, path);
+    uint64_t n;
+    ck_assert_int_eq(es_row_reader_count(ctx, fresh, &n), ES_OK);
+    ck_assert_uint_ge(n, 14); /* utterance n - 2 is more than JUMP_GAP (8) after 2 */
+    uint64_t last = n - 1;
+    read_ok(ctx, r, &last, 1, NULL, 0); /* one pass by every utterance */
+    uint64_t steps[][2] = {{n - 3, n - 3}, {1, 2}, {1, n - 2}};
+    for (size_t s = 0; s < 3; s++) {
+        uint64_t before = rows_tar_headers_read((const rows_tar *)r->state);
+        const es_row *got = read_ok(ctx, r, steps[s], 2, NULL, 0);
+        /* the headers of the wanted utterances' members (a row: "key", then
+         * one field a member) and of the member that ends the last one; an
+         * utterance right after another began at that one's ending header */
+        uint64_t members = got[0].n_fields - 1 + 1;
+        if (steps[s][1] != steps[s][0])
+            members += got[1].n_fields - 1 + (steps[s][1] == steps[s][0] + 1 ? 0 : 1);
+        ck_assert_uint_eq(rows_tar_headers_read((const rows_tar *)r->state) - before, members);
+        const es_row *want = read_ok(ctx, fresh, steps[s], 2, NULL, 0);
+        for (size_t i = 0; i < 2; i++) {
+            ck_assert_uint_eq(got[i].n_fields, want[i].n_fields);
+            for (size_t c = 0; c < want[i].n_fields; c++) {
+                ck_assert_str_eq(got[i].fields[c].name, want[i].fields[c].name);
+                ck_assert(same_value(&got[i].fields[c].value, &want[i].fields[c].value));
+            }
+        }
+    }
+    es_row_reader_free(fresh);
+    es_row_reader_free(r);
+    es_context_free(ctx);
+}
+END_TEST
+
 /* ---- errors ------------------------------------------------------------------------------- */
 
 static void expect_error(es_context *ctx, es_row_reader *r, const uint64_t *pos, size_t n,
@@ -726,6 +767,7 @@ static Suite *rows_suite(void)
     tcase_add_test(tc, list_chunks_are_decoded_once);
     tcase_add_test(tc, tar_keys_and_ordinals_equal_measure);
     tcase_add_test(tc, tar_members_equal_source_files);
+    tcase_add_test(tc, tar_fetch_begins_at_its_utterance);
     tcase_add_test(tc, tar_continued_and_restarted_passes);
     tcase_add_test(tc, errors_name_file_position_and_column);
     tcase_add_test(tc, damaged_files_fail_cleanly);

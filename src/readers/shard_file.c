@@ -59,14 +59,14 @@ static la_int64_t block_skip(struct archive *a, void *opaque, la_int64_t request
 static la_int64_t block_seek(struct archive *a, void *opaque, la_int64_t offset, int whence)
 {
     es_shard_file *f = opaque;
-    int64_t base = whence == SEEK_SET ? 0 : whence == SEEK_CUR ? (int64_t)f->offset : (int64_t)f->size;
-    if (base + offset < 0) {
+    int64_t base = whence == SEEK_SET ? (int64_t)f->start : whence == SEEK_CUR ? (int64_t)f->offset : (int64_t)f->size;
+    if (base + offset < (int64_t)f->start) {
         archive_set_error(a, EINVAL, "seek before the start of the file");
         return ARCHIVE_FATAL;
     }
     f->offset = (uint64_t)(base + offset);
     f->want = MIN_BLOCK;
-    return (la_int64_t)f->offset;
+    return (la_int64_t)(f->offset - f->start);
 }
 
 static int block_close(struct archive *a, void *opaque)
@@ -84,11 +84,13 @@ static int block_close(struct archive *a, void *opaque)
     return ARCHIVE_OK;
 }
 
-/* Opens path as es_shard_file_open documents; with `mapped`, maps it whole
- * instead of allocating the read block. */
-static int shard_open(struct archive *a, es_shard_file *f, const char *path, int mapped)
+/* Opens path as es_shard_file_open documents, libarchive's offset 0 at byte
+ * `start`; with `mapped`, maps the file whole instead of allocating the read
+ * block (only from its start). */
+static int shard_open(struct archive *a, es_shard_file *f, const char *path, uint64_t start,
+                      int mapped)
 {
-    f->offset = 0;
+    f->offset = f->start = start;
     f->block = NULL;
     f->map = NULL;
     f->mapped = mapped;
@@ -142,10 +144,15 @@ static int shard_open(struct archive *a, es_shard_file *f, const char *path, int
 
 int es_shard_file_open(struct archive *a, es_shard_file *f, const char *path)
 {
-    return shard_open(a, f, path, 0);
+    return shard_open(a, f, path, 0, 0);
+}
+
+int es_shard_file_open_at(struct archive *a, es_shard_file *f, const char *path, uint64_t start)
+{
+    return shard_open(a, f, path, start, 0);
 }
 
 int es_shard_file_open_mapped(struct archive *a, es_shard_file *f, const char *path)
 {
-    return shard_open(a, f, path, 1);
+    return shard_open(a, f, path, 0, 1);
 }

@@ -12,6 +12,7 @@
 typedef struct es_shard_file {
     int fd;
     uint64_t offset, size;
+    uint64_t start; /* where libarchive's offset 0 is in the file */
     size_t want;  /* bytes the next read asks for */
     void *block;
     void *map;    /* es_shard_file_open_mapped: the whole file (NULL when empty) */
@@ -30,6 +31,10 @@ int es_shard_file_open(struct archive *a, es_shard_file *f, const char *path);
  * where a read is an error. A reader that skips most bytes is faster with
  * es_shard_file_open. */
 int es_shard_file_open_mapped(struct archive *a, es_shard_file *f, const char *path);
+/* The same, the source beginning at byte `start` of the file: a plain tar read
+ * from one of its headers (rows_tar.c resumes a pass there). libarchive's
+ * offsets then count from `start`. */
+int es_shard_file_open_at(struct archive *a, es_shard_file *f, const char *path, uint64_t start);
 
 /* Whether archive_read_next_header's result r gave a usable header. ARCHIVE_RETRY
  * is a damaged header that libarchive would step over to resync: members lost,

@@ -1,13 +1,24 @@
 """Fetching a planned batch's utterances by [shard, pos], through libequishard.
 
 A batch plan's items name rows, not files: one batch may hold rows of many
-parquet files (or tar shards). Each worker keeps a few files open (RowReader
-handles, least recently used closed first) so consecutive batches that share
-files do not reopen them, and reads only the rows it needs: the library skips
-the row groups and pages of a parquet file that hold none of them.
+parquet files (or tar shards), and every file comes back batch after batch.
+Each worker keeps its files open (RowReader handles, up to MAX_OPEN, least
+recently used closed first) and reads only the rows it needs: the library skips
+the row groups and pages of a parquet file that hold none of them. A reader
+kept open keeps what it decoded: a parquet file's list columns (embeddings,
+speech tokens; about 8 ms a file of 1000 CosyVoice rows to decode, 2.5-8 MB to
+keep) and where a tar shard's utterances begin (a fetch seeks there). A
+corpus of more files than MAX_OPEN has them reopened and decoded again visit
+after visit: at 20 files and 8 open, an epoch took twice the recipe's own
+front-to-back pass (docs/PERFORMANCE.md).
 """
 import collections
 import os
+
+# Readers a worker keeps open: every file of a corpus of up to this many, in
+# what the recipe's own shuffle and sort buffers would hold (the drop-ins leave
+# them out); file descriptors: one each.
+MAX_OPEN = 64
 
 
 class RowFetcher:
@@ -16,7 +27,7 @@ class RowFetcher:
     tar: {"key", member suffix -> bytes}). Relative shard paths resolve against
     `root` (default: the current directory, as the recipes' loaders do)."""
 
-    def __init__(self, root=None, max_open=8, check=None):
+    def __init__(self, root=None, max_open=MAX_OPEN, check=None):
         self.root = root
         self.max_open = max_open
         self.check = check  # check(shard, path) before a shard is opened (PlanDir.check_shard)

@@ -7,7 +7,11 @@
  * whose suffix was not asked for, are skipped with archive_read_data_skip
  * (a seek in an uncompressed tar, via shard_file.c). The pass is kept open
  * after the fetch, so a loader fetching its batches in shard order continues
- * where the last fetch stopped instead of starting over. */
+ * where the last fetch stopped instead of starting over. In a plain tar, a
+ * pass notes where each utterance's first header is; a later fetch of an
+ * utterance before the pass, or far after it, begins a pass there (a planned
+ * batch's rows come in any order: starting over from the first header made a
+ * worker's fetches cost O(shard) each). */
 #include <archive.h>
 #include <archive_entry.h>
 #include <stdlib.h>
@@ -22,6 +26,16 @@
 
 /* A member larger than this is not one utterance's audio or text. */
 #define MAX_MEMBER ((size_t)1 << 30)
+/* Utterances a pass goes through rather than begin a new pass at the wanted one
+ * (a new pass opens the file again). */
+#define JUMP_GAP 8
+
+/* Where utterance u begins: its first member's header, and the regular
+ * members' headers before it (tar_link.h counts headers from the start). */
+typedef struct utt_start {
+    uint64_t offset, headers;
+    uint64_t name_hash; /* of that member's name: checked when a pass begins there */
+} utt_start;
 
 struct rows_tar {
     const char *path;
@@ -39,6 +53,11 @@ struct rows_tar {
     size_t buf_cap;
     es_field *members;  /* a wanted utterance's members, before they go to the arena */
     size_t n_members, members_cap;
+    int plain;          /* no compression: a pass can begin at a noted start */
+    uint64_t base;      /* the file offset the pass in progress began at */
+    utt_start *starts;  /* [n_starts]: utterances 0 .. n_starts - 1, noted by passes */
+    size_t n_starts, starts_cap;
+    uint64_t headers_read; /* over the reader's life (rows_tar_headers_read) */
 };
 
 int rows_tar_open(es_context *ctx, const char *path, rows_tar **out)
@@ -62,6 +81,7 @@ void rows_tar_free(rows_tar *t)
     es_strbuf_release(&t->key);
     free(t->buf);
     free(t->members);
+    free(t->starts);
     free(t);
 }
 
@@ -83,6 +103,7 @@ static int restart(es_context *ctx, rows_tar *t)
     t->next_ord = 0;
     t->name.len = 0;
     t->headers = 0;
+    t->base = 0;
     t->a = archive_read_new();
     if (!t->a)
         return es_fail(ctx, ES_ERR_NOMEM, "%s: out of memory", t->path);
@@ -94,7 +115,74 @@ static int restart(es_context *ctx, rows_tar *t)
         t->a = NULL;
         return rc;
     }
+    t->plain = archive_filter_count(t->a) == 1 && archive_filter_code(t->a, 0) == ARCHIVE_FILTER_NONE;
     return ES_OK;
+}
+
+static uint64_t name_hash(const char *s, size_t n)
+{
+    uint64_t h = 1469598103934665603u; /* FNV-1a */
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ (unsigned char)s[i]) * 1099511628211u;
+    return h;
+}
+
+/* Notes where utterance `ord`, whose first member's header was just read, begins. */
+static void note_start(rows_tar *t, uint64_t ord)
+{
+    int64_t at = archive_read_header_position(t->a);
+    if (!t->plain || ord != t->n_starts || at < 0 || (t->base + (uint64_t)at) % 512)
+        return;
+    if (es_grow((void **)&t->starts, &t->starts_cap, t->n_starts + 1, sizeof *t->starts, 1024))
+        return; /* out of memory: later fetches pass through instead */
+    t->starts[t->n_starts++] = (utt_start){t->base + (uint64_t)at, t->headers - 1,
+                                           name_hash(t->name.buf, t->name.len)};
+}
+
+static int try_jump(rows_tar *t, uint64_t u)
+{
+    const utt_start *s = &t->starts[u];
+    if (t->a)
+        archive_read_free(t->a);
+    t->pending = t->at_end = 0;
+    t->name.len = t->target.len = 0;
+    t->a = archive_read_new();
+    if (!t->a)
+        return 0;
+    archive_read_support_filter_all(t->a);
+    archive_read_support_format_tar(t->a);
+    struct archive_entry *e;
+    if (es_shard_file_open_at(t->a, &t->file, t->path, s->offset) != ARCHIVE_OK ||
+        !es_archive_header_ok(archive_read_next_header(t->a, &e)) ||
+        archive_read_header_position(t->a) != 0 || archive_entry_filetype(e) != AE_IFREG ||
+        archive_entry_hardlink(e) || !archive_entry_pathname(e)) {
+        archive_read_free(t->a);
+        t->a = NULL;
+        return 0;
+    }
+    t->headers_read++;
+    es_strbuf_puts(&t->name, archive_entry_pathname(e));
+    if (t->name.oom || name_hash(t->name.buf, t->name.len) != s->name_hash) {
+        archive_read_free(t->a); /* not the member noted there: the file changed */
+        t->a = NULL;
+        return 0;
+    }
+    t->base = s->offset;
+    t->headers = s->headers + 1;
+    t->next_ord = u;
+    t->pending = 1;
+    return 1;
+}
+
+/* Begins a pass at utterance u (< n_starts). 1: the pass stands at u, its first
+ * member's header read; 0: it does not, and the noted starts are forgotten (the
+ * file is not as the pass that noted them read it); the caller starts over. */
+static int jump(rows_tar *t, uint64_t u)
+{
+    int ok = try_jump(t, u);
+    if (!ok)
+        t->n_starts = 0;
+    return ok;
 }
 
 /* Reads the next regular member's header into t->name. 1, 0 at the end, or a
@@ -115,6 +203,7 @@ static int read_header(es_context *ctx, rows_tar *t)
         if (!es_archive_header_ok(rc))
             return tar_error(ctx, t);
         t->headers++;
+        t->headers_read++;
         const char *target = archive_entry_hardlink(e);
         if (!target && archive_entry_filetype(e) != AE_IFREG)
             continue; /* directories, symbolic links: not members of an utterance */
@@ -246,10 +335,16 @@ static int utterance(es_context *ctx, rows_tar *t, const rows_request *req, es_r
 static int pass(es_context *ctx, rows_tar *t, const rows_request *req)
 {
     int rc = ES_OK;
-    if (!t->a || !req || (req->n && req->pos[0] < t->next_ord))
+    int behind = !t->a || !req || (req->n && req->pos[0] < t->next_ord); /* no pass serves it */
+    if (behind && !(req && req->n && req->pos[0] < t->n_starts && jump(t, req->pos[0])))
         rc = restart(ctx, t);
     size_t k = 0;
     while (rc == ES_OK && (!req || k < req->n)) {
+        if (req && req->pos[k] > t->next_ord + JUMP_GAP && req->pos[k] < t->n_starts &&
+            !jump(t, req->pos[k]))
+            rc = restart(ctx, t); /* the pass was closed: go through from the start */
+        if (rc != ES_OK)
+            break;
         if (!t->pending && !t->at_end) {
             int got = read_header(ctx, t);
             if (got < 0)
@@ -258,6 +353,7 @@ static int pass(es_context *ctx, rows_tar *t, const rows_request *req)
         }
         if (t->at_end)
             break;
+        note_start(t, t->next_ord);
         uint64_t ord = t->next_ord++;
         int want = req && req->pos[k] == ord;
         rc = utterance(ctx, t, req, want ? &req->out[k] : NULL);
@@ -273,6 +369,11 @@ static int pass(es_context *ctx, rows_tar *t, const rows_request *req)
     if (req && k < req->n)
         return rows_out_of_range(ctx, t->path, req->pos[k], t->next_ord, "utterances");
     return ES_OK;
+}
+
+uint64_t rows_tar_headers_read(const rows_tar *t)
+{
+    return t->headers_read;
 }
 
 int rows_tar_count(es_context *ctx, rows_tar *t, uint64_t *n)

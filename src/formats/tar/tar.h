@@ -20,6 +20,9 @@ int rows_tar_open(es_context *ctx, const char *path, rows_tar **out);
 void rows_tar_free(rows_tar *t);
 int rows_tar_count(es_context *ctx, rows_tar *t, uint64_t *n);
 int rows_tar_read(es_context *ctx, rows_tar *t, const rows_request *req);
+/* Tar headers read over the reader's life: for tests that prove a fetch began
+ * at its utterance rather than at the first member. */
+uint64_t rows_tar_headers_read(const rows_tar *t);
 
 int reshard_copy_tar(es_context *ctx, reshard_job *job, uint32_t t0, uint32_t t1);
 
