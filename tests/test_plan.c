@@ -1005,11 +1005,11 @@ START_TEST(page_helpers_do_not_change_plans)
         s.workers = 2;
         s.mode = modes[m];
         es_plan *with = NULL, *without = NULL;
-        es_context_set_pages_ahead(ctx, 1);
+        es_context_set(ctx, "pages_ahead", "1");
         ck_assert_int_eq(es_plan_build(ctx, &s, t, &with), ES_OK);
-        es_context_set_pages_ahead(ctx, 0);
+        es_context_set(ctx, "pages_ahead", "0");
         ck_assert_int_eq(es_plan_build(ctx, &s, t, &without), ES_OK);
-        es_context_set_pages_ahead(ctx, 1);
+        es_context_set(ctx, "pages_ahead", "1");
         assert_same_plans(with, without, &s);
         es_plan_metrics x, y;
         es_plan_get_metrics(with, &x);
@@ -1187,9 +1187,9 @@ START_TEST(table_compressed_ahead_is_the_written_table)
     ck_assert_int_gt(st.st_size, 1 << 20);
     char plain[4200];
     snprintf(plain, sizeof plain, "%s/plain", dir);
-    es_context_set_direct_io(ctx, 0);
+    es_context_set(ctx, "direct_io", "0");
     ck_assert_int_eq(es_plan_write(ctx, p, plain, NULL, 0), ES_OK);
-    es_context_set_direct_io(ctx, 1);
+    es_context_set(ctx, "direct_io", "1");
     ck_assert(same_dirs(out, plain));
     ck_assert(same_dirs(plain, out));
     es_plan_free(p);

@@ -452,7 +452,7 @@ static uint16_t to_f16(float f)
     return (uint16_t)(sign | v);
 }
 
-/* The CPU backend's cap is the context's setting (es_context_set_cpu_isa),
+/* The CPU backend's cap is the context's setting (es_context_set's "cpu_isa"),
  * by the names es_cpu_isa_name gives; the library reads no EQUISHARD_CPU_ISA
  * itself (the CLI maps it). The best is the highest es_cpu_isa_usable. */
 START_TEST(test_cpu_isa_cap_is_the_contexts)
@@ -466,14 +466,14 @@ START_TEST(test_cpu_isa_cap_is_the_contexts)
     ck_assert_int_eq(es_cpu_isa_default(ctx), best);
     ck_assert_int_eq(es_cpu_isa_default(NULL), best);
     unsetenv("EQUISHARD_CPU_ISA");
-    ck_assert_int_eq(es_context_set_cpu_isa(ctx, "generic"), ES_OK);
+    ck_assert_int_eq(es_context_set(ctx, "cpu_isa", "generic"), ES_OK);
     ck_assert_int_eq(es_cpu_isa_default(ctx), ES_CPU_GENERIC);
-    ck_assert_int_eq(es_context_set_cpu_isa(ctx, "avx2"), ES_OK);
+    ck_assert_int_eq(es_context_set(ctx, "cpu_isa", "avx2"), ES_OK);
     ck_assert_int_eq(es_cpu_isa_default(ctx), best < ES_CPU_AVX2 ? best : ES_CPU_AVX2);
-    ck_assert_int_eq(es_context_set_cpu_isa(ctx, "no-such-isa"), ES_OK); /* the best */
+    ck_assert_int_eq(es_context_set(ctx, "cpu_isa", "no-such-isa"), ES_OK); /* the best */
     ck_assert_int_eq(es_cpu_isa_default(ctx), best);
-    ck_assert_int_eq(es_context_set_cpu_isa(ctx, "sixteen-bytes-xx"), ES_ERR_USAGE);
-    ck_assert_int_eq(es_context_set_cpu_isa(ctx, NULL), ES_OK);
+    ck_assert_int_eq(es_context_set(ctx, "cpu_isa", "sixteen-bytes-xx"), ES_ERR_USAGE);
+    ck_assert_int_eq(es_context_set(ctx, "cpu_isa", NULL), ES_OK);
     ck_assert_int_eq(es_cpu_isa_default(ctx), best);
     es_context_free(ctx);
 }

@@ -112,28 +112,29 @@ ES_API void es_context_free(es_context *ctx);
  * until the next call that uses ctx. */
 ES_API const char *es_errmsg(const es_context *ctx);
 
-/* Context settings: how calls on a context may use the machine. The defaults
- * (all on, the best CPU backend) suit a training job; the library reads no
- * environment for them. The CLI sets them from EQUISHARD_HUGE_PAGES,
+/* Context settings: how calls on a context may use the machine, one setting
+ * per call, by name, its value spelled as the environment spells it. The
+ * defaults (all on, the best CPU backend) suit a training job; the library
+ * reads no environment for them. The CLI sets them from EQUISHARD_HUGE_PAGES,
  * EQUISHARD_PAGES_AHEAD, EQUISHARD_DIRECT_IO and EQUISHARD_CPU_ISA
  * (docs/USAGE.md, "Environment"),
  * the Python binding from os.environ when it makes a context. Threads the
  * library starts for a call use the settings of that call's context.
- * huge_pages: big arrays (the table's rows and strings, the planner's
+ * "huge_pages": big arrays (the table's rows and strings, the planner's
  * per-row arrays, validate's matrices) ask the kernel for transparent huge
- * pages (MADV_HUGEPAGE); 0 where its synchronous compaction stalls a run.
- * pages_ahead: a helper thread maps and touches a big array's fresh pages
- * ahead of the thread filling it (the planner, the table reader); 0 for A/B
- * timings. direct_io: big output files (rank files, costs.tsv.zst) written
- * with O_DIRECT where the file system takes it; 0 writes them buffered, the
- * same bytes. cpu_isa: validate's CPU backend at most this one ("generic",
- * "avx2", "avx512"; NULL or "" the best this CPU runs; a name it does not
- * know also means the best); ES_ERR_USAGE for a name of 16 bytes or more.
- * (A test seam beside them: es_context_set_test_hook, equishard_experimental.h.) */
-ES_API void es_context_set_huge_pages(es_context *ctx, int on);
-ES_API void es_context_set_pages_ahead(es_context *ctx, int on);
-ES_API void es_context_set_direct_io(es_context *ctx, int on);
-ES_API int es_context_set_cpu_isa(es_context *ctx, const char *name);
+ * pages (MADV_HUGEPAGE); "0" where its synchronous compaction stalls a run.
+ * "pages_ahead": a helper thread maps and touches a big array's fresh pages
+ * ahead of the thread filling it (the planner, the table reader); "0" for A/B
+ * timings. "direct_io": big output files (rank files, costs.tsv.zst) written
+ * with O_DIRECT where the file system takes it; "0" writes them buffered, the
+ * same bytes. For these three, "0" turns the setting off and any other value
+ * (NULL included) on. "cpu_isa": validate's CPU backend at most this one
+ * ("generic", "avx2", "avx512"; NULL or "" the best this CPU runs; a name it
+ * does not know also means the best); ES_ERR_USAGE for a value of 16 bytes or
+ * more. ES_ERR_USAGE for another name (or a NULL ctx or name), the context
+ * unchanged. (A test seam beside them: es_context_set_test_hook,
+ * equishard_experimental.h.) */
+ES_API int es_context_set(es_context *ctx, const char *name, const char *value);
 
 /* ---- names of enum values --------------------------------------------------- */
 

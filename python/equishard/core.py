@@ -89,11 +89,6 @@ def _strings(items, name="inputs"):
     return arr, len(items)
 
 
-def _env_on(name):
-    """A setting the environment turns off with "0" (as the CLI reads it)."""
-    return 0 if os.environ.get(name) == "0" else 1
-
-
 class _Context:
     """One es_context for one call: `with _Context() as ctx: ctx.check(rc)`.
     The library reads no environment: the EQUISHARD_* settings docs/USAGE.md
@@ -103,12 +98,11 @@ class _Context:
         self.ptr = lib().es_context_new()
         if not self.ptr:
             raise MemoryError("es_context_new")
-        lib().es_context_set_huge_pages(self.ptr, _env_on("EQUISHARD_HUGE_PAGES"))
-        lib().es_context_set_pages_ahead(self.ptr, _env_on("EQUISHARD_PAGES_AHEAD"))
-        lib().es_context_set_direct_io(self.ptr, _env_on("EQUISHARD_DIRECT_IO"))
-        isa = os.environ.get("EQUISHARD_CPU_ISA")
-        if isa:  # too long: the best, as the command line takes it
-            lib().es_context_set_cpu_isa(self.ptr, os.fsencode(isa))
+        # as the command line takes them: unset or anything but "0" on; a
+        # CPU_ISA too long the best
+        for name in ("huge_pages", "pages_ahead", "direct_io", "cpu_isa"):
+            value = os.environ.get("EQUISHARD_" + name.upper())
+            lib().es_context_set(self.ptr, name.encode(), None if value is None else os.fsencode(value))
         return self
 
     def check(self, rc):

@@ -134,7 +134,7 @@ static int bench_cpu(const opts *o, int grouped)
     group(spk, n, S, order, seg);
     es_vjob job = {m, ES_DTYPE_F32, n, d, order, seg, spk, S, threads, res, mean, nf, NULL};
     es_context *ctx = es_context_new();
-    es_context_set_cpu_isa(ctx, getenv("EQUISHARD_CPU_ISA")); /* as the CLI does */
+    es_context_set(ctx, "cpu_isa", getenv("EQUISHARD_CPU_ISA")); /* as the CLI does */
     double t_read = 1e9, t_gather = 1e9, t_kernel = 1e9, t_total = 1e9, c_kernel = 1e9;
     es_validate_settings s;
     es_validate_defaults(&s);
