@@ -357,7 +357,7 @@ START_TEST(batch_mode_guarantees)
     uint64_t in_batches = 0;
     for (uint32_t r = 0; r < 8; r++) {
         es_plan_load l;
-        es_plan_rank_load(p, r, &l);
+        es_plan_rank_load(p, r, -1, &l);
         in_batches += l.utterances;
     }
     ck_assert_uint_eq(in_batches, n + m.remainder_utterances); /* pad repeats counted */
@@ -516,7 +516,7 @@ START_TEST(batch_epochs_have_their_own_batches)
         nd[e] = epoch_batches(p, 4, s.max_frames_in_batch, digests[e], seen, &padding[e]);
         for (uint32_t r = 0; e == 0 && r < 4; r++) {
             es_plan_load l;
-            es_plan_rank_load(p, r, &l);
+            es_plan_rank_load(p, r, -1, &l);
             frames += l.frames;
         }
         for (size_t k = 0; k < n; k++)
@@ -963,8 +963,8 @@ static void assert_same_plans(const es_plan *a, const es_plan *b, const es_plan_
     for (uint32_t r = 0; r < s->world_size; r++) {
         for (uint32_t w = 0; w < s->workers; w++) {
             es_plan_load x, y;
-            ck_assert_int_eq(es_plan_worker_load(a, r, w, &x), ES_OK);
-            ck_assert_int_eq(es_plan_worker_load(b, r, w, &y), ES_OK);
+            ck_assert_int_eq(es_plan_rank_load(a, r, (int32_t)w, &x), ES_OK);
+            ck_assert_int_eq(es_plan_rank_load(b, r, (int32_t)w, &y), ES_OK);
             ck_assert(x.cost == y.cost && x.utterances == y.utterances &&
                       x.frames == y.frames && x.batches == y.batches);
             size_t n = es_plan_rank_shard_count(a, r, w);
@@ -1068,7 +1068,7 @@ START_TEST(progress_is_monotone_and_ends_at_total)
             size_t rows = 0;
             for (uint32_t r = 0; r < s.world_size; r++) {
                 es_plan_load l;
-                es_plan_rank_load(p, r, &l);
+                es_plan_rank_load(p, r, -1, &l);
                 rows += l.utterances;
             }
             ck_assert_uint_ge(rows, n);

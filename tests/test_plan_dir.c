@@ -177,16 +177,16 @@ static void plan_dir_matches(const char *outdir)
     want_i(&l, in.n_ranks);
     for (uint32_t r = 0; r < in.n_ranks; r++) {
         es_plan_load x;
-        ck_assert_int_eq(es_plan_dir_rank_load(d, r, &x), ES_OK);
+        ck_assert_int_eq(es_plan_dir_rank_load(d, r, -1, &x), ES_OK);
         want_load(&l, &x);
         for (uint32_t w = 0; w < in.workers; w++) {
-            ck_assert_int_eq(es_plan_dir_worker_load(d, r, w, &x), ES_OK);
+            ck_assert_int_eq(es_plan_dir_rank_load(d, r, (int32_t)w, &x), ES_OK);
             want_load(&l, &x);
         }
-        ck_assert_int_eq(es_plan_dir_worker_load(d, r, in.workers, &x), ES_ERR_USAGE);
+        ck_assert_int_eq(es_plan_dir_rank_load(d, r, (int32_t)in.workers, &x), ES_ERR_USAGE);
     }
     es_plan_load x;
-    ck_assert_int_eq(es_plan_dir_rank_load(d, (uint32_t)in.n_ranks, &x), ES_ERR_USAGE);
+    ck_assert_int_eq(es_plan_dir_rank_load(d, (uint32_t)in.n_ranks, -1, &x), ES_ERR_USAGE);
     ck_assert_msg(fgets(l.buf, sizeof l.buf, l.fp) == NULL, "the oracle has more: %s", l.buf);
     ck_assert_int_eq(pclose(l.fp), 0);
 

@@ -644,10 +644,9 @@ typedef struct es_plan_load {
     uint64_t utterances, frames, batches;
 } es_plan_load;
 
-/* Load of a rank, or of one of its workers. ES_ERR_USAGE when out of range. */
-ES_API int es_plan_rank_load(const es_plan *p, uint32_t rank, es_plan_load *out);
-ES_API int es_plan_worker_load(const es_plan *p, uint32_t rank, uint32_t worker,
-                               es_plan_load *out);
+/* Load of a rank (worker < 0), or of its worker `worker`. ES_ERR_USAGE when
+ * out of range. */
+ES_API int es_plan_rank_load(const es_plan *p, uint32_t rank, int32_t worker, es_plan_load *out);
 
 /* The lists a plan gives each rank, in exactly the order and text es_plan_write
  * writes them to OUTDIR, for callers that feed a loader without the files.
@@ -797,11 +796,10 @@ ES_API int es_plan_dir_reshard_info(const es_plan_dir *d, es_plan_reshard_info *
 /* Input i's path (its bytes, as given to plan) and, when xxh3 is not NULL, the
  * xxh3-64 plan.json records of it; NULL when i >= n_inputs. */
 ES_API const char *es_plan_dir_input(const es_plan_dir *d, size_t i, uint64_t *xxh3);
-/* plan.json's loads of rank r, or of its worker w. ES_ERR_USAGE when out of range
- * (r >= n_ranks, w >= workers). */
-ES_API int es_plan_dir_rank_load(const es_plan_dir *d, uint32_t rank, es_plan_load *out);
-ES_API int es_plan_dir_worker_load(const es_plan_dir *d, uint32_t rank, uint32_t worker,
-                                   es_plan_load *out);
+/* plan.json's loads of rank r (worker < 0), or of its worker w. ES_ERR_USAGE
+ * when out of range (r >= n_ranks, w >= workers). */
+ES_API int es_plan_dir_rank_load(const es_plan_dir *d, uint32_t rank, int32_t worker,
+                                 es_plan_load *out);
 /* The path of a rank's file: shard mode OUTDIR/rank-RRRRR.list (worker < 0) or
  * rank-RRRRR.worker-W.list; batch mode OUTDIR/rank-RRRRR.batches.jsonl (worker <
  * 0). NULL for any other (reshard plans have none: the loader splits data.list). */
@@ -937,12 +935,11 @@ typedef struct es_simulate_rank {
     double skipped_utterances, skipped_frames, skipped_seconds; /* expected */
 } es_simulate_rank;
 
-/* Epoch e (0 .. count-1) and its rank / rank's worker. ES_ERR_USAGE when out of range. */
+/* Epoch e (0 .. count-1), and its rank (worker < 0) or that rank's worker
+ * `worker`. ES_ERR_USAGE when out of range. */
 ES_API int es_simulate_epoch_info(const es_simulate_result *r, size_t e, es_simulate_epoch *out);
 ES_API int es_simulate_rank_info(const es_simulate_result *r, size_t e, uint32_t rank,
-                                 es_simulate_rank *out);
-ES_API int es_simulate_worker_info(const es_simulate_result *r, size_t e, uint32_t rank,
-                                   uint32_t worker, es_simulate_rank *out);
+                                 int32_t worker, es_simulate_rank *out);
 /* Predicted step time under the settings' cost model (calibrated): each rank's
  * trained batches (up to the join cut) in the DataLoader's order, step by step,
  * each costing Σ w_term × term of its padded terms (es_cost_term). The loader replay knows a

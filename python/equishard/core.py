@@ -469,11 +469,11 @@ class Plan(_Handle):
     @property
     def loads(self):
         """Per rank: Load(cost, utterances, frames, batches)."""
-        return [self._load(lib().es_plan_rank_load, r) for r in range(self.world_size)]
+        return [self._load(lib().es_plan_rank_load, r, -1) for r in range(self.world_size)]
 
     @property
     def worker_loads(self):
-        return [[self._load(lib().es_plan_worker_load, r, w) for w in range(self.workers)]
+        return [[self._load(lib().es_plan_rank_load, r, w) for w in range(self.workers)]
                 for r in range(self.world_size)]
 
     def shards(self, rank, worker=None):
@@ -638,9 +638,9 @@ class SimulateResult(_Handle):
         for r in range(world_size):
             ws = []
             for w in range(workers):
-                L.es_simulate_worker_info(p, e, r, w, byref(rk))
+                L.es_simulate_rank_info(p, e, r, w, byref(rk))
                 ws.append(SimulateRank(**_values(rk, shards=None, workers=None)))
-            L.es_simulate_rank_info(p, e, r, byref(rk))
+            L.es_simulate_rank_info(p, e, r, -1, byref(rk))
             shards = [_str(L.es_simulate_rank_shard(p, e, r, i)) for i in range(rk.n_shards)]
             ranks.append(SimulateRank(**_values(rk, shards=shards, workers=ws)))
         st = _ffi.SimulateStepTime()
@@ -707,11 +707,11 @@ def read_plan_dir(outdir, check_files=False):
             ranks, workers = [], []
             for r in range(info.n_ranks):
                 load = _ffi.PlanLoad()
-                L.es_plan_dir_rank_load(d, r, byref(load))
+                L.es_plan_dir_rank_load(d, r, -1, byref(load))
                 ranks.append(Load(**_values(load)))
                 row = []
                 for w in range(info.workers):
-                    L.es_plan_dir_worker_load(d, r, w, byref(load))
+                    L.es_plan_dir_rank_load(d, r, w, byref(load))
                     row.append(Load(**_values(load)))
                 workers.append(row)
             files = {}

@@ -38,7 +38,7 @@ static void plan_one(const es_context *parent, sim_plan_side *side, es_plan_mode
                  side->metrics.method ? side->metrics.method : "");
         side->metrics.method = side->method;
         for (uint32_t k = 0; k < s->world_size; k++)
-            es_plan_rank_load(p, k, &side->ranks[k]);
+            es_plan_rank_load(p, k, -1, &side->ranks[k]);
         side->available = 1;
     }
     es_plan_free(p);

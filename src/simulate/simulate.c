@@ -659,24 +659,19 @@ static void stats_info(const es_simulate_result *r, const sim_stats *st, es_simu
 }
 
 ES_API int es_simulate_rank_info(const es_simulate_result *r, size_t e, uint32_t rank,
-                                 es_simulate_rank *out)
+                                 int32_t worker, es_simulate_rank *out)
 {
-    if (!r || !out || e >= r->n_epochs || rank >= r->s.world_size)
+    if (!r || !out || e >= r->n_epochs || rank >= r->s.world_size ||
+        (worker >= 0 && (uint32_t)worker >= r->s.workers))
         return ES_ERR_USAGE;
     const sim_epoch *ep = &r->epochs[e];
-    memset(out, 0, sizeof *out);
-    out->n_shards = ep->split.rank_start[rank + 1] - ep->split.rank_start[rank];
-    stats_info(r, &ep->ranks[rank], out);
-    return ES_OK;
-}
-
-ES_API int es_simulate_worker_info(const es_simulate_result *r, size_t e, uint32_t rank,
-                                   uint32_t worker, es_simulate_rank *out)
-{
-    if (!r || !out || e >= r->n_epochs || rank >= r->s.world_size || worker >= r->s.workers)
-        return ES_ERR_USAGE;
-    const sim_epoch *ep = &r->epochs[e];
-    size_t u = (size_t)rank * r->s.workers + worker;
+    if (worker < 0) {
+        memset(out, 0, sizeof *out);
+        out->n_shards = ep->split.rank_start[rank + 1] - ep->split.rank_start[rank];
+        stats_info(r, &ep->ranks[rank], out);
+        return ES_OK;
+    }
+    size_t u = (size_t)rank * r->s.workers + (uint32_t)worker;
     memset(out, 0, sizeof *out);
     out->n_shards = ep->split.worker_start[u + 1] - ep->split.worker_start[u];
     stats_info(r, &ep->workers[u], out);

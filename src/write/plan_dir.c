@@ -507,20 +507,14 @@ ES_API const char *es_plan_dir_input(const es_plan_dir *d, size_t i, uint64_t *x
     return d->inputs[i];
 }
 
-ES_API int es_plan_dir_rank_load(const es_plan_dir *d, uint32_t rank, es_plan_load *out)
+ES_API int es_plan_dir_rank_load(const es_plan_dir *d, uint32_t rank, int32_t worker,
+                                 es_plan_load *out)
 {
-    if (!d || !out || rank >= d->info.n_ranks)
+    if (!d || !out || rank >= d->info.n_ranks ||
+        (worker >= 0 && (uint32_t)worker >= d->info.workers))
         return ES_ERR_USAGE;
-    *out = d->loads[(size_t)rank * (1 + d->info.workers)];
-    return ES_OK;
-}
-
-ES_API int es_plan_dir_worker_load(const es_plan_dir *d, uint32_t rank, uint32_t worker,
-                                   es_plan_load *out)
-{
-    if (!d || !out || rank >= d->info.n_ranks || worker >= d->info.workers)
-        return ES_ERR_USAGE;
-    *out = d->loads[(size_t)rank * (1 + d->info.workers) + 1 + worker];
+    /* per rank: its own load, then its workers' */
+    *out = d->loads[(size_t)rank * (1 + d->info.workers) + (worker < 0 ? 0 : 1 + (uint32_t)worker)];
     return ES_OK;
 }
 

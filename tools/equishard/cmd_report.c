@@ -67,12 +67,12 @@ static int print_table(const es_plan_dir *d)
     double total = 0;
     es_plan_load l;
     for (uint32_t r = 0; r < in.n_ranks; r++) {
-        es_plan_dir_rank_load(d, r, &l);
+        es_plan_dir_rank_load(d, r, -1, &l);
         total += l.cost;
     }
     double mean = total / (double)in.n_ranks;
     for (uint32_t r = 0; r < in.n_ranks; r++) {
-        es_plan_dir_rank_load(d, r, &l);
+        es_plan_dir_rank_load(d, r, -1, &l);
         printf("%6lld %14.1f %11lld %12lld %8lld %+7.2f%%\n", (long long)r, l.cost,
                (long long)l.utterances, (long long)l.frames, (long long)l.batches,
                mean > 0 ? 100 * (l.cost / mean - 1) : 0);

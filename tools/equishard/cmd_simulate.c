@@ -281,7 +281,7 @@ static void print_epoch(const es_simulate_settings *s, const es_simulate_result 
     uint32_t shown = s->world_size <= 32 ? s->world_size : 32;
     for (uint32_t k = 0; k < shown; k++) {
         es_simulate_rank rk;
-        es_simulate_rank_info(r, e, k, &rk);
+        es_simulate_rank_info(r, e, k, -1, &rk);
         snprintf(b2, sizeof b2, "(%llu..%llu)", (unsigned long long)rk.batches_min,
                  (unsigned long long)rk.batches_max);
         printf("%6u %8zu %11llu %10llu %9s %9.2f %13s %8.2f %9.2f %9s\n", k, rk.n_shards,

@@ -21,7 +21,7 @@ static void print_summary(const es_plan *p, const es_plan_settings *s, const cha
     uint32_t shown = s->world_size <= 16 ? s->world_size : 16;
     for (uint32_t r = 0; r < shown; r++) {
         es_plan_load l;
-        es_plan_rank_load(p, r, &l);
+        es_plan_rank_load(p, r, -1, &l);
         printf("%6u %14.1f %11llu %12llu %8llu\n", r, l.cost, (unsigned long long)l.utterances,
                (unsigned long long)l.frames, (unsigned long long)l.batches);
     }

@@ -44,7 +44,7 @@ json_t *report_plan_view(const es_plan_dir *d)
     json_t *ranks = json_array();
     for (uint32_t r = 0; ranks && r < in.n_ranks; r++) {
         es_plan_load l;
-        es_plan_dir_rank_load(d, r, &l);
+        es_plan_dir_rank_load(d, r, -1, &l);
         json_array_append_new(ranks, json_pack("{s:I, s:f, s:I, s:I, s:I}", "rank",
                                                (json_int_t)r, "cost", l.cost, "utterances",
                                                (json_int_t)l.utterances, "frames",
