@@ -144,10 +144,10 @@ static void plan_dir_matches(const char *outdir)
     want_i(&l, m.kept), want_s(&l, m.method);
     want_i(&l, m.remainder_batches), want_i(&l, m.remainder_utterances);
     want_i(&l, in.unreadable_shards), want_i(&l, in.unreadable_utterances);
-    want_i(&l, es_filter_reason_count() - 1);
+    want_i(&l, es_enum_size(ES_ENUM_FILTER_REASON) - 1);
     uint64_t sum = 0;
-    for (size_t r = 1; r < es_filter_reason_count(); r++) {
-        want_s(&l, es_filter_reason_name_at(r));
+    for (size_t r = 1; r < es_enum_size(ES_ENUM_FILTER_REASON); r++) {
+        want_s(&l, es_enum_name(ES_ENUM_FILTER_REASON, (int)r));
         want_i(&l, es_plan_dir_filtered(d, r));
         sum += es_plan_dir_filtered(d, r);
     }

@@ -141,7 +141,7 @@ ES_API int es_context_set(es_context *ctx, const char *name, const char *value);
 /* The public enums whose values have names, as the CLI's options, the JSON
  * reports and the Python binding's keyword arguments spell them. Each enum's
  * values are 0 .. es_enum_size(e) - 1. (es_status has es_status_name; flags
- * have es_flag_name; filter reasons es_filter_reason_name_at.) */
+ * have es_flag_name.) */
 typedef enum es_enum {
     ES_ENUM_ON_ERROR = 0, /* es_on_error:  "fail", "skip" */
     ES_ENUM_PLAN_MODE,    /* es_plan_mode: "shard", "batch", "reshard" */
@@ -152,11 +152,17 @@ typedef enum es_enum {
     ES_ENUM_DEVICE,       /* es_device:    "auto", "cpu", "cuda" */
     ES_ENUM_DTYPE,        /* es_dtype:     "float32", "float16", "bfloat16" */
     ES_ENUM_KIND,         /* es_kind:      "utt", "spk", "data" */
+    ES_ENUM_FILTER_REASON,/* why the loader's filter drops an utterance: "kept" (0:
+                             it does not), "no_audio", "too_short", "too_long",
+                             "too_few_tokens", "too_many_tokens", "no_speech_token",
+                             "ratio_low", "ratio_high", "bad_text"; the index of
+                             es_plan_filtered and the like, filtered.tsv's reason */
     ES_ENUM_COUNT
 } es_enum;
 
 /* The settings field (or report key) that holds a value of e: "on_error", "mode",
- * "remainder", "compress", "loader", "check", "device", "dtype", "kind"; NULL
+ * "remainder", "compress", "loader", "check", "device", "dtype", "kind",
+ * "filter_reason"; NULL
  * past the last. */
 ES_API const char *es_enum_field(int e);
 /* Number of values of e; 0 for an unknown e. */
@@ -633,10 +639,8 @@ ES_API int es_plan_get_metrics(const es_plan *p, es_plan_metrics *m);
  * by p. plan.json's "text_tokens" says the same. */
 ES_API const char *es_plan_token_note(const es_plan *p);
 
-/* Utterances dropped by the filter for one reason; `reason` indexes the names
- * es_filter_reason_name_at gives (1 .. es_filter_reason_count()-1). */
-ES_API size_t es_filter_reason_count(void);
-ES_API const char *es_filter_reason_name_at(size_t reason);
+/* Utterances dropped by the filter for one reason, a value of
+ * ES_ENUM_FILTER_REASON (1 .. es_enum_size(ES_ENUM_FILTER_REASON)-1). */
 ES_API uint64_t es_plan_filtered(const es_plan *p, size_t reason);
 
 typedef struct es_plan_load {
@@ -789,7 +793,7 @@ ES_API int es_plan_dir_settings(const es_plan_dir *d, es_plan_settings *out);
 /* metrics as es_plan_get_metrics gives them (method owned by d; filtered the sum
  * of metrics.filtered). */
 ES_API int es_plan_dir_metrics(const es_plan_dir *d, es_plan_metrics *out);
-/* metrics.filtered for one reason (es_filter_reason_name_at's index), 0 when absent. */
+/* metrics.filtered for one reason (a value of ES_ENUM_FILTER_REASON), 0 when absent. */
 ES_API uint64_t es_plan_dir_filtered(const es_plan_dir *d, size_t reason);
 /* ES_ERR_USAGE unless info.has_reshard. */
 ES_API int es_plan_dir_reshard_info(const es_plan_dir *d, es_plan_reshard_info *out);
@@ -897,7 +901,7 @@ typedef struct es_simulate_input {
 } es_simulate_input;
 /* ES_ERR_USAGE when r or out is NULL. */
 ES_API int es_simulate_input_info(const es_simulate_result *r, es_simulate_input *out);
-/* Rows the filter drops for one reason (1 .. es_filter_reason_count()-1). */
+/* Rows the filter drops for one reason (a value of ES_ENUM_FILTER_REASON). */
 ES_API uint64_t es_simulate_filtered(const es_simulate_result *r, size_t reason);
 /* The note es_plan_token_note gives, for this replay's filter ("" when every
  * row had a token count, or the filter counts characters). Owned by r. The

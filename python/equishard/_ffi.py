@@ -306,8 +306,6 @@ _SIGNATURES = {
     "es_plan_build_subset": (c_int, [P, POINTER(PlanSettings), P, c_char_p, POINTER(P)]),
     "es_plan_free": (None, [P]),
     "es_plan_get_metrics": (c_int, [P, POINTER(PlanMetrics)]),
-    "es_filter_reason_count": (c_size_t, []),
-    "es_filter_reason_name_at": (c_char_p, [c_size_t]),
     "es_plan_filtered": (c_uint64, [P, c_size_t]),
     "es_plan_token_note": (c_char_p, [P]),
     "es_plan_rank_load": (c_int, [P, c_uint32, c_int32, POINTER(PlanLoad)]),
@@ -402,6 +400,7 @@ _SIGNATURES = {
 }
 
 ALL_WORKERS = 0xFFFFFFFF  # ES_PLAN_ALL_WORKERS
+ENUM_FILTER_REASON = 9  # ES_ENUM_FILTER_REASON
 NO_ROW = ctypes.c_size_t(-1).value  # ES_NO_ROW
 
 _here = os.path.dirname(os.path.abspath(__file__))

@@ -402,8 +402,8 @@ def _paths(t, owner="table"):
 
 def _filtered(count_fn, handle):
     L = lib()
-    return {_str(L.es_filter_reason_name_at(i)): count_fn(handle, i)
-            for i in range(1, L.es_filter_reason_count())}
+    return {_str(L.es_enum_name(_ffi.ENUM_FILTER_REASON, i)): count_fn(handle, i)
+            for i in range(1, L.es_enum_size(_ffi.ENUM_FILTER_REASON))}
 
 
 # ---- plan ----------------------------------------------------------------------
@@ -721,8 +721,8 @@ def read_plan_dir(outdir, check_files=False):
                     if f is not None:
                         files[(r, w)] = _str(f)
             metrics = PlanMetrics(**_values(m, filtered_by_reason={
-                _str(L.es_filter_reason_name_at(i)): L.es_plan_dir_filtered(d, i)
-                for i in range(1, L.es_filter_reason_count())}))
+                _str(L.es_enum_name(_ffi.ENUM_FILTER_REASON, i)): L.es_plan_dir_filtered(d, i)
+                for i in range(1, L.es_enum_size(_ffi.ENUM_FILTER_REASON))}))
             ps = _ffi.PlanSettings()
             L.es_plan_dir_settings(d, byref(ps))
             settings = dict(world_size=ps.world_size, workers=ps.workers,

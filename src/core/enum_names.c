@@ -24,6 +24,11 @@ static const struct {
     [ES_ENUM_DEVICE] = {"device", NAMES("auto", "cpu", "cuda")},
     [ES_ENUM_DTYPE] = {"dtype", NAMES("float32", "float16", "bfloat16")},
     [ES_ENUM_KIND] = {"kind", NAMES("utt", "spk", "data")},
+    /* src/loader/cost_model.h's es_filter_reason, in its order */
+    [ES_ENUM_FILTER_REASON] = {"filter_reason",
+                               NAMES("kept", "no_audio", "too_short", "too_long", "too_few_tokens",
+                                     "too_many_tokens", "no_speech_token", "ratio_low",
+                                     "ratio_high", "bad_text")},
 };
 
 /* The tables above follow the header's enums; a value added there must be named here. */

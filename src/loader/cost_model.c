@@ -11,11 +11,9 @@
 
 const char *es_filter_reason_name(es_filter_reason r)
 {
-    static const char *const names[ES_DROP_REASONS] = {
-        "kept", "no_audio", "too_short", "too_long", "too_few_tokens",
-        "too_many_tokens", "no_speech_token", "ratio_low", "ratio_high", "bad_text",
-    };
-    return (unsigned)r < ES_DROP_REASONS ? names[r] : "unknown";
+    /* the names are the public enum's (src/core/enum_names.c) */
+    const char *name = es_enum_name(ES_ENUM_FILTER_REASON, (int)r);
+    return name ? name : "unknown";
 }
 
 ES_API void es_cost_model_defaults(es_cost_model *m)

@@ -221,9 +221,9 @@ static void read_metrics(reader *r, es_plan_dir *d, json_t *root)
     whole(r, un, "metrics.unreadable", "shards", 1e19, &d->info.unreadable_shards);
     whole(r, un, "metrics.unreadable", "utterances", 1e19, &d->info.unreadable_utterances);
     json_t *filtered = object(r, mj, "metrics.filtered", "filtered");
-    size_t nr = es_filter_reason_count();
+    size_t nr = es_enum_size(ES_ENUM_FILTER_REASON);
     for (size_t i = 1; i < nr && i < 64; i++) {
-        whole(r, filtered, "metrics.filtered", es_filter_reason_name_at(i), 1e19, &d->filtered[i]);
+        whole(r, filtered, "metrics.filtered", es_enum_name(ES_ENUM_FILTER_REASON, (int)i), 1e19, &d->filtered[i]);
         m->filtered += d->filtered[i];
     }
     const char *method = string(r, mj, "metrics", "method");

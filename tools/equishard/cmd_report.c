@@ -81,9 +81,9 @@ static int print_table(const es_plan_dir *d)
            "step straggler %.4f\nkept %lld  filtered %lld\n",
            100 * m.imbalance, 100 * m.lower_bound_gap, (long long)m.batch_spread,
            100 * m.retention, m.step_straggler, (long long)m.kept, (long long)m.filtered);
-    for (size_t r = 1; r < es_filter_reason_count(); r++)
+    for (size_t r = 1; r < es_enum_size(ES_ENUM_FILTER_REASON); r++)
         if (es_plan_dir_filtered(d, r) > 0)
-            printf("  filtered %-16s %lld\n", es_filter_reason_name_at(r),
+            printf("  filtered %-16s %lld\n", es_enum_name(ES_ENUM_FILTER_REASON, (int)r),
                    (long long)es_plan_dir_filtered(d, r));
     return 0;
 }

@@ -246,10 +246,10 @@ static void print_header(const es_simulate_settings *s, const es_simulate_result
            in.entries, (unsigned long long)in.utterances, (unsigned long long)in.kept,
            (unsigned long long)in.frames, hms(in.seconds, b1, sizeof b1));
     const char *sep = "; filtered: ";
-    for (size_t why = 1; why < es_filter_reason_count(); why++) {
+    for (size_t why = 1; why < es_enum_size(ES_ENUM_FILTER_REASON); why++) {
         uint64_t n = es_simulate_filtered(r, why);
         if (n) {
-            printf("%s%s %llu", sep, es_filter_reason_name_at(why), (unsigned long long)n);
+            printf("%s%s %llu", sep, es_enum_name(ES_ENUM_FILTER_REASON, (int)why), (unsigned long long)n);
             sep = ", ";
         }
     }

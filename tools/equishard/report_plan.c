@@ -33,8 +33,8 @@ json_t *report_plan_view(const es_plan_dir *d)
                                (json_int_t)in.world_size, "workers", (json_int_t)in.workers,
                                "cost_model", model_view(cm), "filter", filter);
     json_t *filtered = json_object();
-    for (size_t r = 1; r < es_filter_reason_count(); r++)
-        json_object_set_new(filtered, es_filter_reason_name_at(r),
+    for (size_t r = 1; r < es_enum_size(ES_ENUM_FILTER_REASON); r++)
+        json_object_set_new(filtered, es_enum_name(ES_ENUM_FILTER_REASON, (int)r),
                             json_integer((json_int_t)es_plan_dir_filtered(d, r)));
     json_t *metrics = json_pack("{s:f, s:f, s:f, s:I, s:f, s:f, s:I, s:o}", "imbalance",
                                 m.imbalance, "lower_bound", m.lower_bound, "lower_bound_gap",
