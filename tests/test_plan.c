@@ -942,7 +942,7 @@ START_TEST(accessors_match_written_lists)
         if (mode == 0)
             ck_assert_uint_eq(entries, 15 + 7); /* every shard and raw row once */
         ck_assert_uint_eq(es_plan_rank_shard_count(p, 3, 0), 0);
-        ck_assert_uint_eq(es_plan_remainder_count(p), 0);
+        ck_assert_uint_eq(es_plan_remainder_row(p, 0), (size_t)-1);
         es_plan_free(p);
     }
     es_context_free(ctx);

@@ -173,7 +173,7 @@ static const char *name_of(int check) { return es_enum_name(ES_ENUM_CHECK, check
 static void assert_matches(const es_validate_result *r, const vg_finding *want, size_t n, const vgen *g,
                            const char *what)
 {
-    size_t got = es_validate_finding_count(r);
+    size_t got = es_validate_count(r, -1);
     for (size_t i = 0; i < got && i < n; i++) {
         es_finding f;
         ck_assert_int_eq(es_validate_finding(r, i, &f), ES_OK);
@@ -253,8 +253,8 @@ START_TEST(test_cpu_thread_counts_identical)
     es_validate_result *base = validate(&g, 1);
     for (int t = 2; t <= 4; t += 2) {
         es_validate_result *r = validate(&g, t);
-        ck_assert_uint_eq(es_validate_finding_count(r), es_validate_finding_count(base));
-        for (size_t i = 0; i < es_validate_finding_count(r); i++) {
+        ck_assert_uint_eq(es_validate_count(r, -1), es_validate_count(base, -1));
+        for (size_t i = 0; i < es_validate_count(r, -1); i++) {
             es_finding a, b;
             es_validate_finding(base, i, &a);
             es_validate_finding(r, i, &b);
@@ -316,7 +316,7 @@ static int keyed_cmp(const void *pa, const void *pb)
 
 static keyed *by_key(const es_validate_result *r, size_t *n)
 {
-    *n = es_validate_finding_count(r);
+    *n = es_validate_count(r, -1);
     keyed *k = calloc(*n + 1, sizeof *k);
     for (size_t i = 0; i < *n; i++) {
         es_finding f;
@@ -515,8 +515,8 @@ START_TEST(test_half_precision)
         es_context *ctx = es_context_new();
         es_validate_result *r = NULL;
         ck_assert_int_eq(es_validate_host(ctx, &s, &utt, &spk, &sp, &r), ES_OK);
-        ck_assert_uint_eq(es_validate_finding_count(r), es_validate_finding_count(want));
-        for (size_t i = 0; i < es_validate_finding_count(r); i++) {
+        ck_assert_uint_eq(es_validate_count(r, -1), es_validate_count(want, -1));
+        for (size_t i = 0; i < es_validate_count(r, -1); i++) {
             es_finding a, b;
             es_validate_finding(want, i, &a);
             es_validate_finding(r, i, &b);

@@ -259,9 +259,9 @@ ES_API int es_cost_table_compress_ahead(es_context *ctx, es_cost_table *t);
  * header lines are accepted). On error *out is NULL. */
 ES_API int es_cost_table_read(es_context *ctx, const char *path, es_cost_table **out);
 
-/* Problems that --on-error skip left out of the table, in shard-list order:
- * each is one line "FILE: MEMBER: PROBLEM" (MEMBER may be absent). */
-ES_API size_t es_cost_table_skip_count(const es_cost_table *t);
+/* Problem i that --on-error skip left out of the table, in shard-list order:
+ * one line "FILE: MEMBER: PROBLEM" (MEMBER may be absent); NULL past the last
+ * (their count is the first i that gives NULL). */
 ES_API const char *es_cost_table_skip(const es_cost_table *t, size_t i);
 
 /* The shard file `shard` (as the table's `shard` column names it) as measure
@@ -687,8 +687,8 @@ ES_API size_t es_plan_batch_count(const es_plan *p, uint32_t rank);
 ES_API int es_plan_batch_info(const es_plan *p, uint32_t rank, size_t i, es_plan_batch *out);
 
 /* Batch mode with ES_REMAINDER_CARRY or _DROP: the table rows left out of this
- * epoch (remainder.tsv), in its order; the row index of i, or (size_t)-1 past the end. */
-ES_API size_t es_plan_remainder_count(const es_plan *p);
+ * epoch (remainder.tsv), in its order; the row index of i, or (size_t)-1 past the
+ * end (their count is the first i that gives it; at once for other plans). */
 ES_API size_t es_plan_remainder_row(const es_plan *p, size_t i);
 
 /* Reshard mode (ES_PLAN_RESHARD): N = K × W × M new shards, each kept utterance
@@ -972,7 +972,7 @@ ES_API const char *es_simulate_rank_shard(const es_simulate_result *r, size_t e,
                                           size_t i);
 
 /* What `equishard plan` gives for the same table and settings, side by side:
- * i = 0 is shard mode, 1 batch mode (es_simulate_plan_count() of them).
+ * i = 0 is shard mode, 1 batch mode; ES_ERR_USAGE past the last (i >= 2).
  * `available` is 0 when plan_side was off or the planner failed (`error` says
  * why). Strings are owned by r. ES_ERR_USAGE when out of range. */
 typedef struct es_simulate_plan {
@@ -981,7 +981,6 @@ typedef struct es_simulate_plan {
     const char *error;        /* "" when available */
     es_plan_metrics metrics;
 } es_simulate_plan;
-ES_API size_t es_simulate_plan_count(const es_simulate_result *r);
 ES_API int es_simulate_plan_info(const es_simulate_result *r, size_t i, es_simulate_plan *out);
 ES_API int es_simulate_plan_rank(const es_simulate_result *r, size_t i, uint32_t rank,
                                  es_plan_load *out);
@@ -1199,9 +1198,8 @@ ES_API void es_validate_result_free(es_validate_result *r);
  * r. The JSON summary's "text_tokens" says the same, with the tokenizer. */
 ES_API const char *es_validate_token_note(const es_validate_result *r);
 
-/* Findings of one check, and of all. */
+/* Findings of one check (an es_check), or of all (check -1). */
 ES_API size_t es_validate_count(const es_validate_result *r, int check);
-ES_API size_t es_validate_finding_count(const es_validate_result *r);
 
 #define ES_NO_ROW ((size_t)-1)
 
@@ -1227,7 +1225,7 @@ typedef struct es_finding {
     size_t other_row;   /* duplicate_vector: the earlier row; else ES_NO_ROW */
 } es_finding;
 
-/* Finding i (< es_validate_finding_count), ordered by check, then kind, then
+/* Finding i (< es_validate_count(r, -1)), ordered by check, then kind, then
  * by row / key order. ES_ERR_USAGE when out of range. */
 ES_API int es_validate_finding(const es_validate_result *r, size_t i, es_finding *out);
 
@@ -1409,9 +1407,9 @@ ES_API const char *es_row_reader_format(const es_row_reader *r);
  * headers, skipping their data, done once and remembered). */
 ES_API int es_row_reader_count(es_context *ctx, es_row_reader *r, uint64_t *n);
 
-/* Parquet: the top-level columns in schema order; tar: 0 (members vary). The
- * name is owned by r; NULL when out of range. */
-ES_API size_t es_row_reader_column_count(const es_row_reader *r);
+/* Parquet: top-level column i in schema order; tar: none (members vary). The
+ * name is owned by r; NULL past the last (their count is the first i that
+ * gives NULL). */
 ES_API const char *es_row_reader_column_name(const es_row_reader *r, size_t i);
 
 /* Fetches the rows at positions[0..n): (*rows)[i] is position positions[i], in

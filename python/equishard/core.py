@@ -18,6 +18,7 @@ import contextlib
 import ctypes
 import ctypes.util
 import dataclasses
+import itertools
 import os
 import threading
 from ctypes import byref, c_char_p, c_int32, c_size_t, c_void_p
@@ -111,6 +112,17 @@ class _Context:
 
     def __exit__(self, *exc):
         lib().es_context_free(self.ptr)
+
+
+def _listed(fn, end):
+    """[fn(0), fn(1), ...] up to the first that returns `end` (the header's "past
+    the last": NULL, ES_NO_ROW)."""
+    out = []
+    while True:
+        v = fn(len(out))
+        if v == end:
+            return out
+        out.append(v)
 
 
 def _record(name, struct, extra=()):
@@ -268,7 +280,7 @@ class CostTable(_Handle):
         """Lines "FILE: MEMBER: PROBLEM" that on_error="skip" left out."""
         L = lib()
         with self._use() as p:
-            return [_str(L.es_cost_table_skip(p, i)) for i in range(L.es_cost_table_skip_count(p))]
+            return [_str(s) for s in _listed(lambda i: L.es_cost_table_skip(p, i), None)]
 
     def shard_file(self, shard):
         """(size, mtime_ns) of the shard file as measure found it (the table's
@@ -523,7 +535,7 @@ class Plan(_Handle):
         """Batch mode, remainder drop/carry: the CostRows left out (remainder.tsv)."""
         L = lib()
         with self._use() as p:
-            rows = [L.es_plan_remainder_row(p, i) for i in range(L.es_plan_remainder_count(p))]
+            rows = _listed(lambda i: L.es_plan_remainder_row(p, i), _ffi.NO_ROW)
         return [self.table[r] for r in rows]
 
     @property
@@ -619,9 +631,10 @@ class SimulateResult(_Handle):
         self.token_note = _str(L.es_simulate_token_note(ptr))
         self.epochs = [self._epoch(e, world_size, workers) for e in range(L.es_simulate_epoch_count(ptr))]
         self.plans = []
-        for i in range(L.es_simulate_plan_count(ptr)):
-            sp, load = _ffi.SimulatePlan(), _ffi.PlanLoad()
-            L.es_simulate_plan_info(ptr, i, byref(sp))
+        sp, load = _ffi.SimulatePlan(), _ffi.PlanLoad()
+        for i in itertools.count():
+            if L.es_simulate_plan_info(ptr, i, byref(sp)) != 0:  # past the last
+                break
             ranks = []
             for r in range(world_size if sp.available else 0):
                 L.es_simulate_plan_rank(ptr, i, r, byref(load))
@@ -899,7 +912,7 @@ class ValidateResult(_Handle):
         self.counts = {name: L.es_validate_count(ptr, i) for i, name in enumerate(names)}
         self.findings = []
         row = lambda r: None if r == _ffi.NO_ROW else r  # noqa: E731
-        for i in range(L.es_validate_finding_count(ptr)):
+        for i in range(L.es_validate_count(ptr, -1)):
             L.es_validate_finding(ptr, i, byref(f))
             self.findings.append(Finding(names[f.check], ENUMS.name("kind", f.kind), _str(f.key), row(f.row),
                                          f.value, _str(f.other), row(f.other_row)))
@@ -956,7 +969,7 @@ def _embedded_sources(src, inputs, table):
             src.utt_emb = inputs[0]
         if flags & spk_flag:
             src.spk_emb = inputs[0]
-    elif n == 0 and L.es_cost_table_skip_count(table) == 0:
+    elif n == 0 and L.es_cost_table_skip(table, 0) is None:
         raise ValueError("validate: nothing to validate: no embeddings (utt_emb=/spk_emb=, or "
                          "embedding columns in the lists) and no utterances")
 

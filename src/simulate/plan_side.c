@@ -65,11 +65,6 @@ void es_sim_plan_side_release(es_simulate_result *r)
     }
 }
 
-ES_API size_t es_simulate_plan_count(const es_simulate_result *r)
-{
-    return r ? SIM_PLAN_MODES : 0;
-}
-
 ES_API int es_simulate_plan_info(const es_simulate_result *r, size_t i, es_simulate_plan *out)
 {
     if (!r || !out || i >= SIM_PLAN_MODES)

@@ -86,10 +86,10 @@ const char *es_validate_token_note(const es_validate_result *r)
 
 size_t es_validate_count(const es_validate_result *r, int check)
 {
+    if (r && check == -1)
+        return r->n;
     return r && check >= 0 && check < ES_CHECK_COUNT ? r->counts[check] : 0;
 }
-
-size_t es_validate_finding_count(const es_validate_result *r) { return r ? r->n : 0; }
 
 int es_validate_finding(const es_validate_result *r, size_t i, es_finding *out)
 {

@@ -163,7 +163,7 @@ static int bench_cpu(const opts *o, int grouped)
             return fprintf(stderr, "%s\n", es_errmsg(ctx)), 1;
         t = now() - t;
         t_total = t < t_total ? t : t_total;
-        findings = es_validate_finding_count(vr);
+        findings = es_validate_count(vr, -1);
         es_validate_result_free(vr);
     }
     double gb = bytes / 1e9, bw = gb / t_read;

@@ -311,9 +311,8 @@ static void print_plan_side(const es_simulate_settings *s, const es_simulate_res
     printf("  %-28s %12s %10s %10s\n", "", "min batches", "retention", "total");
     printf("  %-28s %12.2f %9.2f%% %10.2f\n", es_enum_name(ES_ENUM_LOADER, s->loader), ep.min_batches,
            100 * ep.retention, ep.total_batches);
-    for (size_t i = 0; i < es_simulate_plan_count(r); i++) {
-        es_simulate_plan p;
-        es_simulate_plan_info(r, i, &p);
+    es_simulate_plan p;
+    for (size_t i = 0; es_simulate_plan_info(r, i, &p) == ES_OK; i++) {
         char label[40];
         snprintf(label, sizeof label, "equishard plan --mode %s", p.mode);
         if (!p.available) {
