@@ -562,7 +562,7 @@ typedef struct es_plan_settings {
     const struct es_tokenizer *tokenizer; /* the tokenizer text_tokens were counted with,
                                      recorded in plan.json; NULL when none was given */
     const struct es_recipe *recipe; /* the training recipe the settings came from
-                                     (es_recipe_plan_settings), recorded in plan.json's
+                                     (es_recipe_settings), recorded in plan.json's
                                      parameters.recipe; NULL: none. Borrowed: must
                                      outlive the plan (minor 1) */
     es_progress_fn progress;      /* reshard: called by es_plan_write (and the
@@ -1313,16 +1313,17 @@ typedef struct es_recipe_info {
 /* ES_ERR_USAGE when r or out is NULL. */
 ES_API int es_recipe_get_info(const es_recipe *r, es_recipe_info *out);
 
-/* The recipe's values over settings a caller filled (its *_defaults, then its
- * own choices); fields the recipe does not decide are left alone, so options
- * applied afterwards override the recipe. plan: the filter, frame_rate (when
- * known), require_speech_token (WeNet), max_frames_in_batch / batch_size,
- * sort_size, and s->recipe = r. simulate: the same and the loader,
- * shuffle_size (call es_simulate_defaults with the recipe's loader first).
- * validate data: the filter, frame_rate and the loader. ES_ERR_USAGE for NULL. */
-ES_API int es_recipe_plan_settings(const es_recipe *r, es_plan_settings *s);
-ES_API int es_recipe_simulate_settings(const es_recipe *r, es_simulate_settings *s);
-ES_API int es_recipe_validate_data_settings(const es_recipe *r, es_validate_data_settings *s);
+/* The recipe's values over the settings a caller filled (their *_defaults, then
+ * its own choices), each of plan, sim and data that is not NULL; fields the
+ * recipe does not decide are left alone, so options applied afterwards
+ * override the recipe. plan: the filter, frame_rate (when known),
+ * require_speech_token (WeNet), max_frames_in_batch / batch_size, sort_size,
+ * and plan->recipe = r. sim: the same and the loader, shuffle_size (call
+ * es_simulate_defaults with the recipe's loader first). data (validate's data
+ * checks): the filter, frame_rate and the loader. ES_ERR_USAGE for a NULL r,
+ * or when all three are NULL. */
+ES_API int es_recipe_settings(const es_recipe *r, es_plan_settings *plan,
+                              es_simulate_settings *sim, es_validate_data_settings *data);
 
 /* ---- rows: fetching planned utterances by position (training loaders) ----- */
 

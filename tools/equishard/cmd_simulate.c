@@ -184,7 +184,7 @@ static int prescan(const cli_command *cmd, int argc, char **argv, sim_args *a)
     /* the training recipe over the plan's settings: the replay is of the
      * training; the flags still override both */
     if (cli_recipe.r)
-        es_recipe_simulate_settings(cli_recipe.r, &a->sim);
+        es_recipe_settings(cli_recipe.r, NULL, &a->sim, NULL);
     return 0;
 }
 

@@ -186,7 +186,7 @@ static int apply_recipe(const cli_command *cmd, int argc, char **argv, validate_
     es_simulate_settings sim;
     es_simulate_defaults(&sim, loader);
     a->data.model = sim.model;
-    es_recipe_validate_data_settings(cli_recipe.r, &a->data);
+    es_recipe_settings(cli_recipe.r, NULL, NULL, &a->data);
     return 0;
 }
 
