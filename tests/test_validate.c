@@ -247,12 +247,12 @@ START_TEST(test_host_api_contract)
     es_context *ctx = es_context_new();
     es_validate_result *r = NULL;
     /* speaker 7 of 2 */
-    ck_assert_int_eq(es_validate_host(ctx, &s, &utt, NULL, &sp, &r), ES_ERR_USAGE);
+    ck_assert_int_eq(es_validate_matrices(ctx, &s, &utt, NULL, &sp, 0, &r), ES_ERR_USAGE);
     ck_assert_ptr_null(r);
     ck_assert(strstr(es_errmsg(ctx), "row 3: speaker 7"));
     spk[3] = -1;
     /* dimension 3, expected 192: every row wrong_dim, nothing else */
-    ck_assert_int_eq(es_validate_host(ctx, &s, &utt, NULL, &sp, &r), ES_OK);
+    ck_assert_int_eq(es_validate_matrices(ctx, &s, &utt, NULL, &sp, 0, &r), ES_OK);
     ck_assert_uint_eq(es_validate_count(r, -1), 4);
     ck_assert_uint_eq(es_validate_count(r, ES_CHECK_WRONG_DIM), 4);
     es_finding f;
@@ -263,7 +263,7 @@ START_TEST(test_host_api_contract)
     /* dimension right: the duplicate row d (of a) and nothing else */
     s.dim = 3;
     s.norm_ratio = 0;
-    ck_assert_int_eq(es_validate_host(ctx, &s, &utt, NULL, &sp, &r), ES_OK);
+    ck_assert_int_eq(es_validate_matrices(ctx, &s, &utt, NULL, &sp, 0, &r), ES_OK);
     ck_assert_uint_eq(es_validate_count(r, -1), 1);
     es_validate_finding(r, 0, &f);
     ck_assert(f.check == ES_CHECK_DUPLICATE_VECTOR && !strcmp(f.key, "d") && !strcmp(f.other, "a"));
@@ -271,17 +271,17 @@ START_TEST(test_host_api_contract)
     es_validate_result_free(r);
     /* no keys: findings name rows */
     utt.keys = NULL;
-    ck_assert_int_eq(es_validate_host(ctx, &s, &utt, NULL, NULL, &r), ES_OK);
+    ck_assert_int_eq(es_validate_matrices(ctx, &s, &utt, NULL, NULL, 0, &r), ES_OK);
     es_validate_finding(r, 0, &f);
     ck_assert(!strcmp(f.key, "") && f.row == 3 && !strcmp(f.other, ""));
     es_validate_result_free(r);
     /* bad settings and arguments */
     s.norm_ratio = 0.5;
-    ck_assert_int_eq(es_validate_host(ctx, &s, &utt, NULL, NULL, &r), ES_ERR_USAGE);
+    ck_assert_int_eq(es_validate_matrices(ctx, &s, &utt, NULL, NULL, 0, &r), ES_ERR_USAGE);
     es_validate_defaults(&s);
-    ck_assert_int_eq(es_validate_host(ctx, &s, &utt, NULL, NULL, NULL), ES_ERR_USAGE);
+    ck_assert_int_eq(es_validate_matrices(ctx, &s, &utt, NULL, NULL, 0, NULL), ES_ERR_USAGE);
     es_emb_matrix empty = {NULL, ES_DTYPE_F32, 2, 3, NULL};
-    ck_assert_int_eq(es_validate_host(ctx, &s, &empty, NULL, NULL, &r), ES_ERR_USAGE);
+    ck_assert_int_eq(es_validate_matrices(ctx, &s, &empty, NULL, NULL, 0, &r), ES_ERR_USAGE);
     es_validate_result_free(NULL);
     ck_assert_uint_eq(es_validate_count(NULL, 0), 0);
     for (int c = 0, v; c < ES_CHECK_COUNT; c++) {
@@ -305,7 +305,7 @@ START_TEST(test_no_cuda_device)
     es_validate_defaults(&s);
     es_context *ctx = es_context_new();
     es_validate_result *r = NULL;
-    int have_gpu = es_validate_device(ctx, &s, &utt, NULL, NULL, &r) != ES_ERR_UNSUPPORTED;
+    int have_gpu = es_validate_matrices(ctx, &s, &utt, NULL, NULL, 1, &r) != ES_ERR_UNSUPPORTED;
     if (have_gpu) { /* a GPU machine: tests/test_validate_cuda.c covers it */
         es_validate_result_free(r);
         es_context_free(ctx);
@@ -313,10 +313,10 @@ START_TEST(test_no_cuda_device)
     }
     ck_assert_msg(strstr(es_errmsg(ctx), "no CUDA device"), "%s", es_errmsg(ctx));
     s.device = ES_DEVICE_CUDA;
-    ck_assert_int_eq(es_validate_host(ctx, &s, &utt, NULL, NULL, &r), ES_ERR_UNSUPPORTED);
+    ck_assert_int_eq(es_validate_matrices(ctx, &s, &utt, NULL, NULL, 0, &r), ES_ERR_UNSUPPORTED);
     ck_assert(strstr(es_errmsg(ctx), "no CUDA device"));
     s.device = ES_DEVICE_AUTO;
-    ck_assert_int_eq(es_validate_host(ctx, &s, &utt, NULL, NULL, &r), ES_OK);
+    ck_assert_int_eq(es_validate_matrices(ctx, &s, &utt, NULL, NULL, 0, &r), ES_OK);
     ck_assert_str_eq(es_errmsg(ctx), "");
     es_validate_info info;
     es_validate_result_info(r, &info);
@@ -338,7 +338,7 @@ START_TEST(test_json_report)
     s.dim = 4;
     es_context *ctx = es_context_new();
     es_validate_result *r = NULL;
-    ck_assert_int_eq(es_validate_host(ctx, &s, &utt, NULL, NULL, &r), ES_OK);
+    ck_assert_int_eq(es_validate_matrices(ctx, &s, &utt, NULL, NULL, 0, &r), ES_OK);
     char *dir = make_temp_dir(), path[4096];
     snprintf(path, sizeof path, "%s/report.json", dir);
     ck_assert_int_eq(es_validate_write_json(ctx, r, path), ES_OK);

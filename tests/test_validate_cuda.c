@@ -120,8 +120,8 @@ static es_validate_result *validate(const vgen *g, es_device dev, int on_device)
                          (const char *const *)g->spk_keys};
     es_emb_speakers sp = {g->speaker, g->n_spk};
     es_validate_result *r = NULL;
-    int rc = on_device ? es_validate_device(ctx, &s, &utt, &spk, &sp, &r)
-                       : es_validate_host(ctx, &s, &utt, &spk, &sp, &r);
+    int rc = on_device ? es_validate_matrices(ctx, &s, &utt, &spk, &sp, 1, &r)
+                       : es_validate_matrices(ctx, &s, &utt, &spk, &sp, 0, &r);
     ck_assert_msg(rc == ES_OK, "%s", es_errmsg(ctx));
     es_validate_info info;
     es_validate_result_info(r, &info);
@@ -163,7 +163,7 @@ START_TEST(test_device_pointer_checked)
     es_emb_matrix utt = {rows, ES_DTYPE_F32, 1, 192, NULL};
     es_context *ctx = es_context_new();
     es_validate_result *r = NULL;
-    ck_assert_int_eq(es_validate_device(ctx, NULL, &utt, NULL, NULL, &r), ES_ERR_USAGE);
+    ck_assert_int_eq(es_validate_matrices(ctx, NULL, &utt, NULL, NULL, 1, &r), ES_ERR_USAGE);
     ck_assert_msg(strstr(es_errmsg(ctx), "not in CUDA device memory"), "%s", es_errmsg(ctx));
     es_context_free(ctx);
 }

@@ -161,7 +161,7 @@ static es_validate_result *validate(const vgen *g, int threads)
     es_emb_speakers sp = {g->speaker, g->n_spk};
     es_context *ctx = es_context_new();
     es_validate_result *r = NULL;
-    int rc = es_validate_host(ctx, &s, &utt, &spk, &sp, &r);
+    int rc = es_validate_matrices(ctx, &s, &utt, &spk, &sp, 0, &r);
     ck_assert_msg(rc == ES_OK, "validate: %s", es_errmsg(ctx));
     es_context_free(ctx);
     return r;
@@ -514,7 +514,7 @@ START_TEST(test_half_precision)
         es_emb_speakers sp = {g.speaker, g.n_spk};
         es_context *ctx = es_context_new();
         es_validate_result *r = NULL;
-        ck_assert_int_eq(es_validate_host(ctx, &s, &utt, &spk, &sp, &r), ES_OK);
+        ck_assert_int_eq(es_validate_matrices(ctx, &s, &utt, &spk, &sp, 0, &r), ES_OK);
         ck_assert_uint_eq(es_validate_count(r, -1), es_validate_count(want, -1));
         for (size_t i = 0; i < es_validate_count(r, -1); i++) {
             es_finding a, b;

@@ -1072,7 +1072,7 @@ typedef struct es_validate_settings {
                            and a .npy's values every 4 MiB, the rest (a list of
                            parquet files, key lists, utt2spk) once read; done
                            reaches total when all are loaded, before the checks.
-                           es_validate_host/_device ignore it. NULL: none
+                           es_validate_matrices ignores it. NULL: none
                            (minor 1) */
     void *progress_user;  /* its first argument (borrowed) */
     uint64_t reserved[6]; /* see "ABI" at the top */
@@ -1100,23 +1100,20 @@ typedef struct es_emb_speakers {
 
 typedef struct es_validate_result es_validate_result;
 
-/* Validates embeddings in host memory: utt (utterance embeddings, may be NULL),
- * spk (speaker embeddings, may be NULL) and the speakers of utt's rows (may be
- * NULL). With ES_DEVICE_AUTO or _CUDA the rows are copied to the GPU when one is
- * there. A matrix whose dim differs from s->dim gets wrong_dim for every row and
- * no other check. Nothing is copied from the caller's arrays except key strings;
- * *out owns the findings. */
-ES_API int es_validate_host(es_context *ctx, const es_validate_settings *s,
-                            const es_emb_matrix *utt, const es_emb_matrix *spk,
-                            const es_emb_speakers *speakers, es_validate_result **out);
-
-/* The same for matrices already in CUDA device memory (e.g. a contiguous torch
- * tensor's data_ptr()); keys and speakers stay in host memory. s->device is
- * ignored. ES_ERR_UNSUPPORTED when the library was built without CUDA or no
- * device is present. */
-ES_API int es_validate_device(es_context *ctx, const es_validate_settings *s,
-                              const es_emb_matrix *utt, const es_emb_matrix *spk,
-                              const es_emb_speakers *speakers, es_validate_result **out);
+/* Validates embedding matrices: utt (utterance embeddings, may be NULL), spk
+ * (speaker embeddings, may be NULL) and the speakers of utt's rows (may be
+ * NULL). device_memory 0: the matrices' data is in host memory; with
+ * ES_DEVICE_AUTO or _CUDA the rows are copied to the GPU when one is there.
+ * device_memory 1: their data is already in CUDA device memory (e.g. a
+ * contiguous torch tensor's data_ptr()); keys and speakers stay in host
+ * memory, s->device is ignored, and ES_ERR_UNSUPPORTED when the library was
+ * built without CUDA or no device is present. A matrix whose dim differs from
+ * s->dim gets wrong_dim for every row and no other check. Nothing is copied
+ * from the caller's arrays except key strings; *out owns the findings. */
+ES_API int es_validate_matrices(es_context *ctx, const es_validate_settings *s,
+                                const es_emb_matrix *utt, const es_emb_matrix *spk,
+                                const es_emb_speakers *speakers, int device_memory,
+                                es_validate_result **out);
 
 /* Embedding sources, each detected by content: a torch.save'd dict of str →
  * list of float (CosyVoice utt2embedding.pt / spk2embedding.pt), or a .npy

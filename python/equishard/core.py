@@ -1123,8 +1123,8 @@ def validate_tensor(data, n, dim, device="cpu", stream=0, dtype="float32", keys=
     _address: numpy arr, torch tensor, array('f'), ctypes array; with
     device="cuda" also a device pointer as an int). A buffer smaller than
     n x dim x the dtype's size raises ValueError.
-    device "cpu"/"auto": host memory (es_validate_host); "cuda": device memory
-    (es_validate_device; `stream` is synchronized first). speakers: per row the
+    device "cpu"/"auto": host memory (es_validate_matrices); "cuda": device memory
+    (es_validate_matrices with device_memory 1; `stream` is synchronized first). speakers: per row the
     speaker index (-1 none); spk_data: the speaker matrix (spk_n rows). The matrix
     must stay alive and unchanged during the call. -> ValidateResult; .rows(check)
     gives the offending row indices."""
@@ -1187,11 +1187,11 @@ def validate_tensor(data, n, dim, device="cpu", stream=0, dtype="float32", keys=
         spks = _ffi.EmbSpeakers(ids, known)
     if device == "cuda" and stream:
         _sync_stream(stream)
-    fn = lib().es_validate_device if device == "cuda" else lib().es_validate_host
     out = c_void_p()
     with _Context() as ctx:
-        ctx.check(fn(ctx.ptr, byref(s), byref(utt), spk and byref(spk), spks and byref(spks),
-                     byref(out)))
+        ctx.check(lib().es_validate_matrices(ctx.ptr, byref(s), byref(utt), spk and byref(spk),
+                                             spks and byref(spks), int(device == "cuda"),
+                                             byref(out)))
     return ValidateResult(out.value)
 
 
