@@ -120,8 +120,7 @@ static es_validate_result *validate(const vgen *g, es_device dev, int on_device)
                          (const char *const *)g->spk_keys};
     es_emb_speakers sp = {g->speaker, g->n_spk};
     es_validate_result *r = NULL;
-    int rc = on_device ? es_validate_matrices(ctx, &s, &utt, &spk, &sp, 1, &r)
-                       : es_validate_matrices(ctx, &s, &utt, &spk, &sp, 0, &r);
+    int rc = es_validate_matrices(ctx, &s, &utt, &spk, &sp, on_device, &r);
     ck_assert_msg(rc == ES_OK, "%s", es_errmsg(ctx));
     es_validate_info info;
     es_validate_result_info(r, &info);
