@@ -251,8 +251,10 @@ static uint64_t no_speech_token_drops(const es_cost_table *t, int require)
         s.model.require_speech_token = require;
     es_plan *p = NULL;
     /* every row dropped: "no utterances to plan" */
-    uint64_t n = es_plan_build(ctx, &s, t, &p) == ES_OK ? es_plan_filtered(p, ES_DROP_NO_SPEECH_TOKEN)
-                                                        : UINT64_MAX;
+    es_plan_metrics m;
+    uint64_t n = es_plan_build(ctx, &s, t, &p) == ES_OK && es_plan_get_metrics(p, &m) == ES_OK
+                     ? m.filtered_by_reason[ES_DROP_NO_SPEECH_TOKEN]
+                     : UINT64_MAX;
     es_plan_free(p);
     es_context_free(ctx);
     return n;

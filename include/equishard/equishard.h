@@ -156,7 +156,7 @@ typedef enum es_enum {
                              it does not), "no_audio", "too_short", "too_long",
                              "too_few_tokens", "too_many_tokens", "no_speech_token",
                              "ratio_low", "ratio_high", "bad_text"; the index of
-                             es_plan_filtered and the like, filtered.tsv's reason */
+                             es_plan_metrics.filtered_by_reason, filtered.tsv's reason */
     ES_ENUM_COUNT
 } es_enum;
 
@@ -628,20 +628,20 @@ typedef struct es_plan_metrics {
     uint64_t remainder_batches;    /* batch mode: batches padded, dropped or carried */
     uint64_t remainder_utterances; /* … and the utterances in them */
     const char *method;      /* partitioning method kept ("kk+swap", "lpt+swap", …) */
+    const uint64_t *filtered_by_reason; /* `filtered` by reason: es_enum_size(
+                                ES_ENUM_FILTER_REASON) counts indexed by its values
+                                (read 1 ..; [0], kept, counts no drop). NULL in
+                                es_simulate_plan */
+    const char *token_note;  /* one line when the token filters could not be applied
+                                to some rows (no text token counts: measured without
+                                --tokenizer): how many, and how many of them a
+                                character count would have dropped; "" when every row
+                                had a count (and in es_simulate_plan). plan.json's
+                                "text_tokens" says the same (its "note") */
 } es_plan_metrics;
 
-/* ES_ERR_USAGE when p or m is NULL. */
+/* ES_ERR_USAGE when p or m is NULL. m's strings and array are owned by p. */
 ES_API int es_plan_get_metrics(const es_plan *p, es_plan_metrics *m);
-
-/* One line when the token filters could not be applied to some rows (no text
- * token counts: measured without --tokenizer): how many, and how many of them
- * a character count would have dropped. "" when every row had a count. Owned
- * by p. plan.json's "text_tokens" says the same. */
-ES_API const char *es_plan_token_note(const es_plan *p);
-
-/* Utterances dropped by the filter for one reason, a value of
- * ES_ENUM_FILTER_REASON (1 .. es_enum_size(ES_ENUM_FILTER_REASON)-1). */
-ES_API uint64_t es_plan_filtered(const es_plan *p, size_t reason);
 
 typedef struct es_plan_load {
     double cost;
@@ -790,11 +790,10 @@ ES_API int es_plan_dir_get_info(const es_plan_dir *d, es_plan_dir_info *out);
  * written. tokenizer and recipe are NULL (plan.json names them, it does not
  * hold them). */
 ES_API int es_plan_dir_settings(const es_plan_dir *d, es_plan_settings *out);
-/* metrics as es_plan_get_metrics gives them (method owned by d; filtered the sum
- * of metrics.filtered). */
+/* metrics as es_plan_get_metrics gives them (method, filtered_by_reason and
+ * token_note owned by d: plan.json's metrics.filtered, 0 for a reason it lacks,
+ * and text_tokens.note, "" without one; filtered their sum). */
 ES_API int es_plan_dir_metrics(const es_plan_dir *d, es_plan_metrics *out);
-/* metrics.filtered for one reason (a value of ES_ENUM_FILTER_REASON), 0 when absent. */
-ES_API uint64_t es_plan_dir_filtered(const es_plan_dir *d, size_t reason);
 /* ES_ERR_USAGE unless info.has_reshard. */
 ES_API int es_plan_dir_reshard_info(const es_plan_dir *d, es_plan_reshard_info *out);
 /* Input i's path (its bytes, as given to plan) and, when xxh3 is not NULL, the
@@ -898,15 +897,16 @@ typedef struct es_simulate_input {
     uint64_t kept;            /* rows the filter keeps */
     uint64_t frames;          /* their feature frames */
     double seconds;           /* their audio */
+    const uint64_t *filtered; /* rows the filter drops, by reason: es_enum_size(
+                                 ES_ENUM_FILTER_REASON) counts indexed by its values
+                                 (read 1 ..; [0], kept, counts no drop) */
+    const char *token_note;   /* es_plan_metrics.token_note for this replay's filter
+                                 ("" when every row had a token count, or the filter
+                                 counts characters). The JSON's "text_tokens" says
+                                 the same, with the table's tokenizer */
 } es_simulate_input;
-/* ES_ERR_USAGE when r or out is NULL. */
+/* ES_ERR_USAGE when r or out is NULL. out's string and array are owned by r. */
 ES_API int es_simulate_input_info(const es_simulate_result *r, es_simulate_input *out);
-/* Rows the filter drops for one reason (a value of ES_ENUM_FILTER_REASON). */
-ES_API uint64_t es_simulate_filtered(const es_simulate_result *r, size_t reason);
-/* The note es_plan_token_note gives, for this replay's filter ("" when every
- * row had a token count, or the filter counts characters). Owned by r. The
- * JSON's "text_tokens" says the same, with the table's tokenizer. */
-ES_API const char *es_simulate_token_note(const es_simulate_result *r);
 
 ES_API size_t es_simulate_epoch_count(const es_simulate_result *r);
 
@@ -1190,10 +1190,6 @@ ES_API int es_validate_data(es_context *ctx, const es_validate_data_settings *s,
                             const es_cost_table *t, es_validate_result *r);
 
 ES_API void es_validate_result_free(es_validate_result *r);
-/* After es_validate_data: the note es_plan_token_note gives, for its filter
- * ("" when every row had a token count, or before es_validate_data). Owned by
- * r. The JSON summary's "text_tokens" says the same, with the tokenizer. */
-ES_API const char *es_validate_token_note(const es_validate_result *r);
 
 /* Findings of one check (an es_check), or of all (check -1). */
 ES_API size_t es_validate_count(const es_validate_result *r, int check);
@@ -1235,8 +1231,12 @@ typedef struct es_validate_info {
     size_t speakers;
     size_t dim;
     double median_utt_norm, median_spk_norm; /* 0 when none */
+    const char *token_note; /* after es_validate_data: es_plan_metrics.token_note for
+                               its filter ("" when every row had a token count, or
+                               before es_validate_data). The JSON summary's
+                               "text_tokens" says the same, with the tokenizer */
 } es_validate_info;
-/* ES_ERR_USAGE when r or out is NULL. */
+/* ES_ERR_USAGE when r or out is NULL. out's string is owned by r. */
 ES_API int es_validate_result_info(const es_validate_result *r, es_validate_info *out);
 
 /* Writes every finding and the counts as JSON (schema: docs/VALIDATE.md), to a

@@ -92,7 +92,8 @@ class PlanMetrics(Structure):
                 ("retention", c_double), ("batch_spread", c_uint64),
                 ("total_batches", c_uint64), ("steps", c_uint64), ("kept", c_uint64),
                 ("filtered", c_uint64), ("remainder_batches", c_uint64),
-                ("remainder_utterances", c_uint64), ("method", c_char_p)]
+                ("remainder_utterances", c_uint64), ("method", c_char_p),
+                ("filtered_by_reason", POINTER(c_uint64)), ("token_note", c_char_p)]
 
 
 class PlanLoad(Structure):
@@ -133,7 +134,8 @@ class SimulateSettings(Structure):
 
 class SimulateInput(Structure):
     _fields_ = [("entries", c_size_t), ("utterances", c_uint64), ("kept", c_uint64),
-                ("frames", c_uint64), ("seconds", c_double)]
+                ("frames", c_uint64), ("seconds", c_double), ("filtered", POINTER(c_uint64)),
+                ("token_note", c_char_p)]
 
 
 class SimulateEpoch(Structure):
@@ -192,7 +194,8 @@ class Finding(Structure):
 class ValidateInfo(Structure):
     _fields_ = [("device", c_enum), ("utt_rows", c_size_t), ("spk_rows", c_size_t),
                 ("utterances", c_size_t), ("speakers", c_size_t), ("dim", c_size_t),
-                ("median_utt_norm", c_double), ("median_spk_norm", c_double)]
+                ("median_utt_norm", c_double), ("median_spk_norm", c_double),
+                ("token_note", c_char_p)]
 
 
 class Value(Structure):  # es_value
@@ -305,8 +308,6 @@ _SIGNATURES = {
     "es_plan_build_subset": (c_int, [P, POINTER(PlanSettings), P, c_char_p, POINTER(P)]),
     "es_plan_free": (None, [P]),
     "es_plan_get_metrics": (c_int, [P, POINTER(PlanMetrics)]),
-    "es_plan_filtered": (c_uint64, [P, c_size_t]),
-    "es_plan_token_note": (c_char_p, [P]),
     "es_plan_rank_load": (c_int, [P, c_uint32, c_int32, POINTER(PlanLoad)]),
     "es_plan_rank_shard_count": (c_size_t, [P, c_uint32, c_uint32]),
     "es_plan_rank_shard": (c_int, [P, P, c_uint32, c_uint32, c_size_t, POINTER(c_char_p)]),
@@ -320,7 +321,6 @@ _SIGNATURES = {
     "es_plan_dir_get_info": (c_int, [P, POINTER(PlanDirInfo)]),
     "es_plan_dir_settings": (c_int, [P, POINTER(PlanSettings)]),
     "es_plan_dir_metrics": (c_int, [P, POINTER(PlanMetrics)]),
-    "es_plan_dir_filtered": (c_uint64, [P, c_size_t]),
     "es_plan_dir_reshard_info": (c_int, [P, POINTER(ReshardInfo)]),
     "es_plan_dir_input": (c_char_p, [P, c_size_t, POINTER(c_uint64)]),
     "es_plan_dir_rank_load": (c_int, [P, c_uint32, c_int32, POINTER(PlanLoad)]),
@@ -340,7 +340,6 @@ _SIGNATURES = {
                                                POINTER(c_enum)]),
     "es_simulate_result_free": (None, [P]),
     "es_simulate_input_info": (c_int, [P, POINTER(SimulateInput)]),
-    "es_simulate_filtered": (c_uint64, [P, c_size_t]),
     "es_simulate_epoch_count": (c_size_t, [P]),
     "es_simulate_epoch_info": (c_int, [P, c_size_t, POINTER(SimulateEpoch)]),
     "es_simulate_rank_info": (c_int, [P, c_size_t, c_uint32, c_int32, POINTER(SimulateRank)]),
@@ -377,8 +376,6 @@ _SIGNATURES = {
     "es_tokenizer_get_info": (c_int, [P, POINTER(TokenizerInfo)]),
     "es_tokenizer_load_symbols": (c_int, [P, c_char_p, c_char_p, c_int, POINTER(c_void_p)]),
     "es_tokenizer_kind": (c_char_p, [P]),
-    "es_simulate_token_note": (c_char_p, [P]),
-    "es_validate_token_note": (c_char_p, [P]),
     "es_cost_term_name": (c_char_p, [c_int]),
     "es_simulate_step_time_info": (c_int, [P, c_size_t, POINTER(SimulateStepTime),
                                            POINTER(c_double)]),

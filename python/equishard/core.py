@@ -125,15 +125,23 @@ def _listed(fn, end):
         out.append(v)
 
 
+# struct fields the records leave out: the objects carry them as attributes of
+# their own (Plan.token_note, SimulateResult.token_note, ValidateResult.token_note)
+_NOT_RECORDED = frozenset({"token_note"})
+
+
 def _record(name, struct, extra=()):
     """A frozen dataclass with the ctypes structure's fields (strings decoded) plus extra."""
-    fields = [(f, object) for f, _ in struct._fields_] + [(f, object) for f in extra]
+    fields = [(f, object) for f, _ in struct._fields_ if f not in _NOT_RECORDED]
+    fields += [(f, object) for f in extra]
     return dataclasses.make_dataclass(name, fields, frozen=True)
 
 
 def _values(s, **extra):
     out = {}
     for f, t in s._fields_:
+        if f in _NOT_RECORDED:
+            continue
         v = getattr(s, f)
         out[f] = _str(v) if t is c_char_p else v
     out.update(extra)
@@ -412,15 +420,17 @@ def _paths(t, owner="table"):
     return [] if isinstance(t, CostTable) else _args.paths(f"{owner}: table", t)
 
 
-def _filtered(count_fn, handle):
+def _filtered(counts):
+    """{reason: count} of a filtered-by-reason array (es_plan_metrics.filtered_by_reason,
+    es_simulate_input.filtered), reason 0 (kept) left out."""
     L = lib()
-    return {_str(L.es_enum_name(_ffi.ENUM_FILTER_REASON, i)): count_fn(handle, i)
+    return {_str(L.es_enum_name(_ffi.ENUM_FILTER_REASON, i)): counts[i]
             for i in range(1, L.es_enum_size(_ffi.ENUM_FILTER_REASON))}
 
 
 # ---- plan ----------------------------------------------------------------------
 
-PlanMetrics = _record("PlanMetrics", _ffi.PlanMetrics, extra=("filtered_by_reason",))
+PlanMetrics = _record("PlanMetrics", _ffi.PlanMetrics)  # filtered_by_reason: a dict
 Load = _record("Load", _ffi.PlanLoad)
 ReshardInfo = _record("ReshardInfo", _ffi.ReshardInfo)
 
@@ -453,8 +463,8 @@ class Plan(_Handle):
         table._pin()
         s = _ffi.PlanMetrics()
         lib().es_plan_get_metrics(ptr, byref(s))
-        self.metrics = PlanMetrics(**_values(s, filtered_by_reason=_filtered(lib().es_plan_filtered, ptr)))
-        self.token_note = _str(lib().es_plan_token_note(ptr))
+        self.metrics = PlanMetrics(**_values(s, filtered_by_reason=_filtered(s.filtered_by_reason)))
+        self.token_note = _str(s.token_note)
 
     def close(self):
         with self._lock:
@@ -609,7 +619,7 @@ def plan(table: "typing.Union[CostTable, Paths]", world_size: int, workers: int 
 
 # ---- simulate -------------------------------------------------------------------
 
-SimulateInput = _record("SimulateInput", _ffi.SimulateInput, extra=("filtered",))
+SimulateInput = _record("SimulateInput", _ffi.SimulateInput)  # filtered: a dict
 SimulateRank = _record("SimulateRank", _ffi.SimulateRank, extra=("shards", "workers"))
 SimulateEpoch = _record("SimulateEpoch", _ffi.SimulateEpoch, extra=("ranks", "step_time"))
 SimulatePlan = _record("SimulatePlan", _ffi.SimulatePlan, extra=("ranks",))
@@ -626,9 +636,9 @@ class SimulateResult(_Handle):
         L = lib()
         inp = _ffi.SimulateInput()
         L.es_simulate_input_info(ptr, byref(inp))
-        self.input = SimulateInput(**_values(inp, filtered=_filtered(L.es_simulate_filtered, ptr)))
+        self.input = SimulateInput(**_values(inp, filtered=_filtered(inp.filtered)))
         # "" unless rows lacked text token counts (the note the CLI prints)
-        self.token_note = _str(L.es_simulate_token_note(ptr))
+        self.token_note = _str(inp.token_note)
         self.epochs = [self._epoch(e, world_size, workers) for e in range(L.es_simulate_epoch_count(ptr))]
         self.plans = []
         sp, load = _ffi.SimulatePlan(), _ffi.PlanLoad()
@@ -733,9 +743,7 @@ def read_plan_dir(outdir, check_files=False):
                     f = L.es_plan_dir_rank_file(d, r, -1 if w is None else w)
                     if f is not None:
                         files[(r, w)] = _str(f)
-            metrics = PlanMetrics(**_values(m, filtered_by_reason={
-                _str(L.es_enum_name(_ffi.ENUM_FILTER_REASON, i)): L.es_plan_dir_filtered(d, i)
-                for i in range(1, L.es_enum_size(_ffi.ENUM_FILTER_REASON))}))
+            metrics = PlanMetrics(**_values(m, filtered_by_reason=_filtered(m.filtered_by_reason)))
             ps = _ffi.PlanSettings()
             L.es_plan_dir_settings(d, byref(ps))
             settings = dict(world_size=ps.world_size, workers=ps.workers,
@@ -922,7 +930,7 @@ class ValidateResult(_Handle):
         v["device"] = ENUMS.name("device", info.device)
         self.info = ValidateInfo(**v)
         # after the data checks: "" unless rows lacked text token counts
-        self.token_note = _str(L.es_validate_token_note(ptr))
+        self.token_note = _str(info.token_note)
 
     def rows(self, check, kind="utt"):
         """Rows (matrix or source entry ordinals) the check found, in order."""

@@ -12,12 +12,9 @@ ES_API int es_plan_get_metrics(const es_plan *p, es_plan_metrics *m)
     if (!p || !m)
         return ES_ERR_USAGE;
     *m = p->metrics;
+    m->filtered_by_reason = p->filtered;
+    m->token_note = p->token_note;
     return ES_OK;
-}
-
-ES_API uint64_t es_plan_filtered(const es_plan *p, size_t reason)
-{
-    return p && reason < ES_DROP_REASONS ? p->filtered[reason] : 0;
 }
 
 ES_API int es_plan_rank_load(const es_plan *p, uint32_t rank, int32_t worker, es_plan_load *out)
@@ -39,4 +36,3 @@ ES_API int es_plan_rank_load(const es_plan *p, uint32_t rank, int32_t worker, es
     return ES_OK;
 }
 
-ES_API const char *es_plan_token_note(const es_plan *p) { return p ? p->token_note : ""; }

@@ -37,6 +37,8 @@ static void plan_one(const es_context *parent, sim_plan_side *side, es_plan_mode
         snprintf(side->method, sizeof side->method, "%s",
                  side->metrics.method ? side->metrics.method : "");
         side->metrics.method = side->method;
+        side->metrics.filtered_by_reason = NULL; /* the replay's input has them */
+        side->metrics.token_note = "";
         for (uint32_t k = 0; k < s->world_size; k++)
             es_plan_rank_load(p, k, -1, &side->ranks[k]);
         side->available = 1;

@@ -561,11 +561,6 @@ ES_API void es_simulate_result_free(es_simulate_result *r)
     free(r);
 }
 
-ES_API const char *es_simulate_token_note(const es_simulate_result *r)
-{
-    return r ? r->token_note : "";
-}
-
 /* ---- accessors ------------------------------------------------------------------- */
 
 double es_sim_mean(const es_simulate_result *r, double sum)
@@ -591,12 +586,9 @@ ES_API int es_simulate_input_info(const es_simulate_result *r, es_simulate_input
     out->kept = r->kept;
     out->frames = r->kept_frames;
     out->seconds = r->kept_seconds;
+    out->filtered = r->filtered;
+    out->token_note = r->token_note;
     return ES_OK;
-}
-
-ES_API uint64_t es_simulate_filtered(const es_simulate_result *r, size_t reason)
-{
-    return r && reason > 0 && reason < ES_DROP_REASONS ? r->filtered[reason] : 0;
 }
 
 ES_API size_t es_simulate_epoch_count(const es_simulate_result *r)

@@ -22,7 +22,7 @@ struct es_plan_dir {
     es_plan_metrics metrics;
     es_plan_reshard_info reshard;
     uint64_t filtered[64];
-    char *outdir, *plan_json, *equishard, *method, *model_source;
+    char *outdir, *plan_json, *equishard, *method, *model_source, *token_note;
     char **inputs;         /* n_inputs paths */
     uint64_t *digests;     /* their xxh3 */
     es_plan_load *loads;   /* n_ranks × (1 + W): a rank's, then its workers' */
@@ -148,10 +148,12 @@ static void read_model(reader *r, es_plan_dir *d, json_t *params, json_t *root)
     else if (req)
         m->require_speech_token = json_is_true(req);
     /* what the token filters counted: text_tokens.count */
-    const char *count = string(r, object(r, root, "text_tokens", "text_tokens"), "text_tokens",
-                               "count");
+    json_t *tt = object(r, root, "text_tokens", "text_tokens");
+    const char *count = string(r, tt, "text_tokens", "count");
     if (count)
         m->token_chars = strcmp(count, "text_len") == 0;
+    /* es_plan_metrics.token_note, as plan.json records it ("" without one) */
+    d->token_note = dup_or_fail(r, string(r, tt, "text_tokens", "note"));
     if (!(m->frame_rate > 0))
         bad(r, "parameters.cost_model.frame_rate", "a number above 0");
 }
@@ -457,7 +459,7 @@ ES_API void es_plan_dir_free(es_plan_dir *d)
         free(d->files[i]);
     free(d->inputs), free(d->digests), free(d->loads), free(d->files);
     free(d->outdir), free(d->plan_json), free(d->equishard), free(d->method);
-    free(d->model_source);
+    free(d->model_source), free(d->token_note);
     free(d);
 }
 
@@ -482,12 +484,9 @@ ES_API int es_plan_dir_metrics(const es_plan_dir *d, es_plan_metrics *out)
     if (!d || !out)
         return ES_ERR_USAGE;
     *out = d->metrics;
+    out->filtered_by_reason = d->filtered;
+    out->token_note = d->token_note ? d->token_note : "";
     return ES_OK;
-}
-
-ES_API uint64_t es_plan_dir_filtered(const es_plan_dir *d, size_t reason)
-{
-    return d && reason < 64 ? d->filtered[reason] : 0;
 }
 
 ES_API int es_plan_dir_reshard_info(const es_plan_dir *d, es_plan_reshard_info *out)

@@ -82,9 +82,9 @@ static int print_table(const es_plan_dir *d)
            100 * m.imbalance, 100 * m.lower_bound_gap, (long long)m.batch_spread,
            100 * m.retention, m.step_straggler, (long long)m.kept, (long long)m.filtered);
     for (size_t r = 1; r < es_enum_size(ES_ENUM_FILTER_REASON); r++)
-        if (es_plan_dir_filtered(d, r) > 0)
+        if (m.filtered_by_reason[r] > 0)
             printf("  filtered %-16s %lld\n", es_enum_name(ES_ENUM_FILTER_REASON, (int)r),
-                   (long long)es_plan_dir_filtered(d, r));
+                   (long long)m.filtered_by_reason[r]);
     return 0;
 }
 

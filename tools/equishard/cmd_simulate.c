@@ -247,14 +247,14 @@ static void print_header(const es_simulate_settings *s, const es_simulate_result
            (unsigned long long)in.frames, hms(in.seconds, b1, sizeof b1));
     const char *sep = "; filtered: ";
     for (size_t why = 1; why < es_enum_size(ES_ENUM_FILTER_REASON); why++) {
-        uint64_t n = es_simulate_filtered(r, why);
+        uint64_t n = in.filtered[why];
         if (n) {
             printf("%s%s %llu", sep, es_enum_name(ES_ENUM_FILTER_REASON, (int)why), (unsigned long long)n);
             sep = ", ";
         }
     }
-    if (*es_simulate_token_note(r))
-        printf("\n  note: %s", es_simulate_token_note(r));
+    if (*in.token_note)
+        printf("\n  note: %s", in.token_note);
     printf("\n  batching: ");
     if (s->batch_size)
         printf("static, %u per batch", s->batch_size);

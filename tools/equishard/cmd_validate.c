@@ -341,8 +341,8 @@ static int print_table(const es_validate_result *r, const validate_args *a)
     printf("validated %zu utterance and %zu speaker embeddings (dim %zu) on %s; "
            "%zu utterances and %zu speakers expected\n", info.utt_rows, info.spk_rows, info.dim,
            info.device == ES_DEVICE_CUDA ? "cuda" : "cpu", info.utterances, info.speakers);
-    if (*es_validate_token_note(r))
-        printf("note: %s\n", es_validate_token_note(r));
+    if (*info.token_note)
+        printf("note: %s\n", info.token_note);
     printf("%-18s %9s   %s\n", "check", "found", "first keys");
     int failed = 0;
     size_t i = 0, n = es_validate_count(r, -1);

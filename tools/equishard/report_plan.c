@@ -35,7 +35,7 @@ json_t *report_plan_view(const es_plan_dir *d)
     json_t *filtered = json_object();
     for (size_t r = 1; r < es_enum_size(ES_ENUM_FILTER_REASON); r++)
         json_object_set_new(filtered, es_enum_name(ES_ENUM_FILTER_REASON, (int)r),
-                            json_integer((json_int_t)es_plan_dir_filtered(d, r)));
+                            json_integer((json_int_t)m.filtered_by_reason[r]));
     json_t *metrics = json_pack("{s:f, s:f, s:f, s:I, s:f, s:f, s:I, s:o}", "imbalance",
                                 m.imbalance, "lower_bound", m.lower_bound, "lower_bound_gap",
                                 m.lower_bound_gap, "batch_spread", (json_int_t)m.batch_spread,
