@@ -1487,11 +1487,6 @@ ES_API int es_tokenizer_load_symbols(es_context *ctx, const char *symbol_table,
                                      const char *non_lang_syms, int split_with_space,
                                      es_tokenizer **out);
 
-/* The kind of tokenizer t is: "qwen2_bpe" (es_tokenizer_load), "wenet_char"
- * or "wenet_char_split_with_space" (es_tokenizer_load_symbols); NULL for a
- * NULL t. Static storage. */
-ES_API const char *es_tokenizer_kind(const es_tokenizer *t);
-
 /* What was loaded. Strings are owned by t. */
 typedef struct es_tokenizer_info {
     const char *path;      /* as given to es_tokenizer_load */
@@ -1500,6 +1495,9 @@ typedef struct es_tokenizer_info {
     size_t vocab_size;     /* distinct ids, added tokens included (HF's len(tokenizer)) */
     size_t added_tokens;   /* the tokenizer's own and the specials */
     uint64_t digest;       /* xxh3-64 of vocab.json then merges.txt, or of tokenizer.json */
+    const char *kind;      /* "qwen2_bpe" (es_tokenizer_load), "wenet_char" or
+                              "wenet_char_split_with_space" (es_tokenizer_load_symbols);
+                              static storage */
 } es_tokenizer_info;
 ES_API int es_tokenizer_get_info(const es_tokenizer *t, es_tokenizer_info *out);
 

@@ -222,7 +222,8 @@ class SpeechTokenStats(Structure):
 
 class TokenizerInfo(Structure):
     _fields_ = [("path", c_char_p), ("files", c_char_p), ("specials", c_char_p),
-                ("vocab_size", c_size_t), ("added_tokens", c_size_t), ("digest", c_uint64)]
+                ("vocab_size", c_size_t), ("added_tokens", c_size_t), ("digest", c_uint64),
+                ("kind", c_char_p)]
 
 
 class RecipeInfo(Structure):
@@ -375,7 +376,6 @@ _SIGNATURES = {
     "es_tokenizer_count": (c_int, [P, P, c_char_p, c_size_t, POINTER(c_size_t)]),
     "es_tokenizer_get_info": (c_int, [P, POINTER(TokenizerInfo)]),
     "es_tokenizer_load_symbols": (c_int, [P, c_char_p, c_char_p, c_int, POINTER(c_void_p)]),
-    "es_tokenizer_kind": (c_char_p, [P]),
     "es_cost_term_name": (c_char_p, [c_int]),
     "es_simulate_step_time_info": (c_int, [P, c_size_t, POINTER(SimulateStepTime),
                                            POINTER(c_double)]),

@@ -200,11 +200,6 @@ ES_API int es_tokenizer_load_symbols(es_context *ctx, const char *symbol_table,
     return ES_OK;
 }
 
-ES_API const char *es_tokenizer_kind(const es_tokenizer *t)
-{
-    return !t ? NULL : t->m.chr ? tok_char_kind(t->m.chr) : "qwen2_bpe";
-}
-
 ES_API void es_tokenizer_free(es_tokenizer *t)
 {
     if (!t)
@@ -247,5 +242,6 @@ ES_API int es_tokenizer_get_info(const es_tokenizer *t, es_tokenizer_info *out)
     out->vocab_size = t->m.vocab_size;
     out->added_tokens = t->m.chr ? t->m.n_non_lang : t->m.added.n;
     out->digest = t->m.digest;
+    out->kind = t->m.chr ? tok_char_kind(t->m.chr) : "qwen2_bpe";
     return ES_OK;
 }

@@ -207,7 +207,7 @@ static json_t *text_tokens(const es_plan *p)
         snprintf(digest, sizeof digest, "xxh3-64:%016llx", (unsigned long long)info.digest);
         /* the path, and a symbol table's file name, need not be UTF-8 */
         tok = json_pack("{s:s, s:o, s:o, s:I, s:s, s:s}", "kind",
-                        es_tokenizer_kind(p->s.tokenizer), "path", es_json_bytes(info.path),
+                        info.kind, "path", es_json_bytes(info.path),
                         "files", es_json_bytes(info.files),
                         "vocab_size", (json_int_t)info.vocab_size, "specials", info.specials,
                         "digest", digest);
