@@ -157,12 +157,15 @@ typedef enum es_enum {
                              "too_few_tokens", "too_many_tokens", "no_speech_token",
                              "ratio_low", "ratio_high", "bad_text"; the index of
                              es_plan_metrics.filtered_by_reason, filtered.tsv's reason */
+    ES_ENUM_COST_TERM,    /* es_cost_term: "w_frames", "w_frames_sq", "w_text",
+                             "w_speech_tokens", "w_missing_emb", "w_overhead",
+                             "w_batch" (the model's field and model.json's key) */
     ES_ENUM_COUNT
 } es_enum;
 
 /* The settings field (or report key) that holds a value of e: "on_error", "mode",
  * "remainder", "compress", "loader", "check", "device", "dtype", "kind",
- * "filter_reason"; NULL
+ * "filter_reason", "cost_term"; NULL
  * past the last. */
 ES_API const char *es_enum_field(int e);
 /* Number of values of e; 0 for an unknown e. */
@@ -410,10 +413,7 @@ typedef enum es_cost_term {
     ES_TERM_COUNT
 } es_cost_term;
 
-/* "w_frames", "w_frames_sq", "w_text", "w_speech_tokens", "w_missing_emb",
- * "w_overhead", "w_batch" (the model's field and model.json's key); NULL past
- * the last. */
-ES_API const char *es_cost_term_name(int term);
+/* Their names: es_enum_name(ES_ENUM_COST_TERM, term), "w_frames" … "w_batch". */
 
 typedef struct es_calibrate_settings {
     es_cost_model model;     /* frame_rate (frames of the table's rows); the weights
@@ -479,7 +479,7 @@ typedef struct es_calibration_info {
 } es_calibration_info;
 
 typedef struct es_calibration_term {
-    const char *name;        /* es_cost_term_name */
+    const char *name;        /* es_enum_name(ES_ENUM_COST_TERM, term) */
     int fitted;              /* in the fit (has signal, allowed by settings.terms) */
     double weight;           /* seconds per unit of the term */
     double share;            /* its part of the predicted time of the fitted steps */

@@ -376,7 +376,6 @@ _SIGNATURES = {
     "es_tokenizer_count": (c_int, [P, P, c_char_p, c_size_t, POINTER(c_size_t)]),
     "es_tokenizer_get_info": (c_int, [P, POINTER(TokenizerInfo)]),
     "es_tokenizer_load_symbols": (c_int, [P, c_char_p, c_char_p, c_int, POINTER(c_void_p)]),
-    "es_cost_term_name": (c_char_p, [c_int]),
     "es_simulate_step_time_info": (c_int, [P, c_size_t, POINTER(SimulateStepTime),
                                            POINTER(c_double)]),
     "es_calibrate_defaults": (None, [POINTER(CalibrateSettings)]),
@@ -390,6 +389,7 @@ _SIGNATURES = {
 
 ALL_WORKERS = 0xFFFFFFFF  # ES_PLAN_ALL_WORKERS
 ENUM_FILTER_REASON = 9  # ES_ENUM_FILTER_REASON
+ENUM_COST_TERM = 10  # ES_ENUM_COST_TERM
 NO_ROW = ctypes.c_size_t(-1).value  # ES_NO_ROW
 
 _here = os.path.dirname(os.path.abspath(__file__))

@@ -192,9 +192,11 @@ class TestEnums(unittest.TestCase):
     def test_names_round_trip(self):
         L = _ffi.lib()
         self.assertEqual(list(ENUMS), ["on_error", "mode", "remainder", "compress", "loader",
-                                       "check", "device", "dtype", "kind", "filter_reason"])
+                                       "check", "device", "dtype", "kind", "filter_reason",
+                                       "cost_term"])
         self.assertEqual(ENUMS["filter_reason"]["kept"], 0)
         self.assertEqual(_ffi.ENUM_FILTER_REASON, list(ENUMS).index("filter_reason"))
+        self.assertEqual(_ffi.ENUM_COST_TERM, list(ENUMS).index("cost_term"))
         self.assertEqual(ENUMS["mode"], {"shard": 0, "batch": 1, "reshard": 2})
         self.assertEqual(ENUMS["compress"], {"none": 0, "gzip": 1, "zstd": 2, "snappy": 3, "auto": 4})
         self.assertEqual(ENUMS["device"], {"auto": 0, "cpu": 1, "cuda": 2})
