@@ -160,8 +160,9 @@ class TestTiers(unittest.TestCase):
     def test_binding_calls_only_the_stable_tier(self):
         stable = header_functions(HEADER)
         experimental = header_functions(EXPERIMENTAL)
-        # 107 at the split; room for a few more, not for the experimental tier
-        self.assertLessEqual(len(stable), 120, "the stable header is meant to stay narrow")
+        # 107 at the split, 99 once near-duplicate families became one call each
+        # (CHANGELOG.md); a new function takes the place of one that goes
+        self.assertLessEqual(len(stable), 100, "the stable header is meant to stay narrow")
         self.assertGreater(len(experimental), 20)
         self.assertEqual(set(stable) & set(experimental), set(), "declared in both tiers")
         self.assertEqual(len(stable), len(set(stable)), "declared twice in equishard.h")
