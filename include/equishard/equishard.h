@@ -1457,14 +1457,12 @@ ES_API int es_tokenizer_load(es_context *ctx, const char *path, const char *spec
 ES_API void es_tokenizer_free(es_tokenizer *t);
 
 /* Encodes text[0..len) (UTF-8; NUL bytes are text). *ids (owned by t, valid
- * until the next call on t) gets *n ids. Text that is not valid UTF-8 is
- * ES_ERR_FORMAT naming the byte offset (the recipe's loaders drop such text
- * before tokenizing it). A tokenizer is used by one thread at a time. */
+ * until the next call on t) gets *n ids; ids may be NULL when only their
+ * number is wanted. Text that is not valid UTF-8 is ES_ERR_FORMAT naming the
+ * byte offset (the recipe's loaders drop such text before tokenizing it). A
+ * tokenizer is used by one thread at a time. */
 ES_API int es_tokenizer_encode(es_context *ctx, es_tokenizer *t, const char *text, size_t len,
                                const uint32_t **ids, size_t *n);
-/* The number of ids es_tokenizer_encode gives. */
-ES_API int es_tokenizer_count(es_context *ctx, es_tokenizer *t, const char *text, size_t len,
-                              size_t *n);
 
 /* WeNet's CharTokenizer (wenet/text/char_tokenizer.py), whose ids are the
  * `label` WeNet's processor.filter(token_min_length, token_max_length, ratios)

@@ -373,7 +373,6 @@ _SIGNATURES = {
     "es_tokenizer_free": (None, [P]),
     "es_tokenizer_encode": (c_int, [P, P, c_char_p, c_size_t, POINTER(POINTER(c_uint32)),
                                     POINTER(c_size_t)]),
-    "es_tokenizer_count": (c_int, [P, P, c_char_p, c_size_t, POINTER(c_size_t)]),
     "es_tokenizer_get_info": (c_int, [P, POINTER(TokenizerInfo)]),
     "es_tokenizer_load_symbols": (c_int, [P, c_char_p, c_char_p, c_int, POINTER(c_void_p)]),
     "es_simulate_step_time_info": (c_int, [P, c_size_t, POINTER(SimulateStepTime),

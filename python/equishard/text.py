@@ -82,7 +82,7 @@ class Tokenizer(_Handle):
         data = self._text(text)
         n = c_size_t()
         with self._use() as p, _Context() as ctx:
-            ctx.check(lib().es_tokenizer_count(ctx.ptr, p, data, len(data), byref(n)))
+            ctx.check(lib().es_tokenizer_encode(ctx.ptr, p, data, len(data), None, byref(n)))
         return n.value
 
     __call__ = encode

@@ -213,23 +213,18 @@ ES_API int es_tokenizer_encode(es_context *ctx, es_tokenizer *t, const char *tex
                                const uint32_t **ids, size_t *n)
 {
     es_clear_error(ctx);
-    if (!t || (!text && len) || !ids || !n)
+    if (!t || (!text && len) || !n)
         return es_fail(ctx, ES_ERR_USAGE, "es_tokenizer_encode: invalid argument");
-    *ids = NULL;
+    if (ids)
+        *ids = NULL;
     *n = 0;
     int rc = tok_encode(ctx, &t->m, &t->st, text ? text : "", len);
     if (rc == ES_OK) {
-        *ids = t->st.ids;
+        if (ids)
+            *ids = t->st.ids;
         *n = t->st.n_ids;
     }
     return rc;
-}
-
-ES_API int es_tokenizer_count(es_context *ctx, es_tokenizer *t, const char *text, size_t len,
-                              size_t *n)
-{
-    const uint32_t *ids;
-    return es_tokenizer_encode(ctx, t, text, len, &ids, n);
 }
 
 ES_API int es_tokenizer_get_info(const es_tokenizer *t, es_tokenizer_info *out)
