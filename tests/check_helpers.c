@@ -143,3 +143,11 @@ void progress_record(void *user, size_t done, size_t total)
     s->last_done = done;
     s->last_total = total;
 }
+
+size_t skip_count(const es_cost_table *t)
+{
+    size_t n = 0;
+    while (es_cost_table_skip(t, n))
+        n++;
+    return n;
+}

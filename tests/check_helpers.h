@@ -5,6 +5,8 @@
 #include <check.h>
 #include <stddef.h>
 
+#include "equishard/equishard.h"
+
 /* "$ES_FIXTURES/rel" (the shared read-only fixtures). Static buffer: copy if kept. */
 const char *fixture_path(const char *rel);
 /* "$ES_TESTDATA/rel" (tests/data, checked in). Static buffer. */
@@ -35,5 +37,8 @@ void progress_record(void *user, size_t done, size_t total);
 
 /* Runs one suite; returns the process exit status (0 = all passed). */
 int run_suite(Suite *s);
+
+/* The table's skips: es_cost_table_skip's up to the first NULL. */
+size_t skip_count(const es_cost_table *t);
 
 #endif

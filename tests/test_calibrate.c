@@ -98,8 +98,8 @@ START_TEST(batch_terms_pad_to_longest)
     ck_assert_double_eq_tol(es_cost_batch(&m, x), 300 + 120 + 7, 1e-9);
     const size_t bad[] = {3};
     ck_assert_int_eq(es_cost_batch_terms(&m, t, bad, 1, x), ES_ERR_USAGE);
-    ck_assert_str_eq(es_cost_term_name(ES_TERM_BATCH), "w_batch");
-    ck_assert_ptr_null(es_cost_term_name(ES_TERM_COUNT));
+    ck_assert_str_eq(es_enum_name(ES_ENUM_COST_TERM, ES_TERM_BATCH), "w_batch");
+    ck_assert_ptr_null(es_enum_name(ES_ENUM_COST_TERM, ES_TERM_COUNT));
     es_cost_table_free(t);
 }
 END_TEST

@@ -251,8 +251,10 @@ static uint64_t no_speech_token_drops(const es_cost_table *t, int require)
         s.model.require_speech_token = require;
     es_plan *p = NULL;
     /* every row dropped: "no utterances to plan" */
-    uint64_t n = es_plan_build(ctx, &s, t, &p) == ES_OK ? es_plan_filtered(p, ES_DROP_NO_SPEECH_TOKEN)
-                                                        : UINT64_MAX;
+    es_plan_metrics m;
+    uint64_t n = es_plan_build(ctx, &s, t, &p) == ES_OK && es_plan_get_metrics(p, &m) == ES_OK
+                     ? m.filtered_by_reason[ES_DROP_NO_SPEECH_TOKEN]
+                     : UINT64_MAX;
     es_plan_free(p);
     es_context_free(ctx);
     return n;
@@ -357,7 +359,7 @@ START_TEST(batch_mode_guarantees)
     uint64_t in_batches = 0;
     for (uint32_t r = 0; r < 8; r++) {
         es_plan_load l;
-        es_plan_rank_load(p, r, &l);
+        es_plan_rank_load(p, r, -1, &l);
         in_batches += l.utterances;
     }
     ck_assert_uint_eq(in_batches, n + m.remainder_utterances); /* pad repeats counted */
@@ -516,7 +518,7 @@ START_TEST(batch_epochs_have_their_own_batches)
         nd[e] = epoch_batches(p, 4, s.max_frames_in_batch, digests[e], seen, &padding[e]);
         for (uint32_t r = 0; e == 0 && r < 4; r++) {
             es_plan_load l;
-            es_plan_rank_load(p, r, &l);
+            es_plan_rank_load(p, r, -1, &l);
             frames += l.frames;
         }
         for (size_t k = 0; k < n; k++)
@@ -942,7 +944,7 @@ START_TEST(accessors_match_written_lists)
         if (mode == 0)
             ck_assert_uint_eq(entries, 15 + 7); /* every shard and raw row once */
         ck_assert_uint_eq(es_plan_rank_shard_count(p, 3, 0), 0);
-        ck_assert_uint_eq(es_plan_remainder_count(p), 0);
+        ck_assert_uint_eq(es_plan_remainder_row(p, 0), (size_t)-1);
         es_plan_free(p);
     }
     es_context_free(ctx);
@@ -963,8 +965,8 @@ static void assert_same_plans(const es_plan *a, const es_plan *b, const es_plan_
     for (uint32_t r = 0; r < s->world_size; r++) {
         for (uint32_t w = 0; w < s->workers; w++) {
             es_plan_load x, y;
-            ck_assert_int_eq(es_plan_worker_load(a, r, w, &x), ES_OK);
-            ck_assert_int_eq(es_plan_worker_load(b, r, w, &y), ES_OK);
+            ck_assert_int_eq(es_plan_rank_load(a, r, (int32_t)w, &x), ES_OK);
+            ck_assert_int_eq(es_plan_rank_load(b, r, (int32_t)w, &y), ES_OK);
             ck_assert(x.cost == y.cost && x.utterances == y.utterances &&
                       x.frames == y.frames && x.batches == y.batches);
             size_t n = es_plan_rank_shard_count(a, r, w);
@@ -1005,11 +1007,11 @@ START_TEST(page_helpers_do_not_change_plans)
         s.workers = 2;
         s.mode = modes[m];
         es_plan *with = NULL, *without = NULL;
-        es_context_set_pages_ahead(ctx, 1);
+        es_context_set(ctx, "pages_ahead", "1");
         ck_assert_int_eq(es_plan_build(ctx, &s, t, &with), ES_OK);
-        es_context_set_pages_ahead(ctx, 0);
+        es_context_set(ctx, "pages_ahead", "0");
         ck_assert_int_eq(es_plan_build(ctx, &s, t, &without), ES_OK);
-        es_context_set_pages_ahead(ctx, 1);
+        es_context_set(ctx, "pages_ahead", "1");
         assert_same_plans(with, without, &s);
         es_plan_metrics x, y;
         es_plan_get_metrics(with, &x);
@@ -1068,7 +1070,7 @@ START_TEST(progress_is_monotone_and_ends_at_total)
             size_t rows = 0;
             for (uint32_t r = 0; r < s.world_size; r++) {
                 es_plan_load l;
-                es_plan_rank_load(p, r, &l);
+                es_plan_rank_load(p, r, -1, &l);
                 rows += l.utterances;
             }
             ck_assert_uint_ge(rows, n);
@@ -1187,9 +1189,9 @@ START_TEST(table_compressed_ahead_is_the_written_table)
     ck_assert_int_gt(st.st_size, 1 << 20);
     char plain[4200];
     snprintf(plain, sizeof plain, "%s/plain", dir);
-    es_context_set_direct_io(ctx, 0);
+    es_context_set(ctx, "direct_io", "0");
     ck_assert_int_eq(es_plan_write(ctx, p, plain, NULL, 0), ES_OK);
-    es_context_set_direct_io(ctx, 1);
+    es_context_set(ctx, "direct_io", "1");
     ck_assert(same_dirs(out, plain));
     ck_assert(same_dirs(plain, out));
     es_plan_free(p);

@@ -684,7 +684,7 @@ START_TEST(simulate_matches_python)
             char mine[512] = "";
             for (uint32_t k = 0; k < s.world_size; k++) {
                 es_simulate_rank rk;
-                es_simulate_rank_info(r, e, k, &rk);
+                es_simulate_rank_info(r, e, k, -1, &rk);
                 snprintf(mine + strlen(mine), sizeof mine - strlen(mine), k ? " %.0f" : "%.0f",
                          rk.batches);
                 ck_assert_double_eq(rk.batches_stddev, 0);
@@ -726,7 +726,7 @@ START_TEST(join_cut_accounting)
             uint64_t utts = 0;
             for (uint32_t k = 0; k < 3; k++) {
                 es_simulate_rank rk;
-                ck_assert_int_eq(es_simulate_rank_info(r, e, k, &rk), ES_OK);
+                ck_assert_int_eq(es_simulate_rank_info(r, e, k, -1, &rk), ES_OK);
                 total += rk.batches;
                 lo = rk.batches < lo ? rk.batches : lo;
                 trained += rk.trained_batches;
@@ -737,7 +737,7 @@ START_TEST(join_cut_accounting)
                 double w_batches = 0;
                 for (uint32_t w = 0; w < 2; w++) {
                     es_simulate_rank wk;
-                    ck_assert_int_eq(es_simulate_worker_info(r, e, k, w, &wk), ES_OK);
+                    ck_assert_int_eq(es_simulate_rank_info(r, e, k, (int32_t)w, &wk), ES_OK);
                     w_batches += wk.batches;
                 }
                 ck_assert_double_eq_tol(w_batches, rk.batches, 1e-9);
@@ -788,8 +788,8 @@ START_TEST(cut_of_zero_trains_one)
     es_simulate_epoch ep;
     es_simulate_rank r0, r1;
     es_simulate_epoch_info(r, 0, &ep);
-    es_simulate_rank_info(r, 0, 0, &r0);
-    es_simulate_rank_info(r, 0, 1, &r1);
+    es_simulate_rank_info(r, 0, 0, -1, &r0);
+    es_simulate_rank_info(r, 0, 1, -1, &r1);
     ck_assert_double_eq(r0.batches, 8);
     ck_assert_double_eq(r1.batches, 0);
     ck_assert_double_eq(ep.min_batches, 0);

@@ -501,7 +501,10 @@ static const char *ids_of(es_tokenizer *t, const char *text, char *buf, size_t s
 {
     const uint32_t *ids;
     size_t n, at = 0;
+    size_t count = 0; /* without ids: their number only */
+    ck_assert_int_eq(es_tokenizer_encode(NULL, t, text, strlen(text), NULL, &count), ES_OK);
     ck_assert_int_eq(es_tokenizer_encode(NULL, t, text, strlen(text), &ids, &n), ES_OK);
+    ck_assert_uint_eq(count, n);
     buf[0] = '\0';
     for (size_t i = 0; i < n && at < size; i++)
         at += (size_t)snprintf(buf + at, size - at, "%u ", ids[i]);

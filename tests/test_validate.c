@@ -54,7 +54,7 @@ START_TEST(test_fixture_clean)
     es_validate_defaults(&s);
     s.device = ES_DEVICE_AUTO; /* no GPU here: falls back to the CPU */
     es_validate_result *r = run(&s, &src, NULL);
-    for (size_t i = 0; i < es_validate_finding_count(r); i++) {
+    for (size_t i = 0; i < es_validate_count(r, -1); i++) {
         es_finding f;
         es_validate_finding(r, i, &f);
         ck_abort_msg("unexpected finding %s %s (%g)", es_enum_name(ES_ENUM_CHECK, f.check), f.key, f.value);
@@ -84,7 +84,7 @@ START_TEST(test_fixture_cosine_range)
         s.min_cosine = lo[k];
         es_validate_result *r = run(&s, &src, NULL);
         far[k] = es_validate_count(r, ES_CHECK_FAR_FROM_CENTROID);
-        for (size_t i = 0; i < es_validate_finding_count(r); i++) {
+        for (size_t i = 0; i < es_validate_count(r, -1); i++) {
             es_finding f;
             es_validate_finding(r, i, &f);
             ck_assert_int_eq(f.check, ES_CHECK_FAR_FROM_CENTROID);
@@ -119,7 +119,7 @@ START_TEST(test_fixture_planted)
     while (n_want < 64 && fgets(want[n_want], sizeof want[0], fp))
         want[n_want][strcspn(want[n_want], "\n")] = 0, n_want++;
     fclose(fp);
-    for (size_t i = 0; i < es_validate_finding_count(r) && n_got < 64; i++) {
+    for (size_t i = 0; i < es_validate_count(r, -1) && n_got < 64; i++) {
         es_finding f;
         es_validate_finding(r, i, &f);
         snprintf(got[n_got++], sizeof got[0], "%s\t%s\t%s%s%s", es_enum_name(ES_ENUM_CHECK, f.check),
@@ -143,7 +143,7 @@ START_TEST(test_parquet_source)
     ck_assert_int_eq(chdir(fixture_path("corpus_a")), 0);
     es_emb_sources src = {.utt_emb = "parquet/data.list", .spk_emb = "parquet/data.list"};
     es_validate_result *r = run(NULL, &src, NULL);
-    ck_assert_uint_eq(es_validate_finding_count(r), 0);
+    ck_assert_uint_eq(es_validate_count(r, -1), 0);
     es_validate_info info;
     es_validate_result_info(r, &info);
     ck_assert_uint_eq(info.utt_rows, 60);
@@ -184,7 +184,7 @@ START_TEST(test_table_missing_and_duplicate_audio)
     es_emb_sources src = fixture_sources();
     src.utt2spk = NULL; /* speakers from the table */
     es_validate_result *r = run(NULL, &src, t);
-    ck_assert_uint_eq(es_validate_finding_count(r), 2);
+    ck_assert_uint_eq(es_validate_count(r, -1), 2);
     es_finding f;
     es_validate_finding(r, 0, &f);
     ck_assert_int_eq(f.check, ES_CHECK_MISSING_UTT_EMB);
@@ -247,13 +247,13 @@ START_TEST(test_host_api_contract)
     es_context *ctx = es_context_new();
     es_validate_result *r = NULL;
     /* speaker 7 of 2 */
-    ck_assert_int_eq(es_validate_host(ctx, &s, &utt, NULL, &sp, &r), ES_ERR_USAGE);
+    ck_assert_int_eq(es_validate_matrices(ctx, &s, &utt, NULL, &sp, 0, &r), ES_ERR_USAGE);
     ck_assert_ptr_null(r);
     ck_assert(strstr(es_errmsg(ctx), "row 3: speaker 7"));
     spk[3] = -1;
     /* dimension 3, expected 192: every row wrong_dim, nothing else */
-    ck_assert_int_eq(es_validate_host(ctx, &s, &utt, NULL, &sp, &r), ES_OK);
-    ck_assert_uint_eq(es_validate_finding_count(r), 4);
+    ck_assert_int_eq(es_validate_matrices(ctx, &s, &utt, NULL, &sp, 0, &r), ES_OK);
+    ck_assert_uint_eq(es_validate_count(r, -1), 4);
     ck_assert_uint_eq(es_validate_count(r, ES_CHECK_WRONG_DIM), 4);
     es_finding f;
     ck_assert_int_eq(es_validate_finding(r, 3, &f), ES_OK);
@@ -263,25 +263,25 @@ START_TEST(test_host_api_contract)
     /* dimension right: the duplicate row d (of a) and nothing else */
     s.dim = 3;
     s.norm_ratio = 0;
-    ck_assert_int_eq(es_validate_host(ctx, &s, &utt, NULL, &sp, &r), ES_OK);
-    ck_assert_uint_eq(es_validate_finding_count(r), 1);
+    ck_assert_int_eq(es_validate_matrices(ctx, &s, &utt, NULL, &sp, 0, &r), ES_OK);
+    ck_assert_uint_eq(es_validate_count(r, -1), 1);
     es_validate_finding(r, 0, &f);
     ck_assert(f.check == ES_CHECK_DUPLICATE_VECTOR && !strcmp(f.key, "d") && !strcmp(f.other, "a"));
     ck_assert_uint_eq(f.other_row, 0);
     es_validate_result_free(r);
     /* no keys: findings name rows */
     utt.keys = NULL;
-    ck_assert_int_eq(es_validate_host(ctx, &s, &utt, NULL, NULL, &r), ES_OK);
+    ck_assert_int_eq(es_validate_matrices(ctx, &s, &utt, NULL, NULL, 0, &r), ES_OK);
     es_validate_finding(r, 0, &f);
     ck_assert(!strcmp(f.key, "") && f.row == 3 && !strcmp(f.other, ""));
     es_validate_result_free(r);
     /* bad settings and arguments */
     s.norm_ratio = 0.5;
-    ck_assert_int_eq(es_validate_host(ctx, &s, &utt, NULL, NULL, &r), ES_ERR_USAGE);
+    ck_assert_int_eq(es_validate_matrices(ctx, &s, &utt, NULL, NULL, 0, &r), ES_ERR_USAGE);
     es_validate_defaults(&s);
-    ck_assert_int_eq(es_validate_host(ctx, &s, &utt, NULL, NULL, NULL), ES_ERR_USAGE);
+    ck_assert_int_eq(es_validate_matrices(ctx, &s, &utt, NULL, NULL, 0, NULL), ES_ERR_USAGE);
     es_emb_matrix empty = {NULL, ES_DTYPE_F32, 2, 3, NULL};
-    ck_assert_int_eq(es_validate_host(ctx, &s, &empty, NULL, NULL, &r), ES_ERR_USAGE);
+    ck_assert_int_eq(es_validate_matrices(ctx, &s, &empty, NULL, NULL, 0, &r), ES_ERR_USAGE);
     es_validate_result_free(NULL);
     ck_assert_uint_eq(es_validate_count(NULL, 0), 0);
     for (int c = 0, v; c < ES_CHECK_COUNT; c++) {
@@ -305,7 +305,7 @@ START_TEST(test_no_cuda_device)
     es_validate_defaults(&s);
     es_context *ctx = es_context_new();
     es_validate_result *r = NULL;
-    int have_gpu = es_validate_device(ctx, &s, &utt, NULL, NULL, &r) != ES_ERR_UNSUPPORTED;
+    int have_gpu = es_validate_matrices(ctx, &s, &utt, NULL, NULL, 1, &r) != ES_ERR_UNSUPPORTED;
     if (have_gpu) { /* a GPU machine: tests/test_validate_cuda.c covers it */
         es_validate_result_free(r);
         es_context_free(ctx);
@@ -313,10 +313,10 @@ START_TEST(test_no_cuda_device)
     }
     ck_assert_msg(strstr(es_errmsg(ctx), "no CUDA device"), "%s", es_errmsg(ctx));
     s.device = ES_DEVICE_CUDA;
-    ck_assert_int_eq(es_validate_host(ctx, &s, &utt, NULL, NULL, &r), ES_ERR_UNSUPPORTED);
+    ck_assert_int_eq(es_validate_matrices(ctx, &s, &utt, NULL, NULL, 0, &r), ES_ERR_UNSUPPORTED);
     ck_assert(strstr(es_errmsg(ctx), "no CUDA device"));
     s.device = ES_DEVICE_AUTO;
-    ck_assert_int_eq(es_validate_host(ctx, &s, &utt, NULL, NULL, &r), ES_OK);
+    ck_assert_int_eq(es_validate_matrices(ctx, &s, &utt, NULL, NULL, 0, &r), ES_OK);
     ck_assert_str_eq(es_errmsg(ctx), "");
     es_validate_info info;
     es_validate_result_info(r, &info);
@@ -338,7 +338,7 @@ START_TEST(test_json_report)
     s.dim = 4;
     es_context *ctx = es_context_new();
     es_validate_result *r = NULL;
-    ck_assert_int_eq(es_validate_host(ctx, &s, &utt, NULL, NULL, &r), ES_OK);
+    ck_assert_int_eq(es_validate_matrices(ctx, &s, &utt, NULL, NULL, 0, &r), ES_OK);
     char *dir = make_temp_dir(), path[4096];
     snprintf(path, sizeof path, "%s/report.json", dir);
     ck_assert_int_eq(es_validate_write_json(ctx, r, path), ES_OK);

@@ -120,8 +120,7 @@ static es_validate_result *validate(const vgen *g, es_device dev, int on_device)
                          (const char *const *)g->spk_keys};
     es_emb_speakers sp = {g->speaker, g->n_spk};
     es_validate_result *r = NULL;
-    int rc = on_device ? es_validate_device(ctx, &s, &utt, &spk, &sp, &r)
-                       : es_validate_host(ctx, &s, &utt, &spk, &sp, &r);
+    int rc = es_validate_matrices(ctx, &s, &utt, &spk, &sp, on_device, &r);
     ck_assert_msg(rc == ES_OK, "%s", es_errmsg(ctx));
     es_validate_info info;
     es_validate_result_info(r, &info);
@@ -137,11 +136,11 @@ START_TEST(test_findings_equal)
     vgen g;
     vg_make(&g, 4000, 192, 30, 2024);
     es_validate_result *want = validate(&g, ES_DEVICE_CPU, 0);
-    ck_assert_uint_eq(es_validate_finding_count(want), g.n_planted);
+    ck_assert_uint_eq(es_validate_count(want, -1), g.n_planted);
     for (int on_device = 0; on_device <= 1; on_device++) {
         es_validate_result *r = validate(&g, ES_DEVICE_CUDA, on_device);
-        ck_assert_uint_eq(es_validate_finding_count(r), es_validate_finding_count(want));
-        for (size_t i = 0; i < es_validate_finding_count(r); i++) {
+        ck_assert_uint_eq(es_validate_count(r, -1), es_validate_count(want, -1));
+        for (size_t i = 0; i < es_validate_count(r, -1); i++) {
             es_finding a, b;
             es_validate_finding(want, i, &a);
             es_validate_finding(r, i, &b);
@@ -163,7 +162,7 @@ START_TEST(test_device_pointer_checked)
     es_emb_matrix utt = {rows, ES_DTYPE_F32, 1, 192, NULL};
     es_context *ctx = es_context_new();
     es_validate_result *r = NULL;
-    ck_assert_int_eq(es_validate_device(ctx, NULL, &utt, NULL, NULL, &r), ES_ERR_USAGE);
+    ck_assert_int_eq(es_validate_matrices(ctx, NULL, &utt, NULL, NULL, 1, &r), ES_ERR_USAGE);
     ck_assert_msg(strstr(es_errmsg(ctx), "not in CUDA device memory"), "%s", es_errmsg(ctx));
     es_context_free(ctx);
 }

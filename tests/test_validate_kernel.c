@@ -161,7 +161,7 @@ static es_validate_result *validate(const vgen *g, int threads)
     es_emb_speakers sp = {g->speaker, g->n_spk};
     es_context *ctx = es_context_new();
     es_validate_result *r = NULL;
-    int rc = es_validate_host(ctx, &s, &utt, &spk, &sp, &r);
+    int rc = es_validate_matrices(ctx, &s, &utt, &spk, &sp, 0, &r);
     ck_assert_msg(rc == ES_OK, "validate: %s", es_errmsg(ctx));
     es_context_free(ctx);
     return r;
@@ -173,7 +173,7 @@ static const char *name_of(int check) { return es_enum_name(ES_ENUM_CHECK, check
 static void assert_matches(const es_validate_result *r, const vg_finding *want, size_t n, const vgen *g,
                            const char *what)
 {
-    size_t got = es_validate_finding_count(r);
+    size_t got = es_validate_count(r, -1);
     for (size_t i = 0; i < got && i < n; i++) {
         es_finding f;
         ck_assert_int_eq(es_validate_finding(r, i, &f), ES_OK);
@@ -253,8 +253,8 @@ START_TEST(test_cpu_thread_counts_identical)
     es_validate_result *base = validate(&g, 1);
     for (int t = 2; t <= 4; t += 2) {
         es_validate_result *r = validate(&g, t);
-        ck_assert_uint_eq(es_validate_finding_count(r), es_validate_finding_count(base));
-        for (size_t i = 0; i < es_validate_finding_count(r); i++) {
+        ck_assert_uint_eq(es_validate_count(r, -1), es_validate_count(base, -1));
+        for (size_t i = 0; i < es_validate_count(r, -1); i++) {
             es_finding a, b;
             es_validate_finding(base, i, &a);
             es_validate_finding(r, i, &b);
@@ -316,7 +316,7 @@ static int keyed_cmp(const void *pa, const void *pb)
 
 static keyed *by_key(const es_validate_result *r, size_t *n)
 {
-    *n = es_validate_finding_count(r);
+    *n = es_validate_count(r, -1);
     keyed *k = calloc(*n + 1, sizeof *k);
     for (size_t i = 0; i < *n; i++) {
         es_finding f;
@@ -452,7 +452,7 @@ static uint16_t to_f16(float f)
     return (uint16_t)(sign | v);
 }
 
-/* The CPU backend's cap is the context's setting (es_context_set_cpu_isa),
+/* The CPU backend's cap is the context's setting (es_context_set's "cpu_isa"),
  * by the names es_cpu_isa_name gives; the library reads no EQUISHARD_CPU_ISA
  * itself (the CLI maps it). The best is the highest es_cpu_isa_usable. */
 START_TEST(test_cpu_isa_cap_is_the_contexts)
@@ -466,14 +466,14 @@ START_TEST(test_cpu_isa_cap_is_the_contexts)
     ck_assert_int_eq(es_cpu_isa_default(ctx), best);
     ck_assert_int_eq(es_cpu_isa_default(NULL), best);
     unsetenv("EQUISHARD_CPU_ISA");
-    ck_assert_int_eq(es_context_set_cpu_isa(ctx, "generic"), ES_OK);
+    ck_assert_int_eq(es_context_set(ctx, "cpu_isa", "generic"), ES_OK);
     ck_assert_int_eq(es_cpu_isa_default(ctx), ES_CPU_GENERIC);
-    ck_assert_int_eq(es_context_set_cpu_isa(ctx, "avx2"), ES_OK);
+    ck_assert_int_eq(es_context_set(ctx, "cpu_isa", "avx2"), ES_OK);
     ck_assert_int_eq(es_cpu_isa_default(ctx), best < ES_CPU_AVX2 ? best : ES_CPU_AVX2);
-    ck_assert_int_eq(es_context_set_cpu_isa(ctx, "no-such-isa"), ES_OK); /* the best */
+    ck_assert_int_eq(es_context_set(ctx, "cpu_isa", "no-such-isa"), ES_OK); /* the best */
     ck_assert_int_eq(es_cpu_isa_default(ctx), best);
-    ck_assert_int_eq(es_context_set_cpu_isa(ctx, "sixteen-bytes-xx"), ES_ERR_USAGE);
-    ck_assert_int_eq(es_context_set_cpu_isa(ctx, NULL), ES_OK);
+    ck_assert_int_eq(es_context_set(ctx, "cpu_isa", "sixteen-bytes-xx"), ES_ERR_USAGE);
+    ck_assert_int_eq(es_context_set(ctx, "cpu_isa", NULL), ES_OK);
     ck_assert_int_eq(es_cpu_isa_default(ctx), best);
     es_context_free(ctx);
 }
@@ -514,9 +514,9 @@ START_TEST(test_half_precision)
         es_emb_speakers sp = {g.speaker, g.n_spk};
         es_context *ctx = es_context_new();
         es_validate_result *r = NULL;
-        ck_assert_int_eq(es_validate_host(ctx, &s, &utt, &spk, &sp, &r), ES_OK);
-        ck_assert_uint_eq(es_validate_finding_count(r), es_validate_finding_count(want));
-        for (size_t i = 0; i < es_validate_finding_count(r); i++) {
+        ck_assert_int_eq(es_validate_matrices(ctx, &s, &utt, &spk, &sp, 0, &r), ES_OK);
+        ck_assert_uint_eq(es_validate_count(r, -1), es_validate_count(want, -1));
+        for (size_t i = 0; i < es_validate_count(r, -1); i++) {
             es_finding a, b;
             es_validate_finding(want, i, &a);
             es_validate_finding(r, i, &b);

@@ -262,7 +262,7 @@ static inline void vg_ref_rows(vg_ref *r, const float *rows, size_t n, size_t d,
     free(norms);
 }
 
-/* Everything es_validate_host reports for g with default settings. */
+/* Everything es_validate_matrices reports for g with default settings. */
 static inline vg_ref vg_reference(const vgen *g)
 {
     vg_ref r = {NULL, 0};

@@ -112,35 +112,36 @@ ES_API void es_context_free(es_context *ctx);
  * until the next call that uses ctx. */
 ES_API const char *es_errmsg(const es_context *ctx);
 
-/* Context settings: how calls on a context may use the machine. The defaults
- * (all on, the best CPU backend) suit a training job; the library reads no
- * environment for them. The CLI sets them from EQUISHARD_HUGE_PAGES,
+/* Context settings: how calls on a context may use the machine, one setting
+ * per call, by name, its value spelled as the environment spells it. The
+ * defaults (all on, the best CPU backend) suit a training job; the library
+ * reads no environment for them. The CLI sets them from EQUISHARD_HUGE_PAGES,
  * EQUISHARD_PAGES_AHEAD, EQUISHARD_DIRECT_IO and EQUISHARD_CPU_ISA
  * (docs/USAGE.md, "Environment"),
  * the Python binding from os.environ when it makes a context. Threads the
  * library starts for a call use the settings of that call's context.
- * huge_pages: big arrays (the table's rows and strings, the planner's
+ * "huge_pages": big arrays (the table's rows and strings, the planner's
  * per-row arrays, validate's matrices) ask the kernel for transparent huge
- * pages (MADV_HUGEPAGE); 0 where its synchronous compaction stalls a run.
- * pages_ahead: a helper thread maps and touches a big array's fresh pages
- * ahead of the thread filling it (the planner, the table reader); 0 for A/B
- * timings. direct_io: big output files (rank files, costs.tsv.zst) written
- * with O_DIRECT where the file system takes it; 0 writes them buffered, the
- * same bytes. cpu_isa: validate's CPU backend at most this one ("generic",
- * "avx2", "avx512"; NULL or "" the best this CPU runs; a name it does not
- * know also means the best); ES_ERR_USAGE for a name of 16 bytes or more.
- * (A test seam beside them: es_context_set_test_hook, equishard_experimental.h.) */
-ES_API void es_context_set_huge_pages(es_context *ctx, int on);
-ES_API void es_context_set_pages_ahead(es_context *ctx, int on);
-ES_API void es_context_set_direct_io(es_context *ctx, int on);
-ES_API int es_context_set_cpu_isa(es_context *ctx, const char *name);
+ * pages (MADV_HUGEPAGE); "0" where its synchronous compaction stalls a run.
+ * "pages_ahead": a helper thread maps and touches a big array's fresh pages
+ * ahead of the thread filling it (the planner, the table reader); "0" for A/B
+ * timings. "direct_io": big output files (rank files, costs.tsv.zst) written
+ * with O_DIRECT where the file system takes it; "0" writes them buffered, the
+ * same bytes. For these three, "0" turns the setting off and any other value
+ * (NULL included) on. "cpu_isa": validate's CPU backend at most this one
+ * ("generic", "avx2", "avx512"; NULL or "" the best this CPU runs; a name it
+ * does not know also means the best); ES_ERR_USAGE for a value of 16 bytes or
+ * more. ES_ERR_USAGE for another name (or a NULL ctx or name), the context
+ * unchanged. (A test seam beside them: es_context_set_test_hook,
+ * equishard_experimental.h.) */
+ES_API int es_context_set(es_context *ctx, const char *name, const char *value);
 
 /* ---- names of enum values --------------------------------------------------- */
 
 /* The public enums whose values have names, as the CLI's options, the JSON
  * reports and the Python binding's keyword arguments spell them. Each enum's
  * values are 0 .. es_enum_size(e) - 1. (es_status has es_status_name; flags
- * have es_flag_name; filter reasons es_filter_reason_name_at.) */
+ * have es_flag_name.) */
 typedef enum es_enum {
     ES_ENUM_ON_ERROR = 0, /* es_on_error:  "fail", "skip" */
     ES_ENUM_PLAN_MODE,    /* es_plan_mode: "shard", "batch", "reshard" */
@@ -151,11 +152,20 @@ typedef enum es_enum {
     ES_ENUM_DEVICE,       /* es_device:    "auto", "cpu", "cuda" */
     ES_ENUM_DTYPE,        /* es_dtype:     "float32", "float16", "bfloat16" */
     ES_ENUM_KIND,         /* es_kind:      "utt", "spk", "data" */
+    ES_ENUM_FILTER_REASON,/* why the loader's filter drops an utterance: "kept" (0:
+                             it does not), "no_audio", "too_short", "too_long",
+                             "too_few_tokens", "too_many_tokens", "no_speech_token",
+                             "ratio_low", "ratio_high", "bad_text"; the index of
+                             es_plan_metrics.filtered_by_reason, filtered.tsv's reason */
+    ES_ENUM_COST_TERM,    /* es_cost_term: "w_frames", "w_frames_sq", "w_text",
+                             "w_speech_tokens", "w_missing_emb", "w_overhead",
+                             "w_batch" (the model's field and model.json's key) */
     ES_ENUM_COUNT
 } es_enum;
 
 /* The settings field (or report key) that holds a value of e: "on_error", "mode",
- * "remainder", "compress", "loader", "check", "device", "dtype", "kind"; NULL
+ * "remainder", "compress", "loader", "check", "device", "dtype", "kind",
+ * "filter_reason", "cost_term"; NULL
  * past the last. */
 ES_API const char *es_enum_field(int e);
 /* Number of values of e; 0 for an unknown e. */
@@ -252,9 +262,9 @@ ES_API int es_cost_table_compress_ahead(es_context *ctx, es_cost_table *t);
  * header lines are accepted). On error *out is NULL. */
 ES_API int es_cost_table_read(es_context *ctx, const char *path, es_cost_table **out);
 
-/* Problems that --on-error skip left out of the table, in shard-list order:
- * each is one line "FILE: MEMBER: PROBLEM" (MEMBER may be absent). */
-ES_API size_t es_cost_table_skip_count(const es_cost_table *t);
+/* Problem i that --on-error skip left out of the table, in shard-list order:
+ * one line "FILE: MEMBER: PROBLEM" (MEMBER may be absent); NULL past the last
+ * (their count is the first i that gives NULL). */
 ES_API const char *es_cost_table_skip(const es_cost_table *t, size_t i);
 
 /* The shard file `shard` (as the table's `shard` column names it) as measure
@@ -403,10 +413,7 @@ typedef enum es_cost_term {
     ES_TERM_COUNT
 } es_cost_term;
 
-/* "w_frames", "w_frames_sq", "w_text", "w_speech_tokens", "w_missing_emb",
- * "w_overhead", "w_batch" (the model's field and model.json's key); NULL past
- * the last. */
-ES_API const char *es_cost_term_name(int term);
+/* Their names: es_enum_name(ES_ENUM_COST_TERM, term), "w_frames" … "w_batch". */
 
 typedef struct es_calibrate_settings {
     es_cost_model model;     /* frame_rate (frames of the table's rows); the weights
@@ -472,7 +479,7 @@ typedef struct es_calibration_info {
 } es_calibration_info;
 
 typedef struct es_calibration_term {
-    const char *name;        /* es_cost_term_name */
+    const char *name;        /* es_enum_name(ES_ENUM_COST_TERM, term) */
     int fitted;              /* in the fit (has signal, allowed by settings.terms) */
     double weight;           /* seconds per unit of the term */
     double share;            /* its part of the predicted time of the fitted steps */
@@ -555,7 +562,7 @@ typedef struct es_plan_settings {
     const struct es_tokenizer *tokenizer; /* the tokenizer text_tokens were counted with,
                                      recorded in plan.json; NULL when none was given */
     const struct es_recipe *recipe; /* the training recipe the settings came from
-                                     (es_recipe_plan_settings), recorded in plan.json's
+                                     (es_recipe_settings), recorded in plan.json's
                                      parameters.recipe; NULL: none. Borrowed: must
                                      outlive the plan (minor 1) */
     es_progress_fn progress;      /* reshard: called by es_plan_write (and the
@@ -621,32 +628,29 @@ typedef struct es_plan_metrics {
     uint64_t remainder_batches;    /* batch mode: batches padded, dropped or carried */
     uint64_t remainder_utterances; /* … and the utterances in them */
     const char *method;      /* partitioning method kept ("kk+swap", "lpt+swap", …) */
+    const uint64_t *filtered_by_reason; /* `filtered` by reason: es_enum_size(
+                                ES_ENUM_FILTER_REASON) counts indexed by its values
+                                (read 1 ..; [0], kept, counts no drop). NULL in
+                                es_simulate_plan */
+    const char *token_note;  /* one line when the token filters could not be applied
+                                to some rows (no text token counts: measured without
+                                --tokenizer): how many, and how many of them a
+                                character count would have dropped; "" when every row
+                                had a count (and in es_simulate_plan). plan.json's
+                                "text_tokens" says the same (its "note") */
 } es_plan_metrics;
 
-/* ES_ERR_USAGE when p or m is NULL. */
+/* ES_ERR_USAGE when p or m is NULL. m's strings and array are owned by p. */
 ES_API int es_plan_get_metrics(const es_plan *p, es_plan_metrics *m);
-
-/* One line when the token filters could not be applied to some rows (no text
- * token counts: measured without --tokenizer): how many, and how many of them
- * a character count would have dropped. "" when every row had a count. Owned
- * by p. plan.json's "text_tokens" says the same. */
-ES_API const char *es_plan_token_note(const es_plan *p);
-
-/* Utterances dropped by the filter for one reason; `reason` indexes the names
- * es_filter_reason_name_at gives (1 .. es_filter_reason_count()-1). */
-ES_API size_t es_filter_reason_count(void);
-ES_API const char *es_filter_reason_name_at(size_t reason);
-ES_API uint64_t es_plan_filtered(const es_plan *p, size_t reason);
 
 typedef struct es_plan_load {
     double cost;
     uint64_t utterances, frames, batches;
 } es_plan_load;
 
-/* Load of a rank, or of one of its workers. ES_ERR_USAGE when out of range. */
-ES_API int es_plan_rank_load(const es_plan *p, uint32_t rank, es_plan_load *out);
-ES_API int es_plan_worker_load(const es_plan *p, uint32_t rank, uint32_t worker,
-                               es_plan_load *out);
+/* Load of a rank (worker < 0), or of its worker `worker`. ES_ERR_USAGE when
+ * out of range. */
+ES_API int es_plan_rank_load(const es_plan *p, uint32_t rank, int32_t worker, es_plan_load *out);
 
 /* The lists a plan gives each rank, in exactly the order and text es_plan_write
  * writes them to OUTDIR, for callers that feed a loader without the files.
@@ -683,8 +687,8 @@ ES_API size_t es_plan_batch_count(const es_plan *p, uint32_t rank);
 ES_API int es_plan_batch_info(const es_plan *p, uint32_t rank, size_t i, es_plan_batch *out);
 
 /* Batch mode with ES_REMAINDER_CARRY or _DROP: the table rows left out of this
- * epoch (remainder.tsv), in its order; the row index of i, or (size_t)-1 past the end. */
-ES_API size_t es_plan_remainder_count(const es_plan *p);
+ * epoch (remainder.tsv), in its order; the row index of i, or (size_t)-1 past the
+ * end (their count is the first i that gives it; at once for other plans). */
 ES_API size_t es_plan_remainder_row(const es_plan *p, size_t i);
 
 /* Reshard mode (ES_PLAN_RESHARD): N = K × W × M new shards, each kept utterance
@@ -786,21 +790,19 @@ ES_API int es_plan_dir_get_info(const es_plan_dir *d, es_plan_dir_info *out);
  * written. tokenizer and recipe are NULL (plan.json names them, it does not
  * hold them). */
 ES_API int es_plan_dir_settings(const es_plan_dir *d, es_plan_settings *out);
-/* metrics as es_plan_get_metrics gives them (method owned by d; filtered the sum
- * of metrics.filtered). */
+/* metrics as es_plan_get_metrics gives them (method, filtered_by_reason and
+ * token_note owned by d: plan.json's metrics.filtered, 0 for a reason it lacks,
+ * and text_tokens.note, "" without one; filtered their sum). */
 ES_API int es_plan_dir_metrics(const es_plan_dir *d, es_plan_metrics *out);
-/* metrics.filtered for one reason (es_filter_reason_name_at's index), 0 when absent. */
-ES_API uint64_t es_plan_dir_filtered(const es_plan_dir *d, size_t reason);
 /* ES_ERR_USAGE unless info.has_reshard. */
 ES_API int es_plan_dir_reshard_info(const es_plan_dir *d, es_plan_reshard_info *out);
 /* Input i's path (its bytes, as given to plan) and, when xxh3 is not NULL, the
  * xxh3-64 plan.json records of it; NULL when i >= n_inputs. */
 ES_API const char *es_plan_dir_input(const es_plan_dir *d, size_t i, uint64_t *xxh3);
-/* plan.json's loads of rank r, or of its worker w. ES_ERR_USAGE when out of range
- * (r >= n_ranks, w >= workers). */
-ES_API int es_plan_dir_rank_load(const es_plan_dir *d, uint32_t rank, es_plan_load *out);
-ES_API int es_plan_dir_worker_load(const es_plan_dir *d, uint32_t rank, uint32_t worker,
-                                   es_plan_load *out);
+/* plan.json's loads of rank r (worker < 0), or of its worker w. ES_ERR_USAGE
+ * when out of range (r >= n_ranks, w >= workers). */
+ES_API int es_plan_dir_rank_load(const es_plan_dir *d, uint32_t rank, int32_t worker,
+                                 es_plan_load *out);
 /* The path of a rank's file: shard mode OUTDIR/rank-RRRRR.list (worker < 0) or
  * rank-RRRRR.worker-W.list; batch mode OUTDIR/rank-RRRRR.batches.jsonl (worker <
  * 0). NULL for any other (reshard plans have none: the loader splits data.list). */
@@ -895,15 +897,16 @@ typedef struct es_simulate_input {
     uint64_t kept;            /* rows the filter keeps */
     uint64_t frames;          /* their feature frames */
     double seconds;           /* their audio */
+    const uint64_t *filtered; /* rows the filter drops, by reason: es_enum_size(
+                                 ES_ENUM_FILTER_REASON) counts indexed by its values
+                                 (read 1 ..; [0], kept, counts no drop) */
+    const char *token_note;   /* es_plan_metrics.token_note for this replay's filter
+                                 ("" when every row had a token count, or the filter
+                                 counts characters). The JSON's "text_tokens" says
+                                 the same, with the table's tokenizer */
 } es_simulate_input;
-/* ES_ERR_USAGE when r or out is NULL. */
+/* ES_ERR_USAGE when r or out is NULL. out's string and array are owned by r. */
 ES_API int es_simulate_input_info(const es_simulate_result *r, es_simulate_input *out);
-/* Rows the filter drops for one reason (1 .. es_filter_reason_count()-1). */
-ES_API uint64_t es_simulate_filtered(const es_simulate_result *r, size_t reason);
-/* The note es_plan_token_note gives, for this replay's filter ("" when every
- * row had a token count, or the filter counts characters). Owned by r. The
- * JSON's "text_tokens" says the same, with the table's tokenizer. */
-ES_API const char *es_simulate_token_note(const es_simulate_result *r);
 
 ES_API size_t es_simulate_epoch_count(const es_simulate_result *r);
 
@@ -936,12 +939,11 @@ typedef struct es_simulate_rank {
     double skipped_utterances, skipped_frames, skipped_seconds; /* expected */
 } es_simulate_rank;
 
-/* Epoch e (0 .. count-1) and its rank / rank's worker. ES_ERR_USAGE when out of range. */
+/* Epoch e (0 .. count-1), and its rank (worker < 0) or that rank's worker
+ * `worker`. ES_ERR_USAGE when out of range. */
 ES_API int es_simulate_epoch_info(const es_simulate_result *r, size_t e, es_simulate_epoch *out);
 ES_API int es_simulate_rank_info(const es_simulate_result *r, size_t e, uint32_t rank,
-                                 es_simulate_rank *out);
-ES_API int es_simulate_worker_info(const es_simulate_result *r, size_t e, uint32_t rank,
-                                   uint32_t worker, es_simulate_rank *out);
+                                 int32_t worker, es_simulate_rank *out);
 /* Predicted step time under the settings' cost model (calibrated): each rank's
  * trained batches (up to the join cut) in the DataLoader's order, step by step,
  * each costing Σ w_term × term of its padded terms (es_cost_term). The loader replay knows a
@@ -970,7 +972,7 @@ ES_API const char *es_simulate_rank_shard(const es_simulate_result *r, size_t e,
                                           size_t i);
 
 /* What `equishard plan` gives for the same table and settings, side by side:
- * i = 0 is shard mode, 1 batch mode (es_simulate_plan_count() of them).
+ * i = 0 is shard mode, 1 batch mode; ES_ERR_USAGE past the last (i >= 2).
  * `available` is 0 when plan_side was off or the planner failed (`error` says
  * why). Strings are owned by r. ES_ERR_USAGE when out of range. */
 typedef struct es_simulate_plan {
@@ -979,7 +981,6 @@ typedef struct es_simulate_plan {
     const char *error;        /* "" when available */
     es_plan_metrics metrics;
 } es_simulate_plan;
-ES_API size_t es_simulate_plan_count(const es_simulate_result *r);
 ES_API int es_simulate_plan_info(const es_simulate_result *r, size_t i, es_simulate_plan *out);
 ES_API int es_simulate_plan_rank(const es_simulate_result *r, size_t i, uint32_t rank,
                                  es_plan_load *out);
@@ -1071,7 +1072,7 @@ typedef struct es_validate_settings {
                            and a .npy's values every 4 MiB, the rest (a list of
                            parquet files, key lists, utt2spk) once read; done
                            reaches total when all are loaded, before the checks.
-                           es_validate_host/_device ignore it. NULL: none
+                           es_validate_matrices ignores it. NULL: none
                            (minor 1) */
     void *progress_user;  /* its first argument (borrowed) */
     uint64_t reserved[6]; /* see "ABI" at the top */
@@ -1099,23 +1100,20 @@ typedef struct es_emb_speakers {
 
 typedef struct es_validate_result es_validate_result;
 
-/* Validates embeddings in host memory: utt (utterance embeddings, may be NULL),
- * spk (speaker embeddings, may be NULL) and the speakers of utt's rows (may be
- * NULL). With ES_DEVICE_AUTO or _CUDA the rows are copied to the GPU when one is
- * there. A matrix whose dim differs from s->dim gets wrong_dim for every row and
- * no other check. Nothing is copied from the caller's arrays except key strings;
- * *out owns the findings. */
-ES_API int es_validate_host(es_context *ctx, const es_validate_settings *s,
-                            const es_emb_matrix *utt, const es_emb_matrix *spk,
-                            const es_emb_speakers *speakers, es_validate_result **out);
-
-/* The same for matrices already in CUDA device memory (e.g. a contiguous torch
- * tensor's data_ptr()); keys and speakers stay in host memory. s->device is
- * ignored. ES_ERR_UNSUPPORTED when the library was built without CUDA or no
- * device is present. */
-ES_API int es_validate_device(es_context *ctx, const es_validate_settings *s,
-                              const es_emb_matrix *utt, const es_emb_matrix *spk,
-                              const es_emb_speakers *speakers, es_validate_result **out);
+/* Validates embedding matrices: utt (utterance embeddings, may be NULL), spk
+ * (speaker embeddings, may be NULL) and the speakers of utt's rows (may be
+ * NULL). device_memory 0: the matrices' data is in host memory; with
+ * ES_DEVICE_AUTO or _CUDA the rows are copied to the GPU when one is there.
+ * device_memory 1: their data is already in CUDA device memory (e.g. a
+ * contiguous torch tensor's data_ptr()); keys and speakers stay in host
+ * memory, s->device is ignored, and ES_ERR_UNSUPPORTED when the library was
+ * built without CUDA or no device is present. A matrix whose dim differs from
+ * s->dim gets wrong_dim for every row and no other check. Nothing is copied
+ * from the caller's arrays except key strings; *out owns the findings. */
+ES_API int es_validate_matrices(es_context *ctx, const es_validate_settings *s,
+                                const es_emb_matrix *utt, const es_emb_matrix *spk,
+                                const es_emb_speakers *speakers, int device_memory,
+                                es_validate_result **out);
 
 /* Embedding sources, each detected by content: a torch.save'd dict of str →
  * list of float (CosyVoice utt2embedding.pt / spk2embedding.pt), or a .npy
@@ -1192,14 +1190,9 @@ ES_API int es_validate_data(es_context *ctx, const es_validate_data_settings *s,
                             const es_cost_table *t, es_validate_result *r);
 
 ES_API void es_validate_result_free(es_validate_result *r);
-/* After es_validate_data: the note es_plan_token_note gives, for its filter
- * ("" when every row had a token count, or before es_validate_data). Owned by
- * r. The JSON summary's "text_tokens" says the same, with the tokenizer. */
-ES_API const char *es_validate_token_note(const es_validate_result *r);
 
-/* Findings of one check, and of all. */
+/* Findings of one check (an es_check), or of all (check -1). */
 ES_API size_t es_validate_count(const es_validate_result *r, int check);
-ES_API size_t es_validate_finding_count(const es_validate_result *r);
 
 #define ES_NO_ROW ((size_t)-1)
 
@@ -1225,7 +1218,7 @@ typedef struct es_finding {
     size_t other_row;   /* duplicate_vector: the earlier row; else ES_NO_ROW */
 } es_finding;
 
-/* Finding i (< es_validate_finding_count), ordered by check, then kind, then
+/* Finding i (< es_validate_count(r, -1)), ordered by check, then kind, then
  * by row / key order. ES_ERR_USAGE when out of range. */
 ES_API int es_validate_finding(const es_validate_result *r, size_t i, es_finding *out);
 
@@ -1238,8 +1231,12 @@ typedef struct es_validate_info {
     size_t speakers;
     size_t dim;
     double median_utt_norm, median_spk_norm; /* 0 when none */
+    const char *token_note; /* after es_validate_data: es_plan_metrics.token_note for
+                               its filter ("" when every row had a token count, or
+                               before es_validate_data). The JSON summary's
+                               "text_tokens" says the same, with the tokenizer */
 } es_validate_info;
-/* ES_ERR_USAGE when r or out is NULL. */
+/* ES_ERR_USAGE when r or out is NULL. out's string is owned by r. */
 ES_API int es_validate_result_info(const es_validate_result *r, es_validate_info *out);
 
 /* Writes every finding and the counts as JSON (schema: docs/VALIDATE.md), to a
@@ -1313,16 +1310,17 @@ typedef struct es_recipe_info {
 /* ES_ERR_USAGE when r or out is NULL. */
 ES_API int es_recipe_get_info(const es_recipe *r, es_recipe_info *out);
 
-/* The recipe's values over settings a caller filled (its *_defaults, then its
- * own choices); fields the recipe does not decide are left alone, so options
- * applied afterwards override the recipe. plan: the filter, frame_rate (when
- * known), require_speech_token (WeNet), max_frames_in_batch / batch_size,
- * sort_size, and s->recipe = r. simulate: the same and the loader,
- * shuffle_size (call es_simulate_defaults with the recipe's loader first).
- * validate data: the filter, frame_rate and the loader. ES_ERR_USAGE for NULL. */
-ES_API int es_recipe_plan_settings(const es_recipe *r, es_plan_settings *s);
-ES_API int es_recipe_simulate_settings(const es_recipe *r, es_simulate_settings *s);
-ES_API int es_recipe_validate_data_settings(const es_recipe *r, es_validate_data_settings *s);
+/* The recipe's values over the settings a caller filled (their *_defaults, then
+ * its own choices), each of plan, sim and data that is not NULL; fields the
+ * recipe does not decide are left alone, so options applied afterwards
+ * override the recipe. plan: the filter, frame_rate (when known),
+ * require_speech_token (WeNet), max_frames_in_batch / batch_size, sort_size,
+ * and plan->recipe = r. sim: the same and the loader, shuffle_size (call
+ * es_simulate_defaults with the recipe's loader first). data (validate's data
+ * checks): the filter, frame_rate and the loader. ES_ERR_USAGE for a NULL r,
+ * or when all three are NULL. */
+ES_API int es_recipe_settings(const es_recipe *r, es_plan_settings *plan,
+                              es_simulate_settings *sim, es_validate_data_settings *data);
 
 /* ---- rows: fetching planned utterances by position (training loaders) ----- */
 
@@ -1407,9 +1405,9 @@ ES_API const char *es_row_reader_format(const es_row_reader *r);
  * headers, skipping their data, done once and remembered). */
 ES_API int es_row_reader_count(es_context *ctx, es_row_reader *r, uint64_t *n);
 
-/* Parquet: the top-level columns in schema order; tar: 0 (members vary). The
- * name is owned by r; NULL when out of range. */
-ES_API size_t es_row_reader_column_count(const es_row_reader *r);
+/* Parquet: top-level column i in schema order; tar: none (members vary). The
+ * name is owned by r; NULL past the last (their count is the first i that
+ * gives NULL). */
 ES_API const char *es_row_reader_column_name(const es_row_reader *r, size_t i);
 
 /* Fetches the rows at positions[0..n): (*rows)[i] is position positions[i], in
@@ -1459,14 +1457,12 @@ ES_API int es_tokenizer_load(es_context *ctx, const char *path, const char *spec
 ES_API void es_tokenizer_free(es_tokenizer *t);
 
 /* Encodes text[0..len) (UTF-8; NUL bytes are text). *ids (owned by t, valid
- * until the next call on t) gets *n ids. Text that is not valid UTF-8 is
- * ES_ERR_FORMAT naming the byte offset (the recipe's loaders drop such text
- * before tokenizing it). A tokenizer is used by one thread at a time. */
+ * until the next call on t) gets *n ids; ids may be NULL when only their
+ * number is wanted. Text that is not valid UTF-8 is ES_ERR_FORMAT naming the
+ * byte offset (the recipe's loaders drop such text before tokenizing it). A
+ * tokenizer is used by one thread at a time. */
 ES_API int es_tokenizer_encode(es_context *ctx, es_tokenizer *t, const char *text, size_t len,
                                const uint32_t **ids, size_t *n);
-/* The number of ids es_tokenizer_encode gives. */
-ES_API int es_tokenizer_count(es_context *ctx, es_tokenizer *t, const char *text, size_t len,
-                              size_t *n);
 
 /* WeNet's CharTokenizer (wenet/text/char_tokenizer.py), whose ids are the
  * `label` WeNet's processor.filter(token_min_length, token_max_length, ratios)
@@ -1489,11 +1485,6 @@ ES_API int es_tokenizer_load_symbols(es_context *ctx, const char *symbol_table,
                                      const char *non_lang_syms, int split_with_space,
                                      es_tokenizer **out);
 
-/* The kind of tokenizer t is: "qwen2_bpe" (es_tokenizer_load), "wenet_char"
- * or "wenet_char_split_with_space" (es_tokenizer_load_symbols); NULL for a
- * NULL t. Static storage. */
-ES_API const char *es_tokenizer_kind(const es_tokenizer *t);
-
 /* What was loaded. Strings are owned by t. */
 typedef struct es_tokenizer_info {
     const char *path;      /* as given to es_tokenizer_load */
@@ -1502,6 +1493,9 @@ typedef struct es_tokenizer_info {
     size_t vocab_size;     /* distinct ids, added tokens included (HF's len(tokenizer)) */
     size_t added_tokens;   /* the tokenizer's own and the specials */
     uint64_t digest;       /* xxh3-64 of vocab.json then merges.txt, or of tokenizer.json */
+    const char *kind;      /* "qwen2_bpe" (es_tokenizer_load), "wenet_char" or
+                              "wenet_char_split_with_space" (es_tokenizer_load_symbols);
+                              static storage */
 } es_tokenizer_info;
 ES_API int es_tokenizer_get_info(const es_tokenizer *t, es_tokenizer_info *out);
 

@@ -92,7 +92,8 @@ class PlanMetrics(Structure):
                 ("retention", c_double), ("batch_spread", c_uint64),
                 ("total_batches", c_uint64), ("steps", c_uint64), ("kept", c_uint64),
                 ("filtered", c_uint64), ("remainder_batches", c_uint64),
-                ("remainder_utterances", c_uint64), ("method", c_char_p)]
+                ("remainder_utterances", c_uint64), ("method", c_char_p),
+                ("filtered_by_reason", POINTER(c_uint64)), ("token_note", c_char_p)]
 
 
 class PlanLoad(Structure):
@@ -133,7 +134,8 @@ class SimulateSettings(Structure):
 
 class SimulateInput(Structure):
     _fields_ = [("entries", c_size_t), ("utterances", c_uint64), ("kept", c_uint64),
-                ("frames", c_uint64), ("seconds", c_double)]
+                ("frames", c_uint64), ("seconds", c_double), ("filtered", POINTER(c_uint64)),
+                ("token_note", c_char_p)]
 
 
 class SimulateEpoch(Structure):
@@ -192,7 +194,8 @@ class Finding(Structure):
 class ValidateInfo(Structure):
     _fields_ = [("device", c_enum), ("utt_rows", c_size_t), ("spk_rows", c_size_t),
                 ("utterances", c_size_t), ("speakers", c_size_t), ("dim", c_size_t),
-                ("median_utt_norm", c_double), ("median_spk_norm", c_double)]
+                ("median_utt_norm", c_double), ("median_spk_norm", c_double),
+                ("token_note", c_char_p)]
 
 
 class Value(Structure):  # es_value
@@ -219,7 +222,8 @@ class SpeechTokenStats(Structure):
 
 class TokenizerInfo(Structure):
     _fields_ = [("path", c_char_p), ("files", c_char_p), ("specials", c_char_p),
-                ("vocab_size", c_size_t), ("added_tokens", c_size_t), ("digest", c_uint64)]
+                ("vocab_size", c_size_t), ("added_tokens", c_size_t), ("digest", c_uint64),
+                ("kind", c_char_p)]
 
 
 class RecipeInfo(Structure):
@@ -285,10 +289,7 @@ _SIGNATURES = {
     "es_context_new": (P, []),
     "es_context_free": (None, [P]),
     "es_errmsg": (c_char_p, [P]),
-    "es_context_set_huge_pages": (None, [P, c_int]),
-    "es_context_set_pages_ahead": (None, [P, c_int]),
-    "es_context_set_direct_io": (None, [P, c_int]),
-    "es_context_set_cpu_isa": (c_int, [P, c_char_p]),
+    "es_context_set": (c_int, [P, c_char_p, c_char_p]),
     "es_flag_name": (c_char_p, [ctypes.c_uint]),
     "es_cost_table_free": (None, [P]),
     "es_cost_table_size": (c_size_t, [P]),
@@ -296,7 +297,6 @@ _SIGNATURES = {
     "es_cost_table_write": (c_int, [P, P, c_char_p]),
     "es_cost_table_compress_ahead": (c_int, [P, P]),
     "es_cost_table_read": (c_int, [P, c_char_p, POINTER(P)]),
-    "es_cost_table_skip_count": (c_size_t, [P]),
     "es_cost_table_skip": (c_char_p, [P, c_size_t]),
     "es_cost_table_shard_file": (c_int, [P, c_char_p, POINTER(c_uint64), POINTER(c_int64),
                                          POINTER(c_uint32)]),
@@ -309,17 +309,11 @@ _SIGNATURES = {
     "es_plan_build_subset": (c_int, [P, POINTER(PlanSettings), P, c_char_p, POINTER(P)]),
     "es_plan_free": (None, [P]),
     "es_plan_get_metrics": (c_int, [P, POINTER(PlanMetrics)]),
-    "es_filter_reason_count": (c_size_t, []),
-    "es_filter_reason_name_at": (c_char_p, [c_size_t]),
-    "es_plan_filtered": (c_uint64, [P, c_size_t]),
-    "es_plan_token_note": (c_char_p, [P]),
-    "es_plan_rank_load": (c_int, [P, c_uint32, POINTER(PlanLoad)]),
-    "es_plan_worker_load": (c_int, [P, c_uint32, c_uint32, POINTER(PlanLoad)]),
+    "es_plan_rank_load": (c_int, [P, c_uint32, c_int32, POINTER(PlanLoad)]),
     "es_plan_rank_shard_count": (c_size_t, [P, c_uint32, c_uint32]),
     "es_plan_rank_shard": (c_int, [P, P, c_uint32, c_uint32, c_size_t, POINTER(c_char_p)]),
     "es_plan_batch_count": (c_size_t, [P, c_uint32]),
     "es_plan_batch_info": (c_int, [P, c_uint32, c_size_t, POINTER(PlanBatch)]),
-    "es_plan_remainder_count": (c_size_t, [P]),
     "es_plan_remainder_row": (c_size_t, [P, c_size_t]),
     "es_plan_reshard_info_get": (c_int, [P, POINTER(ReshardInfo)]),
     "es_plan_write": (c_int, [P, P, c_char_p, STRS, c_size_t]),
@@ -328,20 +322,17 @@ _SIGNATURES = {
     "es_plan_dir_get_info": (c_int, [P, POINTER(PlanDirInfo)]),
     "es_plan_dir_settings": (c_int, [P, POINTER(PlanSettings)]),
     "es_plan_dir_metrics": (c_int, [P, POINTER(PlanMetrics)]),
-    "es_plan_dir_filtered": (c_uint64, [P, c_size_t]),
     "es_plan_dir_reshard_info": (c_int, [P, POINTER(ReshardInfo)]),
     "es_plan_dir_input": (c_char_p, [P, c_size_t, POINTER(c_uint64)]),
-    "es_plan_dir_rank_load": (c_int, [P, c_uint32, POINTER(PlanLoad)]),
-    "es_plan_dir_worker_load": (c_int, [P, c_uint32, c_uint32, POINTER(PlanLoad)]),
+    "es_plan_dir_rank_load": (c_int, [P, c_uint32, c_int32, POINTER(PlanLoad)]),
     "es_plan_dir_rank_file": (c_char_p, [P, c_uint32, c_int32]),
     "es_plan_dir_check_files": (c_int, [P, P]),
     "es_is_cost_table": (c_int, [c_char_p]),
     "es_recipe_read": (c_int, [P, c_char_p, STRS, c_size_t, POINTER(P)]),
     "es_recipe_free": (None, [P]),
     "es_recipe_get_info": (c_int, [P, POINTER(RecipeInfo)]),
-    "es_recipe_plan_settings": (c_int, [P, POINTER(PlanSettings)]),
-    "es_recipe_simulate_settings": (c_int, [P, POINTER(SimulateSettings)]),
-    "es_recipe_validate_data_settings": (c_int, [P, POINTER(ValidateDataSettings)]),
+    "es_recipe_settings": (c_int, [P, POINTER(PlanSettings), POINTER(SimulateSettings),
+                                   POINTER(ValidateDataSettings)]),
     "es_simulate_defaults": (None, [POINTER(SimulateSettings), c_enum]),
     "es_describe_json": (c_int, [P, P, c_enum, POINTER(CostModel), POINTER(c_void_p)]),
     "es_free": (None, [c_void_p]),
@@ -350,21 +341,16 @@ _SIGNATURES = {
                                                POINTER(c_enum)]),
     "es_simulate_result_free": (None, [P]),
     "es_simulate_input_info": (c_int, [P, POINTER(SimulateInput)]),
-    "es_simulate_filtered": (c_uint64, [P, c_size_t]),
     "es_simulate_epoch_count": (c_size_t, [P]),
     "es_simulate_epoch_info": (c_int, [P, c_size_t, POINTER(SimulateEpoch)]),
-    "es_simulate_rank_info": (c_int, [P, c_size_t, c_uint32, POINTER(SimulateRank)]),
-    "es_simulate_worker_info": (c_int, [P, c_size_t, c_uint32, c_uint32, POINTER(SimulateRank)]),
+    "es_simulate_rank_info": (c_int, [P, c_size_t, c_uint32, c_int32, POINTER(SimulateRank)]),
     "es_simulate_rank_shard": (c_char_p, [P, c_size_t, c_uint32, c_size_t]),
-    "es_simulate_plan_count": (c_size_t, [P]),
     "es_simulate_plan_info": (c_int, [P, c_size_t, POINTER(SimulatePlan)]),
     "es_simulate_plan_rank": (c_int, [P, c_size_t, c_uint32, POINTER(PlanLoad)]),
     "es_simulate_write_json": (c_int, [P, P, c_char_p]),
     "es_validate_defaults": (None, [POINTER(ValidateSettings)]),
-    "es_validate_host": (c_int, [P, POINTER(ValidateSettings), POINTER(EmbMatrix),
-                                 POINTER(EmbMatrix), POINTER(EmbSpeakers), POINTER(P)]),
-    "es_validate_device": (c_int, [P, POINTER(ValidateSettings), POINTER(EmbMatrix),
-                                   POINTER(EmbMatrix), POINTER(EmbSpeakers), POINTER(P)]),
+    "es_validate_matrices": (c_int, [P, POINTER(ValidateSettings), POINTER(EmbMatrix),
+                                     POINTER(EmbMatrix), POINTER(EmbSpeakers), c_int, POINTER(P)]),
     "es_validate": (c_int, [P, POINTER(ValidateSettings), POINTER(EmbSources), P, POINTER(P)]),
     "es_validate_data_defaults": (None, [POINTER(ValidateDataSettings)]),
     "es_validate_data": (c_int, [P, POINTER(ValidateDataSettings), P, P]),
@@ -372,7 +358,6 @@ _SIGNATURES = {
     "es_cost_table_set_speech_tokens": (c_int, [P, P, c_char_p, POINTER(SpeechTokenStats)]),
     "es_validate_result_free": (None, [P]),
     "es_validate_count": (c_size_t, [P, c_int]),
-    "es_validate_finding_count": (c_size_t, [P]),
     "es_validate_finding": (c_int, [P, c_size_t, POINTER(Finding)]),
     "es_validate_result_info": (c_int, [P, POINTER(ValidateInfo)]),
     "es_validate_write_json": (c_int, [P, P, c_char_p]),
@@ -380,7 +365,6 @@ _SIGNATURES = {
     "es_row_reader_free": (None, [P]),
     "es_row_reader_format": (c_char_p, [P]),
     "es_row_reader_count": (c_int, [P, P, POINTER(c_uint64)]),
-    "es_row_reader_column_count": (c_size_t, [P]),
     "es_row_reader_column_name": (c_char_p, [P, c_size_t]),
     "es_row_reader_read": (c_int, [P, P, POINTER(c_uint64), c_size_t, STRS, c_size_t,
                                    POINTER(POINTER(Row))]),
@@ -389,13 +373,8 @@ _SIGNATURES = {
     "es_tokenizer_free": (None, [P]),
     "es_tokenizer_encode": (c_int, [P, P, c_char_p, c_size_t, POINTER(POINTER(c_uint32)),
                                     POINTER(c_size_t)]),
-    "es_tokenizer_count": (c_int, [P, P, c_char_p, c_size_t, POINTER(c_size_t)]),
     "es_tokenizer_get_info": (c_int, [P, POINTER(TokenizerInfo)]),
     "es_tokenizer_load_symbols": (c_int, [P, c_char_p, c_char_p, c_int, POINTER(c_void_p)]),
-    "es_tokenizer_kind": (c_char_p, [P]),
-    "es_simulate_token_note": (c_char_p, [P]),
-    "es_validate_token_note": (c_char_p, [P]),
-    "es_cost_term_name": (c_char_p, [c_int]),
     "es_simulate_step_time_info": (c_int, [P, c_size_t, POINTER(SimulateStepTime),
                                            POINTER(c_double)]),
     "es_calibrate_defaults": (None, [POINTER(CalibrateSettings)]),
@@ -408,6 +387,8 @@ _SIGNATURES = {
 }
 
 ALL_WORKERS = 0xFFFFFFFF  # ES_PLAN_ALL_WORKERS
+ENUM_FILTER_REASON = 9  # ES_ENUM_FILTER_REASON
+ENUM_COST_TERM = 10  # ES_ENUM_COST_TERM
 NO_ROW = ctypes.c_size_t(-1).value  # ES_NO_ROW
 
 _here = os.path.dirname(os.path.abspath(__file__))

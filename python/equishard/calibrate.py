@@ -20,11 +20,9 @@ CalibrationTerm = _record("CalibrationTerm", _ffi.CalibrationTerm)
 
 def term_names():
     """The cost terms in es_cost_term order: w_frames, w_frames_sq, ..., w_batch."""
-    names, i = [], 0
-    while (n := lib().es_cost_term_name(i)) is not None:
-        names.append(n.decode())
-        i += 1
-    return names
+    L = lib()
+    return [L.es_enum_name(_ffi.ENUM_COST_TERM, i).decode()
+            for i in range(L.es_enum_size(_ffi.ENUM_COST_TERM))]
 
 
 class Calibration(_Handle):

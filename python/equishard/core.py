@@ -18,6 +18,7 @@ import contextlib
 import ctypes
 import ctypes.util
 import dataclasses
+import itertools
 import os
 import threading
 from ctypes import byref, c_char_p, c_int32, c_size_t, c_void_p
@@ -89,11 +90,6 @@ def _strings(items, name="inputs"):
     return arr, len(items)
 
 
-def _env_on(name):
-    """A setting the environment turns off with "0" (as the CLI reads it)."""
-    return 0 if os.environ.get(name) == "0" else 1
-
-
 class _Context:
     """One es_context for one call: `with _Context() as ctx: ctx.check(rc)`.
     The library reads no environment: the EQUISHARD_* settings docs/USAGE.md
@@ -103,12 +99,11 @@ class _Context:
         self.ptr = lib().es_context_new()
         if not self.ptr:
             raise MemoryError("es_context_new")
-        lib().es_context_set_huge_pages(self.ptr, _env_on("EQUISHARD_HUGE_PAGES"))
-        lib().es_context_set_pages_ahead(self.ptr, _env_on("EQUISHARD_PAGES_AHEAD"))
-        lib().es_context_set_direct_io(self.ptr, _env_on("EQUISHARD_DIRECT_IO"))
-        isa = os.environ.get("EQUISHARD_CPU_ISA")
-        if isa:  # too long: the best, as the command line takes it
-            lib().es_context_set_cpu_isa(self.ptr, os.fsencode(isa))
+        # as the command line takes them: unset or anything but "0" on; a
+        # CPU_ISA too long the best
+        for name in ("huge_pages", "pages_ahead", "direct_io", "cpu_isa"):
+            value = os.environ.get("EQUISHARD_" + name.upper())
+            lib().es_context_set(self.ptr, name.encode(), None if value is None else os.fsencode(value))
         return self
 
     def check(self, rc):
@@ -119,15 +114,34 @@ class _Context:
         lib().es_context_free(self.ptr)
 
 
+def _listed(fn, end):
+    """[fn(0), fn(1), ...] up to the first that returns `end` (the header's "past
+    the last": NULL, ES_NO_ROW)."""
+    out = []
+    while True:
+        v = fn(len(out))
+        if v == end:
+            return out
+        out.append(v)
+
+
+# struct fields the records leave out: the objects carry them as attributes of
+# their own (Plan.token_note, SimulateResult.token_note, ValidateResult.token_note)
+_NOT_RECORDED = frozenset({"token_note"})
+
+
 def _record(name, struct, extra=()):
     """A frozen dataclass with the ctypes structure's fields (strings decoded) plus extra."""
-    fields = [(f, object) for f, _ in struct._fields_] + [(f, object) for f in extra]
+    fields = [(f, object) for f, _ in struct._fields_ if f not in _NOT_RECORDED]
+    fields += [(f, object) for f in extra]
     return dataclasses.make_dataclass(name, fields, frozen=True)
 
 
 def _values(s, **extra):
     out = {}
     for f, t in s._fields_:
+        if f in _NOT_RECORDED:
+            continue
         v = getattr(s, f)
         out[f] = _str(v) if t is c_char_p else v
     out.update(extra)
@@ -274,7 +288,7 @@ class CostTable(_Handle):
         """Lines "FILE: MEMBER: PROBLEM" that on_error="skip" left out."""
         L = lib()
         with self._use() as p:
-            return [_str(L.es_cost_table_skip(p, i)) for i in range(L.es_cost_table_skip_count(p))]
+            return [_str(s) for s in _listed(lambda i: L.es_cost_table_skip(p, i), None)]
 
     def shard_file(self, shard):
         """(size, mtime_ns) of the shard file as measure found it (the table's
@@ -406,15 +420,17 @@ def _paths(t, owner="table"):
     return [] if isinstance(t, CostTable) else _args.paths(f"{owner}: table", t)
 
 
-def _filtered(count_fn, handle):
+def _filtered(counts):
+    """{reason: count} of a filtered-by-reason array (es_plan_metrics.filtered_by_reason,
+    es_simulate_input.filtered), reason 0 (kept) left out."""
     L = lib()
-    return {_str(L.es_filter_reason_name_at(i)): count_fn(handle, i)
-            for i in range(1, L.es_filter_reason_count())}
+    return {_str(L.es_enum_name(_ffi.ENUM_FILTER_REASON, i)): counts[i]
+            for i in range(1, L.es_enum_size(_ffi.ENUM_FILTER_REASON))}
 
 
 # ---- plan ----------------------------------------------------------------------
 
-PlanMetrics = _record("PlanMetrics", _ffi.PlanMetrics, extra=("filtered_by_reason",))
+PlanMetrics = _record("PlanMetrics", _ffi.PlanMetrics)  # filtered_by_reason: a dict
 Load = _record("Load", _ffi.PlanLoad)
 ReshardInfo = _record("ReshardInfo", _ffi.ReshardInfo)
 
@@ -447,8 +463,8 @@ class Plan(_Handle):
         table._pin()
         s = _ffi.PlanMetrics()
         lib().es_plan_get_metrics(ptr, byref(s))
-        self.metrics = PlanMetrics(**_values(s, filtered_by_reason=_filtered(lib().es_plan_filtered, ptr)))
-        self.token_note = _str(lib().es_plan_token_note(ptr))
+        self.metrics = PlanMetrics(**_values(s, filtered_by_reason=_filtered(s.filtered_by_reason)))
+        self.token_note = _str(s.token_note)
 
     def close(self):
         with self._lock:
@@ -475,11 +491,11 @@ class Plan(_Handle):
     @property
     def loads(self):
         """Per rank: Load(cost, utterances, frames, batches)."""
-        return [self._load(lib().es_plan_rank_load, r) for r in range(self.world_size)]
+        return [self._load(lib().es_plan_rank_load, r, -1) for r in range(self.world_size)]
 
     @property
     def worker_loads(self):
-        return [[self._load(lib().es_plan_worker_load, r, w) for w in range(self.workers)]
+        return [[self._load(lib().es_plan_rank_load, r, w) for w in range(self.workers)]
                 for r in range(self.world_size)]
 
     def shards(self, rank, worker=None):
@@ -529,7 +545,7 @@ class Plan(_Handle):
         """Batch mode, remainder drop/carry: the CostRows left out (remainder.tsv)."""
         L = lib()
         with self._use() as p:
-            rows = [L.es_plan_remainder_row(p, i) for i in range(L.es_plan_remainder_count(p))]
+            rows = _listed(lambda i: L.es_plan_remainder_row(p, i), _ffi.NO_ROW)
         return [self.table[r] for r in rows]
 
     @property
@@ -603,7 +619,7 @@ def plan(table: "typing.Union[CostTable, Paths]", world_size: int, workers: int 
 
 # ---- simulate -------------------------------------------------------------------
 
-SimulateInput = _record("SimulateInput", _ffi.SimulateInput, extra=("filtered",))
+SimulateInput = _record("SimulateInput", _ffi.SimulateInput)  # filtered: a dict
 SimulateRank = _record("SimulateRank", _ffi.SimulateRank, extra=("shards", "workers"))
 SimulateEpoch = _record("SimulateEpoch", _ffi.SimulateEpoch, extra=("ranks", "step_time"))
 SimulatePlan = _record("SimulatePlan", _ffi.SimulatePlan, extra=("ranks",))
@@ -620,14 +636,15 @@ class SimulateResult(_Handle):
         L = lib()
         inp = _ffi.SimulateInput()
         L.es_simulate_input_info(ptr, byref(inp))
-        self.input = SimulateInput(**_values(inp, filtered=_filtered(L.es_simulate_filtered, ptr)))
+        self.input = SimulateInput(**_values(inp, filtered=_filtered(inp.filtered)))
         # "" unless rows lacked text token counts (the note the CLI prints)
-        self.token_note = _str(L.es_simulate_token_note(ptr))
+        self.token_note = _str(inp.token_note)
         self.epochs = [self._epoch(e, world_size, workers) for e in range(L.es_simulate_epoch_count(ptr))]
         self.plans = []
-        for i in range(L.es_simulate_plan_count(ptr)):
-            sp, load = _ffi.SimulatePlan(), _ffi.PlanLoad()
-            L.es_simulate_plan_info(ptr, i, byref(sp))
+        sp, load = _ffi.SimulatePlan(), _ffi.PlanLoad()
+        for i in itertools.count():
+            if L.es_simulate_plan_info(ptr, i, byref(sp)) != 0:  # past the last
+                break
             ranks = []
             for r in range(world_size if sp.available else 0):
                 L.es_simulate_plan_rank(ptr, i, r, byref(load))
@@ -644,9 +661,9 @@ class SimulateResult(_Handle):
         for r in range(world_size):
             ws = []
             for w in range(workers):
-                L.es_simulate_worker_info(p, e, r, w, byref(rk))
+                L.es_simulate_rank_info(p, e, r, w, byref(rk))
                 ws.append(SimulateRank(**_values(rk, shards=None, workers=None)))
-            L.es_simulate_rank_info(p, e, r, byref(rk))
+            L.es_simulate_rank_info(p, e, r, -1, byref(rk))
             shards = [_str(L.es_simulate_rank_shard(p, e, r, i)) for i in range(rk.n_shards)]
             ranks.append(SimulateRank(**_values(rk, shards=shards, workers=ws)))
         st = _ffi.SimulateStepTime()
@@ -713,11 +730,11 @@ def read_plan_dir(outdir, check_files=False):
             ranks, workers = [], []
             for r in range(info.n_ranks):
                 load = _ffi.PlanLoad()
-                L.es_plan_dir_rank_load(d, r, byref(load))
+                L.es_plan_dir_rank_load(d, r, -1, byref(load))
                 ranks.append(Load(**_values(load)))
                 row = []
                 for w in range(info.workers):
-                    L.es_plan_dir_worker_load(d, r, w, byref(load))
+                    L.es_plan_dir_rank_load(d, r, w, byref(load))
                     row.append(Load(**_values(load)))
                 workers.append(row)
             files = {}
@@ -726,9 +743,7 @@ def read_plan_dir(outdir, check_files=False):
                     f = L.es_plan_dir_rank_file(d, r, -1 if w is None else w)
                     if f is not None:
                         files[(r, w)] = _str(f)
-            metrics = PlanMetrics(**_values(m, filtered_by_reason={
-                _str(L.es_filter_reason_name_at(i)): L.es_plan_dir_filtered(d, i)
-                for i in range(1, L.es_filter_reason_count())}))
+            metrics = PlanMetrics(**_values(m, filtered_by_reason=_filtered(m.filtered_by_reason)))
             ps = _ffi.PlanSettings()
             L.es_plan_dir_settings(d, byref(ps))
             settings = dict(world_size=ps.world_size, workers=ps.workers,
@@ -905,7 +920,7 @@ class ValidateResult(_Handle):
         self.counts = {name: L.es_validate_count(ptr, i) for i, name in enumerate(names)}
         self.findings = []
         row = lambda r: None if r == _ffi.NO_ROW else r  # noqa: E731
-        for i in range(L.es_validate_finding_count(ptr)):
+        for i in range(L.es_validate_count(ptr, -1)):
             L.es_validate_finding(ptr, i, byref(f))
             self.findings.append(Finding(names[f.check], ENUMS.name("kind", f.kind), _str(f.key), row(f.row),
                                          f.value, _str(f.other), row(f.other_row)))
@@ -915,7 +930,7 @@ class ValidateResult(_Handle):
         v["device"] = ENUMS.name("device", info.device)
         self.info = ValidateInfo(**v)
         # after the data checks: "" unless rows lacked text token counts
-        self.token_note = _str(L.es_validate_token_note(ptr))
+        self.token_note = _str(info.token_note)
 
     def rows(self, check, kind="utt"):
         """Rows (matrix or source entry ordinals) the check found, in order."""
@@ -962,7 +977,7 @@ def _embedded_sources(src, inputs, table):
             src.utt_emb = inputs[0]
         if flags & spk_flag:
             src.spk_emb = inputs[0]
-    elif n == 0 and L.es_cost_table_skip_count(table) == 0:
+    elif n == 0 and L.es_cost_table_skip(table, 0) is None:
         raise ValueError("validate: nothing to validate: no embeddings (utt_emb=/spk_emb=, or "
                          "embedding columns in the lists) and no utterances")
 
@@ -1116,8 +1131,8 @@ def validate_tensor(data, n, dim, device="cpu", stream=0, dtype="float32", keys=
     _address: numpy arr, torch tensor, array('f'), ctypes array; with
     device="cuda" also a device pointer as an int). A buffer smaller than
     n x dim x the dtype's size raises ValueError.
-    device "cpu"/"auto": host memory (es_validate_host); "cuda": device memory
-    (es_validate_device; `stream` is synchronized first). speakers: per row the
+    device "cpu"/"auto": host memory (es_validate_matrices); "cuda": device memory
+    (es_validate_matrices with device_memory 1; `stream` is synchronized first). speakers: per row the
     speaker index (-1 none); spk_data: the speaker matrix (spk_n rows). The matrix
     must stay alive and unchanged during the call. -> ValidateResult; .rows(check)
     gives the offending row indices."""
@@ -1180,11 +1195,11 @@ def validate_tensor(data, n, dim, device="cpu", stream=0, dtype="float32", keys=
         spks = _ffi.EmbSpeakers(ids, known)
     if device == "cuda" and stream:
         _sync_stream(stream)
-    fn = lib().es_validate_device if device == "cuda" else lib().es_validate_host
     out = c_void_p()
     with _Context() as ctx:
-        ctx.check(fn(ctx.ptr, byref(s), byref(utt), spk and byref(spk), spks and byref(spks),
-                     byref(out)))
+        ctx.check(lib().es_validate_matrices(ctx.ptr, byref(s), byref(utt), spk and byref(spk),
+                                             spks and byref(spks), int(device == "cuda"),
+                                             byref(out)))
     return ValidateResult(out.value)
 
 

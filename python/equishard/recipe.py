@@ -80,11 +80,17 @@ def tokenizer_for(recipe, inputs, tokenizer):
     return None
 
 
+_SETTINGS_ARG = ("plan", "simulate", "validate_data")  # es_recipe_settings' plan, sim, data
+
+
 def apply(recipe, fn, settings):
-    """es_recipe_<fn>_settings(recipe, settings) when there is a recipe."""
+    """es_recipe_settings(recipe, ...) with settings as its `fn` argument ("plan",
+    "simulate" or "validate_data"), when there is a recipe."""
     if recipe is not None:
+        args = [None] * len(_SETTINGS_ARG)
+        args[_SETTINGS_ARG.index(fn)] = byref(settings)
         with recipe._use() as r:
-            getattr(lib(), f"es_recipe_{fn}_settings")(r, byref(settings))
+            lib().es_recipe_settings(r, *args)
     return settings
 
 

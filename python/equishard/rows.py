@@ -18,7 +18,7 @@ from ctypes import byref, c_uint64, c_void_p
 
 from . import _args, _ffi
 from ._ffi import lib
-from .core import _Context, _Handle
+from .core import _Context, _Handle, _listed
 
 # packed list elements -> array typecodes (sizes checked below)
 _ARRAY = {_ffi.VALUE_BOOL: "B", _ffi.VALUE_INT32: "i", _ffi.VALUE_UINT32: "I",
@@ -100,8 +100,7 @@ class RowReader(_Handle):
         """Parquet: the top-level column names in schema order; tar: []."""
         L = lib()
         with self._use() as p:
-            return [_decode(L.es_row_reader_column_name(p, i))
-                    for i in range(L.es_row_reader_column_count(p))]
+            return [_decode(n) for n in _listed(lambda i: L.es_row_reader_column_name(p, i), None)]
 
     @property
     def num_rows(self):

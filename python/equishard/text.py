@@ -51,9 +51,9 @@ class Tokenizer(_Handle):
                 rc = lib().es_tokenizer_load_symbols(ctx.ptr, table, nls, split, byref(ptr))
             ctx.check(rc)
         super().__init__(ptr.value)
-        self.kind = _str(lib().es_tokenizer_kind(self._ptr))
         info = TokenizerInfo()
         lib().es_tokenizer_get_info(self._ptr, byref(info))
+        self.kind = _str(info.kind)
         self.path, self.files, self.specials = _str(info.path), _str(info.files), _str(info.specials)
         self.vocab_size, self.digest = info.vocab_size, f"{info.digest:016x}"
 
@@ -82,7 +82,7 @@ class Tokenizer(_Handle):
         data = self._text(text)
         n = c_size_t()
         with self._use() as p, _Context() as ctx:
-            ctx.check(lib().es_tokenizer_count(ctx.ptr, p, data, len(data), byref(n)))
+            ctx.check(lib().es_tokenizer_encode(ctx.ptr, p, data, len(data), None, byref(n)))
         return n.value
 
     __call__ = encode

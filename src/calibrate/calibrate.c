@@ -260,7 +260,7 @@ static int check_fit(es_context *ctx, const es_calibration *c, const double *w)
         if (!isfinite(w[j]) || w[j] > ES_COST_WEIGHT_MAX)
             return es_fail(ctx, ES_ERR_FORMAT, "calibrate: the fitted %s is %g, above %g s a "
                            "unit: the step times are out of range (%g to %g s)",
-                           es_cost_term_name(j), w[j], ES_COST_WEIGHT_MAX, lo, hi);
+                           es_enum_name(ES_ENUM_COST_TERM, j), w[j], ES_COST_WEIGHT_MAX, lo, hi);
         any |= w[j] > 0;
     }
     const struct {
@@ -320,7 +320,7 @@ static int fit_and_report(es_context *ctx, es_calibration *c, double *buf)
             part[j] += w[j] * c->steps[i].x[j], total += w[j] * c->steps[i].x[j];
     for (int j = 0; j < ES_TERM_COUNT && rc == ES_OK; j++) {
         es_calibration_term *t = &c->terms[j];
-        t->name = es_cost_term_name(j);
+        t->name = es_enum_name(ES_ENUM_COST_TERM, j);
         t->fitted = mask >> j & 1;
         t->weight = w[j];
         t->share = total > 0 ? part[j] / total : 0;

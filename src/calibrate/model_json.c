@@ -60,7 +60,7 @@ static json_t *weights(const es_cost_model *m)
                                      m->w_missing_emb, m->w_overhead, m->w_batch};
     json_t *o = json_object();
     for (int j = 0; j < ES_TERM_COUNT; j++)
-        json_object_set_new(o, es_cost_term_name(j), json_real(w[j]));
+        json_object_set_new(o, es_enum_name(ES_ENUM_COST_TERM, j), json_real(w[j]));
     return o;
 }
 
@@ -162,10 +162,10 @@ ES_API int es_cost_model_read(es_context *ctx, const char *path, es_cost_model *
                                     &got.w_speech_tokens, &got.w_missing_emb, &got.w_overhead,
                                     &got.w_batch};
     for (int j = 0; j < ES_TERM_COUNT && rc == ES_OK; j++) {
-        json_t *v = json_object_get(w, es_cost_term_name(j));
+        json_t *v = json_object_get(w, es_enum_name(ES_ENUM_COST_TERM, j));
         double d = json_number_value(v);
         if (!json_is_number(v) || !(d >= 0) || !isfinite(d))
-            rc = es_fail(ctx, ES_ERR_FORMAT, "%s: weights.%s is %s", path, es_cost_term_name(j),
+            rc = es_fail(ctx, ES_ERR_FORMAT, "%s: weights.%s is %s", path, es_enum_name(ES_ENUM_COST_TERM, j),
                          v ? "not a number >= 0" : "missing");
         *field[j] = d;
     }

@@ -40,29 +40,26 @@ es_context *es_context_new_like(const es_context *parent)
     return c;
 }
 
-ES_API void es_context_set_pages_ahead(es_context *ctx, int on)
-{
-    if (ctx)
-        ctx->no_pages_ahead = !on;
-}
+/* "0" turns an on/off setting off; NULL or anything else leaves it on (as the
+ * CLI reads the environment). */
+static int on_unless_zero(const char *value) { return !(value && strcmp(value, "0") == 0); }
 
-ES_API void es_context_set_huge_pages(es_context *ctx, int on)
+ES_API int es_context_set(es_context *ctx, const char *name, const char *value)
 {
-    if (ctx)
-        ctx->no_huge_pages = !on;
-}
-
-ES_API void es_context_set_direct_io(es_context *ctx, int on)
-{
-    if (ctx)
-        ctx->no_direct_io = !on;
-}
-
-ES_API int es_context_set_cpu_isa(es_context *ctx, const char *name)
-{
-    if (!ctx || (name && strlen(name) >= sizeof ctx->cpu_isa))
+    if (!ctx || !name)
         return ES_ERR_USAGE;
-    snprintf(ctx->cpu_isa, sizeof ctx->cpu_isa, "%s", name ? name : "");
+    if (strcmp(name, "huge_pages") == 0)
+        ctx->no_huge_pages = !on_unless_zero(value);
+    else if (strcmp(name, "pages_ahead") == 0)
+        ctx->no_pages_ahead = !on_unless_zero(value);
+    else if (strcmp(name, "direct_io") == 0)
+        ctx->no_direct_io = !on_unless_zero(value);
+    else if (strcmp(name, "cpu_isa") == 0) {
+        if (value && strlen(value) >= sizeof ctx->cpu_isa)
+            return ES_ERR_USAGE;
+        snprintf(ctx->cpu_isa, sizeof ctx->cpu_isa, "%s", value ? value : "");
+    } else
+        return ES_ERR_USAGE;
     return ES_OK;
 }
 

@@ -13,7 +13,7 @@
 
 #include <stdarg.h>
 
-/* Settings (es_context_set_*) are stored so that a zeroed context
+/* Settings (es_context_set) are stored so that a zeroed context
  * (`es_context ctx = {0}`) has the defaults: every "no_" switch off, the
  * best CPU backend. */
 struct es_context {

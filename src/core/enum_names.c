@@ -24,12 +24,20 @@ static const struct {
     [ES_ENUM_DEVICE] = {"device", NAMES("auto", "cpu", "cuda")},
     [ES_ENUM_DTYPE] = {"dtype", NAMES("float32", "float16", "bfloat16")},
     [ES_ENUM_KIND] = {"kind", NAMES("utt", "spk", "data")},
+    /* src/loader/cost_model.h's es_filter_reason, in its order */
+    [ES_ENUM_FILTER_REASON] = {"filter_reason",
+                               NAMES("kept", "no_audio", "too_short", "too_long", "too_few_tokens",
+                                     "too_many_tokens", "no_speech_token", "ratio_low",
+                                     "ratio_high", "bad_text")},
+    [ES_ENUM_COST_TERM] = {"cost_term", NAMES("w_frames", "w_frames_sq", "w_text", "w_speech_tokens",
+                                              "w_missing_emb", "w_overhead", "w_batch")},
 };
 
 /* The tables above follow the header's enums; a value added there must be named here. */
 _Static_assert(ES_ON_ERROR_SKIP == 1 && ES_PLAN_RESHARD == 2 && ES_REMAINDER_CARRY == 2 &&
                    ES_COMPRESS_AUTO == 4 && ES_LOADER_WENET == 1 && ES_CHECK_COUNT == 14 &&
-                   ES_DEVICE_CUDA == 2 && ES_DTYPE_BF16 == 2 && ES_KIND_DATA == 2,
+                   ES_DEVICE_CUDA == 2 && ES_DTYPE_BF16 == 2 && ES_KIND_DATA == 2 &&
+                   ES_TERM_COUNT == 7,
                "a public enum changed: update src/core/enum_names.c");
 
 ES_API const char *es_enum_field(int e)

@@ -79,8 +79,6 @@ ES_API int es_cost_table_row(const es_cost_table *t, size_t i, es_cost_row *row)
     return ES_OK;
 }
 
-ES_API size_t es_cost_table_skip_count(const es_cost_table *t) { return t ? t->n_skips : 0; }
-
 ES_API const char *es_cost_table_skip(const es_cost_table *t, size_t i)
 {
     return t && i < t->n_skips ? t->skips[i].msg : NULL;

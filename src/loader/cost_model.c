@@ -11,11 +11,9 @@
 
 const char *es_filter_reason_name(es_filter_reason r)
 {
-    static const char *const names[ES_DROP_REASONS] = {
-        "kept", "no_audio", "too_short", "too_long", "too_few_tokens",
-        "too_many_tokens", "no_speech_token", "ratio_low", "ratio_high", "bad_text",
-    };
-    return (unsigned)r < ES_DROP_REASONS ? names[r] : "unknown";
+    /* the names are the public enum's (src/core/enum_names.c) */
+    const char *name = es_enum_name(ES_ENUM_FILTER_REASON, (int)r);
+    return name ? name : "unknown";
 }
 
 ES_API void es_cost_model_defaults(es_cost_model *m)
@@ -170,10 +168,10 @@ int es_cost_model_check_weights(es_context *ctx, const char *where, const char *
     for (int j = 0; j < ES_TERM_COUNT; j++) {
         if (!(w[j] >= 0) || !isfinite(w[j]))
             return es_fail(ctx, ES_ERR_USAGE, "%s: %s%s is %g: a weight is a finite number >= 0",
-                           where, prefix, es_cost_term_name(j), w[j]);
+                           where, prefix, es_enum_name(ES_ENUM_COST_TERM, j), w[j]);
         if (w[j] > ES_COST_WEIGHT_MAX)
             return es_fail(ctx, ES_ERR_USAGE, "%s: %s%s is %g, above %g s a unit: costs would "
-                           "not be finite", where, prefix, es_cost_term_name(j), w[j],
+                           "not be finite", where, prefix, es_enum_name(ES_ENUM_COST_TERM, j), w[j],
                            ES_COST_WEIGHT_MAX);
         any |= w[j] > 0;
     }
@@ -185,15 +183,6 @@ int es_cost_model_check_weights(es_context *ctx, const char *where, const char *
 }
 
 /* ---- a batch's terms as the loader pads it (calibration) --------------------- */
-
-ES_API const char *es_cost_term_name(int term)
-{
-    static const char *const names[ES_TERM_COUNT] = {
-        "w_frames", "w_frames_sq", "w_text", "w_speech_tokens", "w_missing_emb", "w_overhead",
-        "w_batch",
-    };
-    return term >= 0 && term < ES_TERM_COUNT ? names[term] : NULL;
-}
 
 ES_API int es_cost_batch_terms(const es_cost_model *m, const es_cost_table *t, const size_t *rows,
                                size_t n, double *x)

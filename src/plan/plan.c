@@ -21,13 +21,6 @@ ES_API void es_plan_defaults(es_plan_settings *s)
     s->compress = ES_COMPRESS_AUTO;
 }
 
-ES_API size_t es_filter_reason_count(void) { return ES_DROP_REASONS; }
-
-ES_API const char *es_filter_reason_name_at(size_t reason)
-{
-    return reason < ES_DROP_REASONS ? es_filter_reason_name((es_filter_reason)reason) : NULL;
-}
-
 ES_API void es_plan_free(es_plan *p)
 {
     if (!p)

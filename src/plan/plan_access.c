@@ -258,12 +258,7 @@ ES_API int es_plan_batch_info(const es_plan *p, uint32_t rank, size_t i, es_plan
     return ES_OK;
 }
 
-ES_API size_t es_plan_remainder_count(const es_plan *p)
-{
-    return p ? p->n_carried : 0;
-}
-
 ES_API size_t es_plan_remainder_row(const es_plan *p, size_t i)
 {
-    return i < es_plan_remainder_count(p) ? p->carried[i] : (size_t)-1;
+    return p && i < p->n_carried ? p->carried[i] : (size_t)-1;
 }

@@ -12,27 +12,19 @@ ES_API int es_plan_get_metrics(const es_plan *p, es_plan_metrics *m)
     if (!p || !m)
         return ES_ERR_USAGE;
     *m = p->metrics;
+    m->filtered_by_reason = p->filtered;
+    m->token_note = p->token_note;
     return ES_OK;
 }
 
-ES_API uint64_t es_plan_filtered(const es_plan *p, size_t reason)
+ES_API int es_plan_rank_load(const es_plan *p, uint32_t rank, int32_t worker, es_plan_load *out)
 {
-    return p && reason < ES_DROP_REASONS ? p->filtered[reason] : 0;
-}
-
-ES_API int es_plan_worker_load(const es_plan *p, uint32_t rank, uint32_t worker,
-                               es_plan_load *out)
-{
-    if (!p || !out || rank >= p->K || worker >= p->W)
+    if (!p || !out || rank >= p->K || (worker >= 0 && (uint32_t)worker >= p->W))
         return ES_ERR_USAGE;
-    *out = p->loads[(size_t)rank * p->W + worker];
-    return ES_OK;
-}
-
-ES_API int es_plan_rank_load(const es_plan *p, uint32_t rank, es_plan_load *out)
-{
-    if (!p || !out || rank >= p->K)
-        return ES_ERR_USAGE;
+    if (worker >= 0) {
+        *out = p->loads[(size_t)rank * p->W + (uint32_t)worker];
+        return ES_OK;
+    }
     memset(out, 0, sizeof *out);
     for (uint32_t w = 0; w < p->W; w++) {
         const es_plan_load *l = &p->loads[(size_t)rank * p->W + w];
@@ -44,4 +36,3 @@ ES_API int es_plan_rank_load(const es_plan *p, uint32_t rank, es_plan_load *out)
     return ES_OK;
 }
 
-ES_API const char *es_plan_token_note(const es_plan *p) { return p ? p->token_note : ""; }

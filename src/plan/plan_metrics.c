@@ -44,7 +44,7 @@ void es_plan_finish_metrics(es_plan *p)
     uint64_t min_b = UINT64_MAX, max_b = 0, all_b = 0;
     for (uint32_t r = 0; r < p->K; r++) {
         es_plan_load rank;
-        es_plan_rank_load(p, r, &rank);
+        es_plan_rank_load(p, r, -1, &rank);
         total += rank.cost;
         if (rank.cost > max)
             max = rank.cost;

@@ -132,38 +132,31 @@ static void apply_model(const es_recipe *r, es_cost_model *m)
         m->frame_rate = f->frame_rate;
 }
 
-ES_API int es_recipe_plan_settings(const es_recipe *r, es_plan_settings *s)
+ES_API int es_recipe_settings(const es_recipe *r, es_plan_settings *plan,
+                              es_simulate_settings *sim, es_validate_data_settings *data)
 {
-    if (!r || !s)
+    if (!r || (!plan && !sim && !data))
         return ES_ERR_USAGE;
-    apply_model(r, &s->model);
-    s->batch_size = r->info.batch_size;
-    if (r->info.max_frames_in_batch)
-        s->max_frames_in_batch = r->info.max_frames_in_batch;
-    s->sort_size = r->info.sort_size;
-    s->recipe = r;
-    return ES_OK;
-}
-
-ES_API int es_recipe_simulate_settings(const es_recipe *r, es_simulate_settings *s)
-{
-    if (!r || !s)
-        return ES_ERR_USAGE;
-    s->loader = r->info.loader;
-    apply_model(r, &s->model);
-    s->batch_size = r->info.batch_size;
-    if (r->info.max_frames_in_batch)
-        s->max_frames_in_batch = r->info.max_frames_in_batch;
-    s->sort_size = r->info.sort_size;
-    s->shuffle_size = r->info.shuffle_size;
-    return ES_OK;
-}
-
-ES_API int es_recipe_validate_data_settings(const es_recipe *r, es_validate_data_settings *s)
-{
-    if (!r || !s)
-        return ES_ERR_USAGE;
-    s->loader = r->info.loader;
-    apply_model(r, &s->model);
+    if (plan) {
+        apply_model(r, &plan->model);
+        plan->batch_size = r->info.batch_size;
+        if (r->info.max_frames_in_batch)
+            plan->max_frames_in_batch = r->info.max_frames_in_batch;
+        plan->sort_size = r->info.sort_size;
+        plan->recipe = r;
+    }
+    if (sim) {
+        sim->loader = r->info.loader;
+        apply_model(r, &sim->model);
+        sim->batch_size = r->info.batch_size;
+        if (r->info.max_frames_in_batch)
+            sim->max_frames_in_batch = r->info.max_frames_in_batch;
+        sim->sort_size = r->info.sort_size;
+        sim->shuffle_size = r->info.shuffle_size;
+    }
+    if (data) {
+        data->loader = r->info.loader;
+        apply_model(r, &data->model);
+    }
     return ES_OK;
 }

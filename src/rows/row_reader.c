@@ -65,14 +65,10 @@ int es_row_reader_count(es_context *ctx, es_row_reader *r, uint64_t *n)
     return r->format->rows_count(ctx, r->state, n);
 }
 
-size_t es_row_reader_column_count(const es_row_reader *r)
-{
-    return r ? r->format->rows_column_count(r->state) : 0;
-}
-
 const char *es_row_reader_column_name(const es_row_reader *r, size_t i)
 {
-    return r ? r->format->rows_column_name(r->state, i) : NULL;
+    return r && i < r->format->rows_column_count(r->state) ? r->format->rows_column_name(r->state, i)
+                                                            : NULL;
 }
 
 typedef struct slot {

@@ -37,8 +37,10 @@ static void plan_one(const es_context *parent, sim_plan_side *side, es_plan_mode
         snprintf(side->method, sizeof side->method, "%s",
                  side->metrics.method ? side->metrics.method : "");
         side->metrics.method = side->method;
+        side->metrics.filtered_by_reason = NULL; /* the replay's input has them */
+        side->metrics.token_note = "";
         for (uint32_t k = 0; k < s->world_size; k++)
-            es_plan_rank_load(p, k, &side->ranks[k]);
+            es_plan_rank_load(p, k, -1, &side->ranks[k]);
         side->available = 1;
     }
     es_plan_free(p);
@@ -63,11 +65,6 @@ void es_sim_plan_side_release(es_simulate_result *r)
         free(r->plan[i].ranks);
         r->plan[i].ranks = NULL;
     }
-}
-
-ES_API size_t es_simulate_plan_count(const es_simulate_result *r)
-{
-    return r ? SIM_PLAN_MODES : 0;
 }
 
 ES_API int es_simulate_plan_info(const es_simulate_result *r, size_t i, es_simulate_plan *out)

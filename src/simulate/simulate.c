@@ -561,11 +561,6 @@ ES_API void es_simulate_result_free(es_simulate_result *r)
     free(r);
 }
 
-ES_API const char *es_simulate_token_note(const es_simulate_result *r)
-{
-    return r ? r->token_note : "";
-}
-
 /* ---- accessors ------------------------------------------------------------------- */
 
 double es_sim_mean(const es_simulate_result *r, double sum)
@@ -591,12 +586,9 @@ ES_API int es_simulate_input_info(const es_simulate_result *r, es_simulate_input
     out->kept = r->kept;
     out->frames = r->kept_frames;
     out->seconds = r->kept_seconds;
+    out->filtered = r->filtered;
+    out->token_note = r->token_note;
     return ES_OK;
-}
-
-ES_API uint64_t es_simulate_filtered(const es_simulate_result *r, size_t reason)
-{
-    return r && reason > 0 && reason < ES_DROP_REASONS ? r->filtered[reason] : 0;
 }
 
 ES_API size_t es_simulate_epoch_count(const es_simulate_result *r)
@@ -659,24 +651,19 @@ static void stats_info(const es_simulate_result *r, const sim_stats *st, es_simu
 }
 
 ES_API int es_simulate_rank_info(const es_simulate_result *r, size_t e, uint32_t rank,
-                                 es_simulate_rank *out)
+                                 int32_t worker, es_simulate_rank *out)
 {
-    if (!r || !out || e >= r->n_epochs || rank >= r->s.world_size)
+    if (!r || !out || e >= r->n_epochs || rank >= r->s.world_size ||
+        (worker >= 0 && (uint32_t)worker >= r->s.workers))
         return ES_ERR_USAGE;
     const sim_epoch *ep = &r->epochs[e];
-    memset(out, 0, sizeof *out);
-    out->n_shards = ep->split.rank_start[rank + 1] - ep->split.rank_start[rank];
-    stats_info(r, &ep->ranks[rank], out);
-    return ES_OK;
-}
-
-ES_API int es_simulate_worker_info(const es_simulate_result *r, size_t e, uint32_t rank,
-                                   uint32_t worker, es_simulate_rank *out)
-{
-    if (!r || !out || e >= r->n_epochs || rank >= r->s.world_size || worker >= r->s.workers)
-        return ES_ERR_USAGE;
-    const sim_epoch *ep = &r->epochs[e];
-    size_t u = (size_t)rank * r->s.workers + worker;
+    if (worker < 0) {
+        memset(out, 0, sizeof *out);
+        out->n_shards = ep->split.rank_start[rank + 1] - ep->split.rank_start[rank];
+        stats_info(r, &ep->ranks[rank], out);
+        return ES_OK;
+    }
+    size_t u = (size_t)rank * r->s.workers + (uint32_t)worker;
     memset(out, 0, sizeof *out);
     out->n_shards = ep->split.worker_start[u + 1] - ep->split.worker_start[u];
     stats_info(r, &ep->workers[u], out);

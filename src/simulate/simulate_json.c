@@ -157,7 +157,7 @@ static json_t *parameters_json(const es_simulate_result *r)
     for (int j = 0; j < ES_TERM_COUNT; j++) {
         const double w[ES_TERM_COUNT] = {m->w_frames, m->w_frames_sq, m->w_text, m->w_speech_tokens,
                                          m->w_missing_emb, m->w_overhead, m->w_batch};
-        SET(cm, es_cost_term_name(j), real(w[j]));
+        SET(cm, es_enum_name(ES_ENUM_COST_TERM, j), real(w[j]));
     }
     json_t *src = json_null();
     if (m->source) {

@@ -200,11 +200,6 @@ ES_API int es_tokenizer_load_symbols(es_context *ctx, const char *symbol_table,
     return ES_OK;
 }
 
-ES_API const char *es_tokenizer_kind(const es_tokenizer *t)
-{
-    return !t ? NULL : t->m.chr ? tok_char_kind(t->m.chr) : "qwen2_bpe";
-}
-
 ES_API void es_tokenizer_free(es_tokenizer *t)
 {
     if (!t)
@@ -218,23 +213,18 @@ ES_API int es_tokenizer_encode(es_context *ctx, es_tokenizer *t, const char *tex
                                const uint32_t **ids, size_t *n)
 {
     es_clear_error(ctx);
-    if (!t || (!text && len) || !ids || !n)
+    if (!t || (!text && len) || !n)
         return es_fail(ctx, ES_ERR_USAGE, "es_tokenizer_encode: invalid argument");
-    *ids = NULL;
+    if (ids)
+        *ids = NULL;
     *n = 0;
     int rc = tok_encode(ctx, &t->m, &t->st, text ? text : "", len);
     if (rc == ES_OK) {
-        *ids = t->st.ids;
+        if (ids)
+            *ids = t->st.ids;
         *n = t->st.n_ids;
     }
     return rc;
-}
-
-ES_API int es_tokenizer_count(es_context *ctx, es_tokenizer *t, const char *text, size_t len,
-                              size_t *n)
-{
-    const uint32_t *ids;
-    return es_tokenizer_encode(ctx, t, text, len, &ids, n);
 }
 
 ES_API int es_tokenizer_get_info(const es_tokenizer *t, es_tokenizer_info *out)
@@ -247,5 +237,6 @@ ES_API int es_tokenizer_get_info(const es_tokenizer *t, es_tokenizer_info *out)
     out->vocab_size = t->m.vocab_size;
     out->added_tokens = t->m.chr ? t->m.n_non_lang : t->m.added.n;
     out->digest = t->m.digest;
+    out->kind = t->m.chr ? tok_char_kind(t->m.chr) : "qwen2_bpe";
     return ES_OK;
 }

@@ -1,7 +1,7 @@
 /* es_vjob_run_cpu: the CPU backend's compilation (cpu_isa.h) for this CPU.
  *
  * The best instruction set the CPU supports, unless the context's cpu_isa
- * setting (es_context_set_cpu_isa; the CLI's EQUISHARD_CPU_ISA) names a lower one ("generic", "avx2", "avx512"): for comparing them on one
+ * setting (es_context_set's "cpu_isa"; the CLI's EQUISHARD_CPU_ISA) names a lower one ("generic", "avx2", "avx512"): for comparing them on one
  * machine (tools/bench/bench_validate) and for ruling one out when in doubt.
  * All give the same bits. */
 #include <stdlib.h>

@@ -44,7 +44,7 @@ static int frames_imbalance(const es_simulate_result *sim, size_t e, uint32_t k,
     double sum = 0, max = 0;
     for (uint32_t rank = 0; rank < k; rank++) {
         es_simulate_rank ri;
-        if (es_simulate_rank_info(sim, e, rank, &ri) != ES_OK)
+        if (es_simulate_rank_info(sim, e, rank, -1, &ri) != ES_OK)
             return ES_ERR_INTERNAL;
         sum += (double)ri.frames;
         if ((double)ri.frames > max)

@@ -79,17 +79,12 @@ void es_validate_result_free(es_validate_result *r)
     free(r);
 }
 
-const char *es_validate_token_note(const es_validate_result *r)
-{
-    return r ? r->token_note : "";
-}
-
 size_t es_validate_count(const es_validate_result *r, int check)
 {
+    if (r && check == -1)
+        return r->n;
     return r && check >= 0 && check < ES_CHECK_COUNT ? r->counts[check] : 0;
 }
-
-size_t es_validate_finding_count(const es_validate_result *r) { return r ? r->n : 0; }
 
 int es_validate_finding(const es_validate_result *r, size_t i, es_finding *out)
 {
@@ -104,6 +99,7 @@ int es_validate_result_info(const es_validate_result *r, es_validate_info *out)
     if (!r || !out)
         return ES_ERR_USAGE;
     *out = r->info;
+    out->token_note = r->token_note;
     return ES_OK;
 }
 

@@ -4,7 +4,7 @@
  * them by check, utterances before speakers, then by `order` (a row or key
  * ordinal), ties in insertion order.
  *
- * Also the internal entry point shared by es_validate_host/_device and the
+ * Also the internal entry point shared by es_validate_matrices and the
  * source-based es_validate(): es_vrun(). */
 #ifndef ES_VALIDATE_RESULT_H
 #define ES_VALIDATE_RESULT_H
@@ -53,7 +53,7 @@ typedef struct es_vset {
     const size_t *src_row;   /* matrix row → row reported (source entry); NULL = same */
 } es_vset;
 
-/* Validates utt and spk (speakers as es_validate_host documents) into r:
+/* Validates utt and spk (speakers as es_validate_matrices documents) into r:
  * dimension, NaN/Inf, norms, centroid cosines, speaker means, duplicates.
  * Rows are in device memory when on_device. Chooses the device per s. */
 int es_vrun(es_context *ctx, const es_validate_settings *s, const es_vset *utt,

@@ -1,4 +1,4 @@
-/* es_validate_host / es_validate_device and the shared es_vrun(): checks the
+/* es_validate_matrices (host or device memory) and the shared es_vrun(): checks the
  * arguments, picks the device, groups utterance rows by speaker, runs a backend
  * over each matrix and turns its per-row results into findings. */
 #include <stdlib.h>
@@ -273,16 +273,9 @@ static int validate(es_context *ctx, const es_validate_settings *s, const es_emb
     return ES_OK;
 }
 
-int es_validate_host(es_context *ctx, const es_validate_settings *s, const es_emb_matrix *utt,
-                     const es_emb_matrix *spk, const es_emb_speakers *speakers,
-                     es_validate_result **out)
+int es_validate_matrices(es_context *ctx, const es_validate_settings *s, const es_emb_matrix *utt,
+                         const es_emb_matrix *spk, const es_emb_speakers *speakers,
+                         int device_memory, es_validate_result **out)
 {
-    return validate(ctx, s, utt, spk, speakers, 0, out);
-}
-
-int es_validate_device(es_context *ctx, const es_validate_settings *s, const es_emb_matrix *utt,
-                       const es_emb_matrix *spk, const es_emb_speakers *speakers,
-                       es_validate_result **out)
-{
-    return validate(ctx, s, utt, spk, speakers, 1, out);
+    return validate(ctx, s, utt, spk, speakers, device_memory != 0, out);
 }

@@ -48,7 +48,7 @@ int es_vjob_run_cpu_isa(es_context *ctx, const es_vjob *job, es_cpu_isa isa);
 /* Whether this build has the compilation and the CPU runs it. */
 int es_cpu_isa_usable(es_cpu_isa isa);
 /* The best usable one, capped by the context's cpu_isa setting
- * (es_context_set_cpu_isa: "generic", "avx2", "avx512") when it names one;
+ * (es_context_set(ctx, "cpu_isa", …): "generic", "avx2", "avx512") when it names one;
  * ctx may be NULL (no cap). */
 es_cpu_isa es_cpu_isa_default(const es_context *ctx);
 const char *es_cpu_isa_name(es_cpu_isa isa);

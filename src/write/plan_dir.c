@@ -22,7 +22,7 @@ struct es_plan_dir {
     es_plan_metrics metrics;
     es_plan_reshard_info reshard;
     uint64_t filtered[64];
-    char *outdir, *plan_json, *equishard, *method, *model_source;
+    char *outdir, *plan_json, *equishard, *method, *model_source, *token_note;
     char **inputs;         /* n_inputs paths */
     uint64_t *digests;     /* their xxh3 */
     es_plan_load *loads;   /* n_ranks × (1 + W): a rank's, then its workers' */
@@ -148,10 +148,12 @@ static void read_model(reader *r, es_plan_dir *d, json_t *params, json_t *root)
     else if (req)
         m->require_speech_token = json_is_true(req);
     /* what the token filters counted: text_tokens.count */
-    const char *count = string(r, object(r, root, "text_tokens", "text_tokens"), "text_tokens",
-                               "count");
+    json_t *tt = object(r, root, "text_tokens", "text_tokens");
+    const char *count = string(r, tt, "text_tokens", "count");
     if (count)
         m->token_chars = strcmp(count, "text_len") == 0;
+    /* es_plan_metrics.token_note, as plan.json records it ("" without one) */
+    d->token_note = dup_or_fail(r, string(r, tt, "text_tokens", "note"));
     if (!(m->frame_rate > 0))
         bad(r, "parameters.cost_model.frame_rate", "a number above 0");
 }
@@ -221,9 +223,9 @@ static void read_metrics(reader *r, es_plan_dir *d, json_t *root)
     whole(r, un, "metrics.unreadable", "shards", 1e19, &d->info.unreadable_shards);
     whole(r, un, "metrics.unreadable", "utterances", 1e19, &d->info.unreadable_utterances);
     json_t *filtered = object(r, mj, "metrics.filtered", "filtered");
-    size_t nr = es_filter_reason_count();
+    size_t nr = es_enum_size(ES_ENUM_FILTER_REASON);
     for (size_t i = 1; i < nr && i < 64; i++) {
-        whole(r, filtered, "metrics.filtered", es_filter_reason_name_at(i), 1e19, &d->filtered[i]);
+        whole(r, filtered, "metrics.filtered", es_enum_name(ES_ENUM_FILTER_REASON, (int)i), 1e19, &d->filtered[i]);
         m->filtered += d->filtered[i];
     }
     const char *method = string(r, mj, "metrics", "method");
@@ -457,7 +459,7 @@ ES_API void es_plan_dir_free(es_plan_dir *d)
         free(d->files[i]);
     free(d->inputs), free(d->digests), free(d->loads), free(d->files);
     free(d->outdir), free(d->plan_json), free(d->equishard), free(d->method);
-    free(d->model_source);
+    free(d->model_source), free(d->token_note);
     free(d);
 }
 
@@ -482,12 +484,9 @@ ES_API int es_plan_dir_metrics(const es_plan_dir *d, es_plan_metrics *out)
     if (!d || !out)
         return ES_ERR_USAGE;
     *out = d->metrics;
+    out->filtered_by_reason = d->filtered;
+    out->token_note = d->token_note ? d->token_note : "";
     return ES_OK;
-}
-
-ES_API uint64_t es_plan_dir_filtered(const es_plan_dir *d, size_t reason)
-{
-    return d && reason < 64 ? d->filtered[reason] : 0;
 }
 
 ES_API int es_plan_dir_reshard_info(const es_plan_dir *d, es_plan_reshard_info *out)
@@ -507,20 +506,14 @@ ES_API const char *es_plan_dir_input(const es_plan_dir *d, size_t i, uint64_t *x
     return d->inputs[i];
 }
 
-ES_API int es_plan_dir_rank_load(const es_plan_dir *d, uint32_t rank, es_plan_load *out)
+ES_API int es_plan_dir_rank_load(const es_plan_dir *d, uint32_t rank, int32_t worker,
+                                 es_plan_load *out)
 {
-    if (!d || !out || rank >= d->info.n_ranks)
+    if (!d || !out || rank >= d->info.n_ranks ||
+        (worker >= 0 && (uint32_t)worker >= d->info.workers))
         return ES_ERR_USAGE;
-    *out = d->loads[(size_t)rank * (1 + d->info.workers)];
-    return ES_OK;
-}
-
-ES_API int es_plan_dir_worker_load(const es_plan_dir *d, uint32_t rank, uint32_t worker,
-                                   es_plan_load *out)
-{
-    if (!d || !out || rank >= d->info.n_ranks || worker >= d->info.workers)
-        return ES_ERR_USAGE;
-    *out = d->loads[(size_t)rank * (1 + d->info.workers) + 1 + worker];
+    /* per rank: its own load, then its workers' */
+    *out = d->loads[(size_t)rank * (1 + d->info.workers) + (worker < 0 ? 0 : 1 + (uint32_t)worker)];
     return ES_OK;
 }
 

@@ -207,7 +207,7 @@ static json_t *text_tokens(const es_plan *p)
         snprintf(digest, sizeof digest, "xxh3-64:%016llx", (unsigned long long)info.digest);
         /* the path, and a symbol table's file name, need not be UTF-8 */
         tok = json_pack("{s:s, s:o, s:o, s:I, s:s, s:s}", "kind",
-                        es_tokenizer_kind(p->s.tokenizer), "path", es_json_bytes(info.path),
+                        info.kind, "path", es_json_bytes(info.path),
                         "files", es_json_bytes(info.files),
                         "vocab_size", (json_int_t)info.vocab_size, "specials", info.specials,
                         "digest", digest);
@@ -220,11 +220,11 @@ static json_t *ranks(const es_plan *p)
     json_t *arr = json_array();
     for (uint32_t r = 0; r < p->K; r++) {
         es_plan_load l;
-        es_plan_rank_load(p, r, &l);
+        es_plan_rank_load(p, r, -1, &l);
         json_t *rank = load_json("rank", r, &l);
         json_t *workers = json_array();
         for (uint32_t w = 0; w < p->W; w++) {
-            es_plan_worker_load(p, r, w, &l);
+            es_plan_rank_load(p, r, (int32_t)w, &l);
             json_array_append_new(workers, load_json("worker", w, &l));
         }
         json_object_set_new(rank, "workers", workers);

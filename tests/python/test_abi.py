@@ -160,8 +160,9 @@ class TestTiers(unittest.TestCase):
     def test_binding_calls_only_the_stable_tier(self):
         stable = header_functions(HEADER)
         experimental = header_functions(EXPERIMENTAL)
-        # 107 at the split; room for a few more, not for the experimental tier
-        self.assertLessEqual(len(stable), 120, "the stable header is meant to stay narrow")
+        # 107 at the split, 98 once near-duplicate families became one call each
+        # (CHANGELOG.md); a new function takes the place of one that goes
+        self.assertLessEqual(len(stable), 100, "the stable header is meant to stay narrow")
         self.assertGreater(len(experimental), 20)
         self.assertEqual(set(stable) & set(experimental), set(), "declared in both tiers")
         self.assertEqual(len(stable), len(set(stable)), "declared twice in equishard.h")
@@ -192,7 +193,11 @@ class TestEnums(unittest.TestCase):
     def test_names_round_trip(self):
         L = _ffi.lib()
         self.assertEqual(list(ENUMS), ["on_error", "mode", "remainder", "compress", "loader",
-                                       "check", "device", "dtype", "kind"])
+                                       "check", "device", "dtype", "kind", "filter_reason",
+                                       "cost_term"])
+        self.assertEqual(ENUMS["filter_reason"]["kept"], 0)
+        self.assertEqual(_ffi.ENUM_FILTER_REASON, list(ENUMS).index("filter_reason"))
+        self.assertEqual(_ffi.ENUM_COST_TERM, list(ENUMS).index("cost_term"))
         self.assertEqual(ENUMS["mode"], {"shard": 0, "batch": 1, "reshard": 2})
         self.assertEqual(ENUMS["compress"], {"none": 0, "gzip": 1, "zstd": 2, "snappy": 3, "auto": 4})
         self.assertEqual(ENUMS["device"], {"auto": 0, "cpu": 1, "cuda": 2})

@@ -106,7 +106,7 @@ static void cosyvoice_split(const es_cost_table *t, uint32_t k, uint32_t w)
     double max_f = 0, sum_f = 0, min_b = INFINITY, max_b = 0;
     for (uint32_t rank = 0; rank < k; rank++) {
         es_simulate_rank ri;
-        es_simulate_rank_info(r, 0, rank, &ri);
+        es_simulate_rank_info(r, 0, rank, -1, &ri);
         sum_f += (double)ri.frames;
         max_f = (double)ri.frames > max_f ? (double)ri.frames : max_f;
         min_b = ri.batches < min_b ? ri.batches : min_b;

@@ -50,8 +50,8 @@ int main(int argc, char **argv)
     size_t tokens = 0, k;
     t0 = now();
     for (size_t i = 0; i < n; i++)
-        if (es_tokenizer_count(ctx, tok, json_string_value(texts[i]), json_string_length(texts[i]),
-                               &k) == ES_OK)
+        if (es_tokenizer_encode(ctx, tok, json_string_value(texts[i]), json_string_length(texts[i]),
+                                NULL, &k) == ES_OK)
             tokens += k;
     double secs = now() - t0;
     printf("{\"engine\": \"equishard %s\", \"load_ms\": %.0f, \"texts\": %zu, \"tokens\": %zu, "

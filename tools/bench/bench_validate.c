@@ -11,7 +11,7 @@
  * the bandwidth reference), the same read gathering each speaker's rows in
  * turn (the access pattern of a backend that reduces speaker by speaker), the
  * CPU backend alone (es_vjob_run_cpu: two passes over the matrix, statistics
- * and centroid sums, then cosines) and the whole es_validate_host call
+ * and centroid sums, then cosines) and the whole es_validate_matrices call
  * (grouping, findings, median, duplicate search). Best of R runs each. The
  * backend's process CPU time is reported too: on a machine shared with other
  * jobs, time spent descheduled inflates the wall time but not the CPU time.
@@ -134,7 +134,7 @@ static int bench_cpu(const opts *o, int grouped)
     group(spk, n, S, order, seg);
     es_vjob job = {m, ES_DTYPE_F32, n, d, order, seg, spk, S, threads, res, mean, nf, NULL};
     es_context *ctx = es_context_new();
-    es_context_set_cpu_isa(ctx, getenv("EQUISHARD_CPU_ISA")); /* as the CLI does */
+    es_context_set(ctx, "cpu_isa", getenv("EQUISHARD_CPU_ISA")); /* as the CLI does */
     double t_read = 1e9, t_gather = 1e9, t_kernel = 1e9, t_total = 1e9, c_kernel = 1e9;
     es_validate_settings s;
     es_validate_defaults(&s);
@@ -159,11 +159,11 @@ static int bench_cpu(const opts *o, int grouped)
         c_kernel = c < c_kernel ? c : c_kernel;
         es_validate_result *vr = NULL;
         t = now();
-        if (es_validate_host(ctx, &s, &utt, NULL, &sp, &vr) != ES_OK)
+        if (es_validate_matrices(ctx, &s, &utt, NULL, &sp, 0, &vr) != ES_OK)
             return fprintf(stderr, "%s\n", es_errmsg(ctx)), 1;
         t = now() - t;
         t_total = t < t_total ? t : t_total;
-        findings = es_validate_finding_count(vr);
+        findings = es_validate_count(vr, -1);
         es_validate_result_free(vr);
     }
     double gb = bytes / 1e9, bw = gb / t_read;
@@ -179,7 +179,7 @@ static int bench_cpu(const opts *o, int grouped)
            100 * gb / t_kernel / bw);
     printf("cpu: checks, CPU time  %8.1f ms  (all threads; steadier than the wall time on a shared "
            "machine)\n", c_kernel * 1e3);
-    printf("cpu: es_validate_host  %8.1f ms  %6.1f GB/s  %5.1f %% of bandwidth, one pass counted "
+    printf("cpu: es_validate_matrices  %8.1f ms  %6.1f GB/s  %5.1f %% of bandwidth, one pass counted "
            "(grouping, findings, duplicates; %zu findings)\n", t_total * 1e3, gb / t_total,
            100 * gb / t_total / bw, findings);
     printf("RESULT cpu isa=%s order=%s bytes=%zu read_gbps=%.2f gather_gbps=%.2f checks_ms=%.1f "

@@ -32,22 +32,16 @@ static void test_hook(void *user, const char *point)
         pause_ms("EQUISHARD_TEST_COMMIT_PAUSE_MS");
 }
 
-/* "0" turns a setting off; unset or anything else leaves it on. */
-static int on_unless_zero(const char *var)
-{
-    const char *v = getenv(var);
-    return !(v && strcmp(v, "0") == 0);
-}
-
 es_context *cli_context_new(void)
 {
     es_context *ctx = es_context_new();
     if (!ctx)
         return NULL;
-    es_context_set_huge_pages(ctx, on_unless_zero("EQUISHARD_HUGE_PAGES"));
-    es_context_set_pages_ahead(ctx, on_unless_zero("EQUISHARD_PAGES_AHEAD"));
-    es_context_set_direct_io(ctx, on_unless_zero("EQUISHARD_DIRECT_IO"));
-    (void)es_context_set_cpu_isa(ctx, getenv("EQUISHARD_CPU_ISA")); /* too long: the best */
+    /* unset or anything but "0": on; a CPU_ISA too long: the best */
+    (void)es_context_set(ctx, "huge_pages", getenv("EQUISHARD_HUGE_PAGES"));
+    (void)es_context_set(ctx, "pages_ahead", getenv("EQUISHARD_PAGES_AHEAD"));
+    (void)es_context_set(ctx, "direct_io", getenv("EQUISHARD_DIRECT_IO"));
+    (void)es_context_set(ctx, "cpu_isa", getenv("EQUISHARD_CPU_ISA"));
     if (getenv("EQUISHARD_TEST_PAUSE_MS") || getenv("EQUISHARD_TEST_COMMIT_PAUSE_MS"))
         es_context_set_test_hook(ctx, test_hook, NULL);
     return ctx;

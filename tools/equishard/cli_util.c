@@ -156,7 +156,9 @@ int cli_parse_double(const char *s, double *out)
 /* Tells what --on-error skip left out, and rows whose audio was not trusted. */
 void cli_report_problems(const es_cost_table *skips, size_t truncated, size_t unsupported)
 {
-    size_t n = es_cost_table_skip_count(skips);
+    size_t n = 0;
+    while (es_cost_table_skip(skips, n))
+        n++;
     if (n) {
         cli_error("left out %zu problem(s):", n);
         for (size_t i = 0; i < n; i++)

@@ -125,7 +125,7 @@ static int parse_terms(const cli_option *o, const char *arg, void *field, const 
     for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
         int found = 0;
         for (int j = 0; j < ES_TERM_COUNT; j++)
-            if (!strcmp(es_cost_term_name(j) + 2, tok) || !strcmp(es_cost_term_name(j), tok))
+            if (!strcmp(es_enum_name(ES_ENUM_COST_TERM, j) + 2, tok) || !strcmp(es_enum_name(ES_ENUM_COST_TERM, j), tok))
                 *mask |= 1u << j, found = 1;
         if (!found)
             return -1;

@@ -80,7 +80,7 @@ static int prescan(const cli_command *cmd, int argc, char **argv, describe_args 
     es_simulate_settings sim;
     es_simulate_defaults(&sim, pre.loader);
     if (cli_recipe.r)
-        es_recipe_simulate_settings(cli_recipe.r, &sim);
+        es_recipe_settings(cli_recipe.r, NULL, &sim, NULL);
     a->loader = pre.loader;
     a->model = sim.model;
     return asked;

@@ -97,7 +97,7 @@ static int parse_args(int argc, char **argv, plan_args *a)
     if (cli_recipe_load(&cmd, targets, argc, argv))
         return -1;
     if (cli_recipe.r) /* the recipe's settings first: every flag overrides them */
-        es_recipe_plan_settings(cli_recipe.r, &a->plan);
+        es_recipe_settings(cli_recipe.r, &a->plan, NULL, NULL);
     /* --resume-from takes OUTDIR's workers and epoch unless given: marked unset */
     a->plan.workers = 0;
     a->plan.epoch = INT64_MIN;

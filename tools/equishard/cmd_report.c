@@ -67,12 +67,12 @@ static int print_table(const es_plan_dir *d)
     double total = 0;
     es_plan_load l;
     for (uint32_t r = 0; r < in.n_ranks; r++) {
-        es_plan_dir_rank_load(d, r, &l);
+        es_plan_dir_rank_load(d, r, -1, &l);
         total += l.cost;
     }
     double mean = total / (double)in.n_ranks;
     for (uint32_t r = 0; r < in.n_ranks; r++) {
-        es_plan_dir_rank_load(d, r, &l);
+        es_plan_dir_rank_load(d, r, -1, &l);
         printf("%6lld %14.1f %11lld %12lld %8lld %+7.2f%%\n", (long long)r, l.cost,
                (long long)l.utterances, (long long)l.frames, (long long)l.batches,
                mean > 0 ? 100 * (l.cost / mean - 1) : 0);
@@ -81,10 +81,10 @@ static int print_table(const es_plan_dir *d)
            "step straggler %.4f\nkept %lld  filtered %lld\n",
            100 * m.imbalance, 100 * m.lower_bound_gap, (long long)m.batch_spread,
            100 * m.retention, m.step_straggler, (long long)m.kept, (long long)m.filtered);
-    for (size_t r = 1; r < es_filter_reason_count(); r++)
-        if (es_plan_dir_filtered(d, r) > 0)
-            printf("  filtered %-16s %lld\n", es_filter_reason_name_at(r),
-                   (long long)es_plan_dir_filtered(d, r));
+    for (size_t r = 1; r < es_enum_size(ES_ENUM_FILTER_REASON); r++)
+        if (m.filtered_by_reason[r] > 0)
+            printf("  filtered %-16s %lld\n", es_enum_name(ES_ENUM_FILTER_REASON, (int)r),
+                   (long long)m.filtered_by_reason[r]);
     return 0;
 }
 

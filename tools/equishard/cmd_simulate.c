@@ -184,7 +184,7 @@ static int prescan(const cli_command *cmd, int argc, char **argv, sim_args *a)
     /* the training recipe over the plan's settings: the replay is of the
      * training; the flags still override both */
     if (cli_recipe.r)
-        es_recipe_simulate_settings(cli_recipe.r, &a->sim);
+        es_recipe_settings(cli_recipe.r, NULL, &a->sim, NULL);
     return 0;
 }
 
@@ -246,15 +246,15 @@ static void print_header(const es_simulate_settings *s, const es_simulate_result
            in.entries, (unsigned long long)in.utterances, (unsigned long long)in.kept,
            (unsigned long long)in.frames, hms(in.seconds, b1, sizeof b1));
     const char *sep = "; filtered: ";
-    for (size_t why = 1; why < es_filter_reason_count(); why++) {
-        uint64_t n = es_simulate_filtered(r, why);
+    for (size_t why = 1; why < es_enum_size(ES_ENUM_FILTER_REASON); why++) {
+        uint64_t n = in.filtered[why];
         if (n) {
-            printf("%s%s %llu", sep, es_filter_reason_name_at(why), (unsigned long long)n);
+            printf("%s%s %llu", sep, es_enum_name(ES_ENUM_FILTER_REASON, (int)why), (unsigned long long)n);
             sep = ", ";
         }
     }
-    if (*es_simulate_token_note(r))
-        printf("\n  note: %s", es_simulate_token_note(r));
+    if (*in.token_note)
+        printf("\n  note: %s", in.token_note);
     printf("\n  batching: ");
     if (s->batch_size)
         printf("static, %u per batch", s->batch_size);
@@ -281,7 +281,7 @@ static void print_epoch(const es_simulate_settings *s, const es_simulate_result 
     uint32_t shown = s->world_size <= 32 ? s->world_size : 32;
     for (uint32_t k = 0; k < shown; k++) {
         es_simulate_rank rk;
-        es_simulate_rank_info(r, e, k, &rk);
+        es_simulate_rank_info(r, e, k, -1, &rk);
         snprintf(b2, sizeof b2, "(%llu..%llu)", (unsigned long long)rk.batches_min,
                  (unsigned long long)rk.batches_max);
         printf("%6u %8zu %11llu %10llu %9s %9.2f %13s %8.2f %9.2f %9s\n", k, rk.n_shards,
@@ -311,9 +311,8 @@ static void print_plan_side(const es_simulate_settings *s, const es_simulate_res
     printf("  %-28s %12s %10s %10s\n", "", "min batches", "retention", "total");
     printf("  %-28s %12.2f %9.2f%% %10.2f\n", es_enum_name(ES_ENUM_LOADER, s->loader), ep.min_batches,
            100 * ep.retention, ep.total_batches);
-    for (size_t i = 0; i < es_simulate_plan_count(r); i++) {
-        es_simulate_plan p;
-        es_simulate_plan_info(r, i, &p);
+    es_simulate_plan p;
+    for (size_t i = 0; es_simulate_plan_info(r, i, &p) == ES_OK; i++) {
         char label[40];
         snprintf(label, sizeof label, "equishard plan --mode %s", p.mode);
         if (!p.available) {

@@ -186,7 +186,7 @@ static int apply_recipe(const cli_command *cmd, int argc, char **argv, validate_
     es_simulate_settings sim;
     es_simulate_defaults(&sim, loader);
     a->data.model = sim.model;
-    es_recipe_validate_data_settings(cli_recipe.r, &a->data);
+    es_recipe_settings(cli_recipe.r, NULL, NULL, &a->data);
     return 0;
 }
 
@@ -294,7 +294,7 @@ static int embeddings_from_list(validate_args *a, int argc, char **argv, const e
             a->src.spk_emb = argv[optind];
         return ES_OK;
     }
-    if (es_cost_table_size(t) == 0 && es_cost_table_skip_count(t) == 0) {
+    if (es_cost_table_size(t) == 0 && !es_cost_table_skip(t, 0)) {
         fprintf(stderr, "equishard validate: nothing to validate: no embeddings (--utt-emb/"
                         "--spk-emb, or embedding columns in LIST) and no utterances\n");
         return ES_ERR_USAGE;
@@ -341,11 +341,11 @@ static int print_table(const es_validate_result *r, const validate_args *a)
     printf("validated %zu utterance and %zu speaker embeddings (dim %zu) on %s; "
            "%zu utterances and %zu speakers expected\n", info.utt_rows, info.spk_rows, info.dim,
            info.device == ES_DEVICE_CUDA ? "cuda" : "cpu", info.utterances, info.speakers);
-    if (*es_validate_token_note(r))
-        printf("note: %s\n", es_validate_token_note(r));
+    if (*info.token_note)
+        printf("note: %s\n", info.token_note);
     printf("%-18s %9s   %s\n", "check", "found", "first keys");
     int failed = 0;
-    size_t i = 0, n = es_validate_finding_count(r);
+    size_t i = 0, n = es_validate_count(r, -1);
     for (int c = 0; c < ES_CHECK_COUNT; c++) {
         size_t count = es_validate_count(r, c);
         int fails = count && a->fail_on[c];

@@ -15,13 +15,13 @@ static void print_summary(const es_plan *p, const es_plan_settings *s, const cha
            es_enum_name(ES_ENUM_PLAN_MODE, s->mode),
            s->world_size, s->workers,
            (unsigned long long)m.kept, (unsigned long long)m.filtered);
-    if (*es_plan_token_note(p))
-        printf("note: %s\n", es_plan_token_note(p));
+    if (*m.token_note)
+        printf("note: %s\n", m.token_note);
     printf("%6s %14s %11s %12s %8s\n", "rank", "cost", "utterances", "frames", "batches");
     uint32_t shown = s->world_size <= 16 ? s->world_size : 16;
     for (uint32_t r = 0; r < shown; r++) {
         es_plan_load l;
-        es_plan_rank_load(p, r, &l);
+        es_plan_rank_load(p, r, -1, &l);
         printf("%6u %14.1f %11llu %12llu %8llu\n", r, l.cost, (unsigned long long)l.utterances,
                (unsigned long long)l.frames, (unsigned long long)l.batches);
     }

@@ -33,9 +33,9 @@ json_t *report_plan_view(const es_plan_dir *d)
                                (json_int_t)in.world_size, "workers", (json_int_t)in.workers,
                                "cost_model", model_view(cm), "filter", filter);
     json_t *filtered = json_object();
-    for (size_t r = 1; r < es_filter_reason_count(); r++)
-        json_object_set_new(filtered, es_filter_reason_name_at(r),
-                            json_integer((json_int_t)es_plan_dir_filtered(d, r)));
+    for (size_t r = 1; r < es_enum_size(ES_ENUM_FILTER_REASON); r++)
+        json_object_set_new(filtered, es_enum_name(ES_ENUM_FILTER_REASON, (int)r),
+                            json_integer((json_int_t)m.filtered_by_reason[r]));
     json_t *metrics = json_pack("{s:f, s:f, s:f, s:I, s:f, s:f, s:I, s:o}", "imbalance",
                                 m.imbalance, "lower_bound", m.lower_bound, "lower_bound_gap",
                                 m.lower_bound_gap, "batch_spread", (json_int_t)m.batch_spread,
@@ -44,7 +44,7 @@ json_t *report_plan_view(const es_plan_dir *d)
     json_t *ranks = json_array();
     for (uint32_t r = 0; ranks && r < in.n_ranks; r++) {
         es_plan_load l;
-        es_plan_dir_rank_load(d, r, &l);
+        es_plan_dir_rank_load(d, r, -1, &l);
         json_array_append_new(ranks, json_pack("{s:I, s:f, s:I, s:I, s:I}", "rank",
                                                (json_int_t)r, "cost", l.cost, "utterances",
                                                (json_int_t)l.utterances, "frames",
