@@ -769,7 +769,11 @@ typedef struct es_plan_dir_info {
     const char *outdir;    /* as given to es_plan_dir_open */
     const char *plan_json; /* OUTDIR/plan.json */
     const char *equishard; /* "equishard": the version that wrote it; "" when absent */
-    uint64_t reserved[4];
+    const char *recipe;    /* parameters.recipe.path: the training yaml the plan was made
+                              from (--recipe); "" when none */
+    uint64_t rows_without_tokens; /* text_tokens.rows_without: rows the token filters
+                                     could not judge (no count), 0 when absent */
+    uint64_t reserved[2];
 } es_plan_dir_info;
 
 /* Reads OUTDIR/plan.json. ES_ERR_IO when it cannot be read, ES_ERR_FORMAT when it

@@ -120,7 +120,8 @@ class PlanDirInfo(Structure):
                 ("n_inputs", c_uint64), ("n_ranks", c_uint64), ("left_out", c_uint64),
                 ("unreadable_shards", c_uint64), ("unreadable_utterances", c_uint64),
                 ("has_reshard", c_int), ("outdir", c_char_p), ("plan_json", c_char_p),
-                ("equishard", c_char_p), ("reserved", c_uint64 * 4)]
+                ("equishard", c_char_p), ("recipe", c_char_p),
+                ("rows_without_tokens", c_uint64), ("reserved", c_uint64 * 2)]
 
 
 class SimulateSettings(Structure):

@@ -695,7 +695,8 @@ _SIM_DEFAULTS = defaults_of(lib_defaults((_ffi.SimulateSettings, "es_simulate_de
 
 
 PlanDirInfo = _record("PlanDirInfo", _ffi.PlanDirInfo,
-                      extra=("inputs", "metrics", "ranks", "workers_loads", "files", "settings"))
+                      extra=("inputs", "metrics", "ranks", "workers_loads", "files", "settings",
+                             "token_count"))
 
 # es_plan_dir_settings' fields a plan is rebuilt from (plan --resume-from takes the same)
 _REBUILD_MODEL = ("frame_rate", "w_frames", "w_text", "w_speech_tokens", "w_frames_sq",
@@ -713,7 +714,8 @@ def read_plan_dir(outdir, check_files=False):
     equishard.plan() keyword arguments that rebuild it: mode, ranks, workers,
     cost model and filter, batching, remainder, seed). Error (one line
     naming the file) for a plan.json that is missing, corrupt, truncated or of
-    a newer schema, and with check_files for a rank file that is missing."""
+    a newer schema, and with check_files for a rank file that is missing;
+    token_count: "text_tokens" or "text_len", what the token filters counted."""
     L = lib()
     with _Context() as ctx:
         d = c_void_p()
@@ -752,8 +754,11 @@ def read_plan_dir(outdir, check_files=False):
                             max_frames_in_batch=ps.max_frames_in_batch, batch_size=ps.batch_size,
                             sort_size=ps.sort_size, remainder=ENUMS.name("remainder", ps.remainder),
                             seed=ps.seed)
+            # text_tokens.count: what the token filters counted
+            token_count = "text_len" if ps.model.token_chars else "text_tokens"
             values = _values(info, inputs=inputs, metrics=metrics, ranks=ranks,
-                             workers_loads=workers, files=files, settings=settings)
+                             workers_loads=workers, files=files, settings=settings,
+                             token_count=token_count)
             values["mode"] = ENUMS.name("mode", info.mode)
             return PlanDirInfo(**values)
         finally:

@@ -22,7 +22,7 @@ struct es_plan_dir {
     es_plan_metrics metrics;
     es_plan_reshard_info reshard;
     uint64_t filtered[64];
-    char *outdir, *plan_json, *equishard, *method, *model_source, *token_note;
+    char *outdir, *plan_json, *equishard, *method, *model_source, *token_note, *recipe;
     char **inputs;         /* n_inputs paths */
     uint64_t *digests;     /* their xxh3 */
     es_plan_load *loads;   /* n_ranks × (1 + W): a rank's, then its workers' */
@@ -154,6 +154,10 @@ static void read_model(reader *r, es_plan_dir *d, json_t *params, json_t *root)
         m->token_chars = strcmp(count, "text_len") == 0;
     /* es_plan_metrics.token_note, as plan.json records it ("" without one) */
     d->token_note = dup_or_fail(r, string(r, tt, "text_tokens", "note"));
+    whole(r, tt, "text_tokens", "rows_without", (double)UINT64_MAX, &d->info.rows_without_tokens);
+    /* the recipe it was made from, for the loaders' "plan with --recipe" hint */
+    json_t *recipe = object(r, params, "parameters.recipe", "recipe");
+    d->info.recipe = d->recipe = dup_or_fail(r, string(r, recipe, "parameters.recipe", "path"));
     if (!(m->frame_rate > 0))
         bad(r, "parameters.cost_model.frame_rate", "a number above 0");
 }
@@ -459,7 +463,7 @@ ES_API void es_plan_dir_free(es_plan_dir *d)
         free(d->files[i]);
     free(d->inputs), free(d->digests), free(d->loads), free(d->files);
     free(d->outdir), free(d->plan_json), free(d->equishard), free(d->method);
-    free(d->model_source), free(d->token_note);
+    free(d->model_source), free(d->token_note), free(d->recipe);
     free(d);
 }
 

@@ -53,6 +53,11 @@ class PlanDirTest(unittest.TestCase):
                 self.assertEqual((d.unreadable_shards, d.unreadable_utterances),
                                  (m["unreadable"]["shards"], m["unreadable"]["utterances"]))
                 self.assertEqual(d.has_reshard, int("reshard" in m))
+                # what the loaders compare with the running recipe (PlanDir reads no JSON)
+                tt = doc.get("text_tokens") or {}
+                self.assertEqual((d.token_count, d.rows_without_tokens),
+                                 (tt.get("count", "text_tokens"), tt.get("rows_without", 0)))
+                self.assertEqual(d.recipe, (p.get("recipe") or {}).get("path") or "")
                 strip = lambda r: {k: r[k] for k in ("cost", "utterances", "frames", "batches")}
                 self.assertEqual([vars(r) for r in d.ranks], [strip(r) for r in doc["ranks"]])
                 self.assertEqual([[vars(w) for w in ws] for ws in d.workers_loads],
@@ -61,6 +66,27 @@ class PlanDirTest(unittest.TestCase):
                 want = sorted(f for f in os.listdir(out) if f.startswith("rank-"))
                 self.assertEqual(names, want)  # the files the CLI wrote, no more
                 self.assertTrue(all(os.path.dirname(f) == out for f in d.files.values()))
+
+    def test_recipe_path_and_token_counts(self):
+        """parameters.recipe.path and text_tokens as the loaders' PlanDir gets them
+        (its "plan with --recipe" hint, its token-count refusal), from a plan.json
+        that records a recipe."""
+        src = next(o for o, m in self.dirs.items() if m == "batch")
+        out = os.path.join(self.tmp, "with-recipe")
+        shutil.copytree(src, out)
+        path = os.path.join(out, "plan.json")
+        with open(path, encoding="utf-8") as f:
+            doc = json.load(f)
+        doc["parameters"]["recipe"] = {"path": "conf/cosyvoice2.yaml", "digest": "xxh3-64:0123456789abcdef",
+                                       "loader": "cosyvoice", "speed_perturb": None}
+        doc["text_tokens"].update(count="text_tokens", rows_without=7)
+        with open(path, "w", encoding="utf-8") as f:
+            json.dump(doc, f)
+        p = loaders.PlanDir(out)
+        self.assertEqual((p.recipe, p.token_count, p.rows_without_tokens),
+                         ("conf/cosyvoice2.yaml", "text_tokens", 7))
+        self.assertEqual(p.settings["batch_size"], doc["parameters"]["batch_size"])
+        self.assertEqual(p.settings["min_length"], doc["parameters"]["filter"]["min_length"])
 
     def test_plan_settings_are_plan_jsons_parameters(self):
         """PlanDir.plan_settings (the loaders' rebuild of an epoch) from the reader

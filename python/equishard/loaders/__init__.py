@@ -94,10 +94,12 @@ class PlanDir:
                              "its data.list with the loader's own split")
         self._epoch, self._files, self._settings = d.epoch, d.files, d.settings
         self._rank_batches = [r.batches for r in d.ranks]
-        # the document itself, for what the loaders compare with the running
-        # recipe (parameters, text_tokens); read after the reader accepted it
-        with open(os.path.join(self.outdir, "plan.json"), encoding="utf-8") as f:
-            self.info = json.load(f)
+        # what the loaders compare with the running recipe, as the reader gives it:
+        # the filter, batching and frame rate the plan was made with (settings), the
+        # recipe it was made from and the rows its token filters could not judge
+        self.settings = dict(d.settings)
+        self.recipe = d.recipe
+        self.token_count, self.rows_without_tokens = d.token_count, d.rows_without_tokens
 
     def check(self, rank, world_size, worker_id, num_workers):
         """Refuses a job whose ranks or workers differ from the plan's."""

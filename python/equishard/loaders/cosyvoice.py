@@ -70,7 +70,7 @@ class Processor(ForwardsEpoch, _IterableDataset):
 def check_pipeline(plan, pipeline):
     """Refuses a pipeline whose filter or batch settings are not the plan's: the
     plan would then not be what this loader trains."""
-    params = plan.info["parameters"]
+    params = plan.settings
     names = [stage_name(f) for f in pipeline]
     if "batch" not in names or "padding" not in names:
         raise ValueError(f"{plan.outdir}: a batch plan needs the pipeline's batch and padding "

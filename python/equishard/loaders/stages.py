@@ -40,8 +40,7 @@ def replan_hint(plan):
     """How to make a plan that this recipe's loader accepts: `equishard plan
     --recipe` with the running yaml (plan.json's parameters.recipe names the
     one the plan was made from, when it was)."""
-    made = plan.info["parameters"].get("recipe") or {}
-    source = f"; the plan was made from {made['path']}" if made.get("path") else ""
+    source = f"; the plan was made from {plan.recipe}" if plan.recipe else ""
     return f"plan with --recipe and the recipe's yaml, as training runs it{source}"
 
 
@@ -49,7 +48,7 @@ def check_filter(plan, settings, what):
     """Refuses filter `settings` (the recipe's `what`) other than those the plan
     was made with: the plan would then not be what the loader trains."""
     for k in FILTER_KEYS:
-        got, want = settings.get(k), plan.info["parameters"]["filter"][k]
+        got, want = settings.get(k), plan.settings[k]
         if got is None or not math.isclose(float(got), float(want), rel_tol=1e-9):
             raise ValueError(f"{plan.outdir}: the recipe's {what} has {k}={got}, the plan was made "
                              f"with {want} ({replan_hint(plan)}, or its settings: --min-length, "
@@ -68,9 +67,8 @@ def check_token_counts(plan, settings, what, measure_with):
     could not apply those bounds and kept every such utterance, so the recipe's
     filter would empty planned batches mid-epoch and the ranks' steps differ.
     measure_with: the option that counts them (--tokenizer, --symbol-table)."""
-    counts = plan.info.get("text_tokens") or {}
-    missing = counts.get("rows_without") or 0
-    if counts.get("count") != "text_tokens" or not missing:
+    missing = plan.rows_without_tokens
+    if plan.token_count != "text_tokens" or not missing:
         return
     active = [f"{k}={settings[k]}" for k, unbounded in _NO_BOUND.items()
               if settings.get(k) is not None and not unbounded(float(settings[k]))]

@@ -75,7 +75,7 @@ def _wenet_processor():
 def check_conf(plan, conf, processor):
     """Refuses a dataset_conf whose filter, batch or frame-rate settings are not
     the plan's: the plan would then not be what this loader trains."""
-    params = plan.info["parameters"]
+    params = plan.settings
     where = plan.outdir
     filter_settings = {**keyword_defaults(processor.filter), **conf.get("filter_conf", {})}
     check_filter(plan, filter_settings, "filter_conf")
@@ -89,7 +89,7 @@ def check_conf(plan, conf, processor):
         c = {**keyword_defaults(processor.compute_log_mel_spectrogram),
              **conf.get("log_mel_spectrogram_conf", {})}
         rate = conf.get("resample_conf", {}).get("resample_rate", 16000) / float(c.get("hop_length", 160))
-    planned_rate = params["cost_model"]["frame_rate"]
+    planned_rate = params["frame_rate"]
     if not math.isclose(rate, planned_rate, rel_tol=1e-6):
         raise ValueError(f"{where}: the recipe's features come at {rate:g} frames a second, the plan "
                          f"counted {planned_rate:g} (plan with --frame-rate {rate:g})")
