@@ -38,6 +38,10 @@
 #include "formats/tar/tar_scan.h"
 
 #define COPY_BUFFER (256u << 10)
+/* A new shard's writeback is started after every this many bytes written to
+ * it (libarchive's writer's block), so the disk writes while the copy goes
+ * on rather than all at the pass's end. */
+#define WRITE_BEHIND (1u << 20)
 /* Text kept for check_measured: the tar reader refuses transcripts past 1 MiB. */
 #define TEXT_LIMIT ((1u << 20) + 1)
 
@@ -46,6 +50,7 @@ typedef struct copy_target {
     FILE *fp;
     char name[64];
     reshard_digest digest;
+    uint64_t behind; /* bytes written since its writeback was last started */
 } copy_target;
 
 typedef struct copy_run {
@@ -136,10 +141,16 @@ static int write_to_targets(void *arg, const void *data, size_t n)
         es_strbuf_append(&run->text, data, n);
     for (size_t i = k->a; i < k->b; i++) {
         copy_target *tg = &run->targets[run->items[i].target];
-        if (in_pass(run, &run->items[i]) && archive_write_data(tg->a, data, n) != (la_ssize_t)n) {
+        if (!in_pass(run, &run->items[i]))
+            continue;
+        if (archive_write_data(tg->a, data, n) != (la_ssize_t)n) {
             k->rc = es_fail(k->ctx, ES_ERR_IO, "%s/%s: member %s: write failed: %s",
                             run->job->d->final_path, tg->name, k->name, reshard_writer_error(tg->a));
             return -1;
+        }
+        if ((tg->behind += n) >= WRITE_BEHIND) {
+            es_outdir_write_behind(tg->fp);
+            tg->behind = 0;
         }
     }
     return 0;
