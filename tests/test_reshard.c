@@ -683,6 +683,94 @@ START_TEST(changed_sources_fail_and_keep_outdir)
 }
 END_TEST
 
+/* A new shard whose bytes on disk are not what was copied into it fails the
+ * run at the read-back, with one line naming it, and leaves no OUTDIR. The
+ * test hook swaps the chosen shards, as each is created, for an empty tar at
+ * the same path (the writer goes on into the unlinked file). The shards are
+ * read back on two threads as they are closed: the error named is the first
+ * shard in order that differs, whichever thread read it. */
+typedef struct swap_shards {
+    const char *dir; /* OUTDIR's parent, where its temporary folder is */
+    unsigned mask;   /* the new shards to swap, by index */
+    unsigned done;
+} swap_shards;
+
+static void swap_on_create(void *user, const char *point)
+{
+    swap_shards *w = user;
+    if (strcmp(point, "file-made") != 0)
+        return;
+    DIR *d = opendir(w->dir);
+    ck_assert_ptr_nonnull(d);
+    for (struct dirent *e; (e = readdir(d));) {
+        if (strncmp(e->d_name, "out.tmp.", 8) != 0)
+            continue;
+        for (unsigned i = 0; i < 32; i++) {
+            char path[4400];
+            snprintf(path, sizeof path, "%s/%s/shards_%09u.tar", w->dir, e->d_name, i);
+            if (!(w->mask & (1u << i)) || (w->done & (1u << i)) || access(path, F_OK) != 0)
+                continue;
+            ck_assert_int_eq(unlink(path), 0);
+            FILE *fp = fopen(path, "wb");
+            ck_assert_ptr_nonnull(fp);
+            static const char zeros[1024];
+            ck_assert_uint_eq(fwrite(zeros, 1, sizeof zeros, fp), sizeof zeros);
+            fclose(fp);
+            w->done |= 1u << i;
+        }
+    }
+    closedir(d);
+}
+
+START_TEST(read_back_mismatch_fails_without_outdir)
+{
+    char root[4096];
+    snprintf(root, sizeof root, "%s", fixture_path("corpus_a"));
+    es_cost_table *t = measure("shards/shards.list", root);
+    char *dir = make_temp_dir();
+    char out[4200];
+    snprintf(out, sizeof out, "%s/out", dir);
+    es_context *ctx = es_context_new();
+    es_plan_settings s;
+    es_plan_defaults(&s);
+    s.world_size = 2;
+    s.workers = 2;
+    s.mode = ES_PLAN_RESHARD;
+    s.root = root;
+    loose_filter(&s);
+    /* 4 new shards; one swapped, two, the first or the last */
+    static const struct {
+        unsigned mask;
+        const char *named;
+    } cases[] = {{1u << 3, "shards_000000003.tar: read back differs"},
+                 {1u << 0, "shards_000000000.tar: read back differs"},
+                 {(1u << 1) | (1u << 2), "shards_000000001.tar: read back differs"},
+                 {(1u << 2) | (1u << 3), "shards_000000002.tar: read back differs"}};
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        swap_shards w = {dir, cases[c].mask, 0};
+        es_context_set_test_hook(ctx, swap_on_create, &w);
+        ck_assert_int_eq(reshard(ctx, t, &s, out, 0, NULL), ES_ERR_IO);
+        ck_assert_uint_eq(w.done, cases[c].mask);
+        ck_assert_msg(strstr(es_errmsg(ctx), cases[c].named), "%s", es_errmsg(ctx));
+        ck_assert_ptr_null(strchr(es_errmsg(ctx), '\n'));
+        ck_assert_int_ne(access(out, F_OK), 0);
+        ck_assert(no_temp_folders(dir));
+    }
+    /* passes of one writer: no helper thread, the same verdict */
+    swap_shards w = {dir, 1u << 2, 0};
+    es_context_set_test_hook(ctx, swap_on_create, &w);
+    ck_assert_int_eq(reshard(ctx, t, &s, out, 1, NULL), ES_ERR_IO);
+    ck_assert_msg(strstr(es_errmsg(ctx), "shards_000000002.tar: read back differs"), "%s",
+                  es_errmsg(ctx));
+    ck_assert_int_ne(access(out, F_OK), 0);
+    es_context_set_test_hook(ctx, NULL, NULL);
+    ck_assert_msg(reshard(ctx, t, &s, out, 0, NULL) == ES_OK, "%s", es_errmsg(ctx));
+    es_context_free(ctx);
+    es_cost_table_free(t);
+    free(dir);
+}
+END_TEST
+
 /* ---- parquet: CosyVoice files in, CosyVoice files out ---------------------------- */
 
 /* Corpus A's four arrow-rs-written parquet files (tests/fixtures/corpus_a/parquet):
@@ -880,6 +968,7 @@ int main(void)
     tcase_add_test(tc, generated_corpus_equal_cost);
     tcase_add_test(tc, large_table_quality);
     tcase_add_test(tc, changed_sources_fail_and_keep_outdir);
+    tcase_add_test(tc, read_back_mismatch_fails_without_outdir);
     tcase_add_test(tc, parquet_corpus_a_round_trip);
     tcase_add_test(tc, parquet_direct_equals_spooled);
     tcase_add_test(tc, unsupported_sources);

@@ -324,6 +324,11 @@ static int sync_or_defer(es_outdir *d, int fd, const char *name)
     return fsync(fd);
 }
 
+void es_outdir_write_behind(FILE *fp)
+{
+    sync_file_range(fileno(fp), 0, 0, SYNC_FILE_RANGE_WRITE);
+}
+
 static int write_failed(es_context *ctx, es_outdir *d, const char *name, int e)
 {
     return es_fail(ctx, ES_ERR_IO, "%s/%s: write failed: %s", d->final_path, name, strerror(e));

@@ -46,6 +46,10 @@ int es_outdir_begin(es_context *ctx, es_outdir *d, const char *path);
 int es_outdir_join(es_context *ctx, es_outdir *d, const char *path, const char *folder);
 /* Opens a new file `name` inside the temporary folder for writing. */
 FILE *es_outdir_create(es_context *ctx, es_outdir *d, const char *name);
+/* Starts the writeback of what was written to fp so far, without waiting for
+ * it: a file written over a long time then reaches the disk while the writer
+ * computes, not all at its close. A hint: errors show at close or fsync. */
+void es_outdir_write_behind(FILE *fp);
 /* Closes fp, reporting write errors against `name`. */
 int es_outdir_close(es_context *ctx, es_outdir *d, FILE *fp, const char *name);
 /* Writes a whole file `name` from sb (an out-of-memory sb is an error). A large

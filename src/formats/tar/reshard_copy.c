@@ -19,6 +19,7 @@
 #include <archive.h>
 #include <archive_entry.h>
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <xxhash.h>
@@ -37,6 +38,10 @@
 #include "formats/tar/tar_scan.h"
 
 #define COPY_BUFFER (256u << 10)
+/* A new shard's writeback is started after every this many bytes written to
+ * it (libarchive's writer's block), so the disk writes while the copy goes
+ * on rather than all at the pass's end. */
+#define WRITE_BEHIND (1u << 20)
 /* Text kept for check_measured: the tar reader refuses transcripts past 1 MiB. */
 #define TEXT_LIMIT ((1u << 20) + 1)
 
@@ -45,6 +50,7 @@ typedef struct copy_target {
     FILE *fp;
     char name[64];
     reshard_digest digest;
+    uint64_t behind; /* bytes written since its writeback was last started */
 } copy_target;
 
 typedef struct copy_run {
@@ -77,27 +83,25 @@ static int open_targets(es_context *ctx, copy_run *run)
     return ES_OK;
 }
 
-/* Closes the pass's writers; with `ok` unset (after an error) quietly. */
-static int close_targets(es_context *ctx, copy_run *run, int ok)
+/* Closes target t's writer; with `ok` unset (after an error) quietly. */
+static int close_target(es_context *ctx, copy_run *run, uint32_t t, int ok)
 {
+    copy_target *tg = &run->targets[t];
     int rc = ES_OK;
-    for (uint32_t t = run->t0; t < run->t1; t++) {
-        copy_target *tg = &run->targets[t];
-        if (ok && rc == ES_OK) {
-            char label[4096];
-            snprintf(label, sizeof label, "%s/%s", run->job->d->final_path, tg->name);
-            rc = reshard_writer_close(ctx, tg->a, label);
-            int crc = tg->fp ? es_outdir_close(ctx, run->job->d, tg->fp, tg->name) : ES_OK;
-            rc = rc == ES_OK ? crc : rc;
-        } else {
-            if (tg->a)
-                archive_write_free(tg->a);
-            if (tg->fp)
-                fclose(tg->fp);
-        }
-        tg->a = NULL;
-        tg->fp = NULL;
+    if (ok) {
+        char label[4096];
+        snprintf(label, sizeof label, "%s/%s", run->job->d->final_path, tg->name);
+        rc = reshard_writer_close(ctx, tg->a, label);
+        int crc = tg->fp ? es_outdir_close(ctx, run->job->d, tg->fp, tg->name) : ES_OK;
+        rc = rc == ES_OK ? crc : rc;
+    } else {
+        if (tg->a)
+            archive_write_free(tg->a);
+        if (tg->fp)
+            fclose(tg->fp);
     }
+    tg->a = NULL;
+    tg->fp = NULL;
     return rc;
 }
 
@@ -137,10 +141,16 @@ static int write_to_targets(void *arg, const void *data, size_t n)
         es_strbuf_append(&run->text, data, n);
     for (size_t i = k->a; i < k->b; i++) {
         copy_target *tg = &run->targets[run->items[i].target];
-        if (in_pass(run, &run->items[i]) && archive_write_data(tg->a, data, n) != (la_ssize_t)n) {
+        if (!in_pass(run, &run->items[i]))
+            continue;
+        if (archive_write_data(tg->a, data, n) != (la_ssize_t)n) {
             k->rc = es_fail(k->ctx, ES_ERR_IO, "%s/%s: member %s: write failed: %s",
                             run->job->d->final_path, tg->name, k->name, reshard_writer_error(tg->a));
             return -1;
+        }
+        if ((tg->behind += n) >= WRITE_BEHIND) {
+            es_outdir_write_behind(tg->fp);
+            tg->behind = 0;
         }
     }
     return 0;
@@ -413,18 +423,110 @@ static int copy_source_shard(es_context *ctx, copy_run *run, const copy_source *
     return rc;
 }
 
-static int verify_targets(es_context *ctx, copy_run *run)
+/* The pass's shards read back as they are closed: the main thread closes
+ * them in order (each close flushes the writer and starts the file's
+ * writeback, which waits on the disk's queue), a helper thread reads back
+ * each one closed, and the main thread joins it when all are. The error
+ * reported is that of the first shard in order that fails, as one thread
+ * closing all and then reading them back in order would report it. */
+typedef struct verify_queue {
+    const copy_run *run;
+    pthread_mutex_t lock;
+    pthread_cond_t more;
+    uint32_t closed; /* targets below it are closed, may be read back */
+    uint32_t next;   /* the next to read back */
+    int done;        /* no more will be closed */
+    uint32_t fail_t; /* the first that failed, UINT32_MAX while none */
+    int fail_rc;
+    char fail_msg[1024];
+} verify_queue;
+
+static int verify_one(es_context *ctx, const copy_run *run, uint32_t t, void *buf)
 {
-    for (uint32_t t = run->t0; t < run->t1; t++) {
-        const copy_target *tg = &run->targets[t];
-        char path[4200];
-        snprintf(path, sizeof path, "%s/%s", run->job->d->temp_path, tg->name);
-        int rc = reshard_verify(ctx, path, tg->name, run->job->compress, &tg->digest, run->buf,
-                                COPY_BUFFER);
-        if (rc != ES_OK)
-            return rc;
+    const copy_target *tg = &run->targets[t];
+    char path[4200];
+    snprintf(path, sizeof path, "%s/%s", run->job->d->temp_path, tg->name);
+    return reshard_verify(ctx, path, tg->name, run->job->compress, &tg->digest, buf, COPY_BUFFER);
+}
+
+/* Reads back closed targets until none is left, or one before them failed. */
+static void verify_work(verify_queue *q, es_context *ctx, void *buf)
+{
+    pthread_mutex_lock(&q->lock);
+    for (;;) {
+        while (q->next >= q->closed && !q->done)
+            pthread_cond_wait(&q->more, &q->lock);
+        if (q->next >= q->closed || q->next > q->fail_t)
+            break;
+        uint32_t t = q->next++;
+        pthread_mutex_unlock(&q->lock);
+        int rc = verify_one(ctx, q->run, t, buf);
+        pthread_mutex_lock(&q->lock);
+        if (rc != ES_OK && t < q->fail_t) {
+            q->fail_t = t;
+            q->fail_rc = rc;
+            snprintf(q->fail_msg, sizeof q->fail_msg, "%s", es_errmsg(ctx));
+        }
     }
-    return ES_OK;
+    pthread_mutex_unlock(&q->lock);
+}
+
+typedef struct verify_helper {
+    verify_queue *q;
+    es_context *ctx; /* its own, with the caller's settings */
+    void *buf;
+} verify_helper;
+
+static void *verify_main(void *arg)
+{
+    verify_helper *h = arg;
+    verify_work(h->q, h->ctx, h->buf);
+    return NULL;
+}
+
+/* Closes the pass's writers and reads every shard written back. */
+static int close_and_verify(es_context *ctx, copy_run *run)
+{
+    verify_queue q = {.run = run, .closed = run->t0, .next = run->t0, .fail_t = UINT32_MAX};
+    pthread_mutex_init(&q.lock, NULL);
+    pthread_cond_init(&q.more, NULL);
+    verify_helper h = {.q = &q};
+    pthread_t thread;
+    int threaded = 0;
+    if (run->t1 - run->t0 >= 2) {
+        h.ctx = es_context_new_like(ctx);
+        h.buf = malloc(COPY_BUFFER);
+        threaded = h.ctx && h.buf && pthread_create(&thread, NULL, verify_main, &h) == 0;
+    }
+    int rc = ES_OK;
+    for (uint32_t t = run->t0; t < run->t1; t++) {
+        int crc = close_target(ctx, run, t, rc == ES_OK);
+        rc = rc == ES_OK ? crc : rc;
+        if (rc == ES_OK && threaded) {
+            pthread_mutex_lock(&q.lock);
+            q.closed = t + 1;
+            pthread_cond_signal(&q.more);
+            pthread_mutex_unlock(&q.lock);
+        }
+    }
+    pthread_mutex_lock(&q.lock);
+    q.closed = rc == ES_OK ? run->t1 : q.closed;
+    q.next = rc == ES_OK ? q.next : run->t1; /* a close failed: no more read back */
+    q.done = 1;
+    pthread_cond_broadcast(&q.more);
+    pthread_mutex_unlock(&q.lock);
+    if (rc == ES_OK)
+        verify_work(&q, ctx, run->buf);
+    if (threaded)
+        pthread_join(thread, NULL);
+    if (rc == ES_OK && q.fail_t != UINT32_MAX)
+        rc = es_fail(ctx, q.fail_rc, "%s", q.fail_msg);
+    free(h.buf);
+    if (h.ctx)
+        es_context_free(h.ctx);
+    pthread_cond_destroy(&q.more);
+    pthread_mutex_destroy(&q.lock);
+    return rc;
 }
 
 /* ---- the pass loop's ops (reshard_pass.c) ---- */
@@ -447,14 +549,15 @@ static int tar_copy_source(es_context *ctx, void *r, const copy_source *s)
     return copy_source_shard(ctx, r, s);
 }
 
-/* Closes the pass's writers, then reads every shard written back. */
+/* Closes the pass's writers and reads every shard written back; after an
+ * error, closes them quietly. */
 static int tar_end_pass(es_context *ctx, void *r, int rc)
 {
     copy_run *run = r;
-    int crc = close_targets(ctx, run, rc == ES_OK);
-    rc = rc == ES_OK ? crc : rc;
     if (rc == ES_OK)
-        rc = verify_targets(ctx, run);
+        return close_and_verify(ctx, run);
+    for (uint32_t t = run->t0; t < run->t1; t++)
+        close_target(ctx, run, t, 0);
     return rc;
 }
 
