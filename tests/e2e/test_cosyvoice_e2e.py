@@ -152,7 +152,11 @@ def install(work):
     venv = os.path.join(work, "venv")
     run([TORCH_PYTHON, "-m", "venv", "--system-site-packages", venv])
     py = os.path.join(venv, "bin", "python")
-    run([py, "-m", "pip", "install", "-q", "--no-deps", "--no-index", wheel.stdout.strip()])
+    # --ignore-installed: an equishard already in the torch interpreter's own
+    # site-packages (a user's install, visible through --system-site-packages)
+    # would otherwise count as installed, and the venv would test that one
+    run([py, "-m", "pip", "install", "-q", "--no-deps", "--no-index", "--ignore-installed",
+         wheel.stdout.strip()])
     where = run([py, "-c", "import equishard, equishard._ffi as f; print(equishard.__file__); "
                  "print(f.lib()._name); print(equishard.version())"],
                 cwd="/", env=dict(os.environ, PYTHONPATH="")).split()
