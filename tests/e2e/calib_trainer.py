@@ -18,7 +18,6 @@ Writes OUT/rank-R.json: steps per epoch.
 """
 import argparse
 import faulthandler
-import functools
 import json
 import os
 import sys
@@ -44,7 +43,7 @@ import torch  # noqa: E402
 import torch.distributed as dist  # noqa: E402
 from torch.utils.data import DataLoader  # noqa: E402
 
-from cosyvoice.dataset import processor  # noqa: E402
+import cosyvoice_pipeline  # noqa: E402
 from equishard.loaders import equal_steps  # noqa: E402
 from equishard.loaders.cosyvoice import Dataset  # noqa: E402
 
@@ -56,29 +55,9 @@ class CharTokenizer:
         return [ord(c) for c in text]
 
 
-def band_energy(speech, n_fft=1280, hop=320, bands=80):
-    """cosyvoice_trainer.py's stand-in for mel_spectrogram: 50 frames a second."""
-    pad = (n_fft - hop) // 2
-    x = torch.nn.functional.pad(speech.unsqueeze(1), (pad, pad), mode="reflect").squeeze(1)
-    frames = x.unfold(-1, n_fft, hop)
-    feat = frames.reshape(1, frames.size(1), bands, n_fft // bands).pow(2).mean(-1)
-    return torch.log1p(feat).transpose(1, 2)
-
-
 def pipeline():
-    p = functools.partial
-    return [
-        p(processor.parquet_opener),
-        p(processor.tokenize, get_tokenizer=CharTokenizer, allowed_special="all"),
-        p(processor.filter, max_length=6000, min_length=100, token_max_length=200, token_min_length=1),
-        p(processor.resample, resample_rate=16000),
-        p(processor.compute_fbank, feat_extractor=band_energy, num_frames=640),
-        p(processor.parse_embedding, normalize=True),
-        p(processor.shuffle, shuffle_size=1000),
-        p(processor.sort, sort_size=500),
-        p(processor.batch, batch_type="dynamic", max_frames_in_batch=2000),
-        p(processor.padding, use_spk_embedding=False),
-    ]
+    """cosyvoice_trainer.py's CosyVoice 2 data_pipeline, tokenizing by character."""
+    return cosyvoice_pipeline.pipeline(CharTokenizer)
 
 
 class Attention(torch.nn.Module):

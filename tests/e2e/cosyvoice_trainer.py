@@ -73,7 +73,7 @@ import torch  # noqa: E402
 import torch.distributed as dist  # noqa: E402
 from torch.utils.data import DataLoader  # noqa: E402
 
-from cosyvoice.dataset import processor  # noqa: E402
+import cosyvoice_pipeline  # noqa: E402
 from cosyvoice.tokenizer.tokenizer import get_qwen_tokenizer  # noqa: E402
 from cosyvoice.utils import executor as executor_module  # noqa: E402
 from cosyvoice.utils import train_utils  # noqa: E402
@@ -87,34 +87,10 @@ from equishard.loaders import equal_steps  # noqa: E402
 torch.set_num_threads(1)  # 4 ranks x 3 processes on a 2-core machine
 
 
-def band_energy(speech, n_fft=1280, hop=320, bands=80):
-    """Stand-in for matcha's mel_spectrogram(center=False): the same reflect
-    padding and frame count, log band energies instead of mel bins. (1, n) ->
-    (1, bands, frames)."""
-    pad = (n_fft - hop) // 2
-    x = torch.nn.functional.pad(speech.unsqueeze(1), (pad, pad), mode="reflect").squeeze(1)
-    frames = x.unfold(-1, n_fft, hop)  # (1, T, n_fft)
-    feat = frames.reshape(1, frames.size(1), bands, n_fft // bands).pow(2).mean(-1)
-    return torch.log1p(feat).transpose(1, 2)
-
-
 def pipeline():
-    """CosyVoice 2's data_pipeline (examples/libritts/cosyvoice2/conf/cosyvoice2.yaml),
-    as hyperpyyaml builds it (`!name:` is functools.partial), with the stand-ins."""
-    p = functools.partial
-    return [
-        p(processor.parquet_opener),
-        p(processor.tokenize, allowed_special="all",
-          get_tokenizer=p(get_qwen_tokenizer, token_path=args.qwen_pretrain_path, skip_special_tokens=True)),
-        p(processor.filter, max_length=6000, min_length=100, token_max_length=200, token_min_length=1),
-        p(processor.resample, resample_rate=16000),
-        p(processor.compute_fbank, feat_extractor=band_energy, num_frames=640),
-        p(processor.parse_embedding, normalize=True),
-        p(processor.shuffle, shuffle_size=1000),
-        p(processor.sort, sort_size=500),
-        p(processor.batch, batch_type="dynamic", max_frames_in_batch=2000),
-        p(processor.padding, use_spk_embedding=False),
-    ]
+    """CosyVoice 2's data_pipeline with the recipe's Qwen2 tokenizer."""
+    return cosyvoice_pipeline.pipeline(functools.partial(
+        get_qwen_tokenizer, token_path=args.qwen_pretrain_path, skip_special_tokens=True))
 
 
 TRAINED = []  # the utts of every step this rank trained, in order

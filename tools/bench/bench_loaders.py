@@ -42,7 +42,6 @@ EQUISHARD_LIB (default build/src/libequishard.so), NODE_MODULES (hyparquet-write
 default build-npm/node_modules), ES_TORCH_PYTHON.
 """
 import argparse
-import array
 import io
 import json
 import math
@@ -53,13 +52,13 @@ import subprocess
 import sys
 import tarfile
 import time
-import wave
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SHARED = os.path.normpath(os.path.join(ROOT, "..", "shared"))
 RECIPES = {"cosyvoice": os.path.join(SHARED, "third_party", "cosyvoice"),
            "wenet": os.path.join(SHARED, "third_party", "wenet")}
-SHIMS = os.path.join(ROOT, "tests", "e2e", "shims")
+E2E = os.path.join(ROOT, "tests", "e2e")
+SHIMS = os.path.join(E2E, "shims")
 QWEN2 = os.path.join(SHARED, "fixtures", "tokenizers", "qwen2")
 YAML = os.path.join(RECIPES["cosyvoice"], "examples", "libritts", "cosyvoice2", "conf", "cosyvoice2.yaml")
 CLI = os.environ.get("EQUISHARD", os.path.join(ROOT, "build", "tools", "equishard", "equishard"))
@@ -67,7 +66,10 @@ LIB = os.environ.get("EQUISHARD_LIB", os.path.join(ROOT, "build", "src", "libequ
 NODE_MODULES = os.environ.get("NODE_MODULES", os.path.join(ROOT, "build-npm", "node_modules"))
 TORCH_PYTHON = os.environ.get("ES_TORCH_PYTHON", "/usr/bin/python3")
 WORKERS = 2
-RATE = 16000
+
+sys.path.insert(0, E2E)
+# tests/e2e's 16 kHz WAVs: slices of one tone with noise a corpus
+from make_wenet_corpus import SAMPLE_RATE as RATE, signal, wav_bytes  # noqa: E402
 EMB_DIM = 192
 WORDS = "the of and to in a is that for it as was with be by on not he this are or his".split()
 # tests/e2e/test_wenet_e2e.py's dataset_conf (the own side's; the drop-in's is the same)
@@ -92,24 +94,6 @@ def skip(why):
 
 
 # ---------------------------------------------------------------- the corpus
-
-def signal(rng, seconds=12):
-    """A tone with noise, 16-bit: utterances are slices of it (fast to make)."""
-    f0 = rng.uniform(90, 250)
-    return array.array("h", (int(32767 * (0.3 * math.sin(2 * math.pi * f0 * i / RATE) + rng.uniform(-0.05, 0.05)))
-                             for i in range(seconds * RATE)))
-
-
-def wav_bytes(samples, base, rng):
-    start = rng.randrange(len(base) - samples)
-    out = io.BytesIO()
-    with wave.open(out, "wb") as w:
-        w.setnchannels(1)
-        w.setsampwidth(2)
-        w.setframerate(RATE)
-        w.writeframes(base[start:start + samples].tobytes())
-    return out.getvalue()
-
 
 def utterances(rng, n):
     """(key, seconds, text) for n utterances: log-normal, median 2.5 s, 1.05-9.5 s
@@ -240,31 +224,12 @@ def cosyvoice_epoch(side, out):
     sys.modules["torch.utils.tensorboard"] = types.ModuleType("torch.utils.tensorboard")
     import torch
     from torch.utils.data import DataLoader
-    from cosyvoice.dataset import processor
     from cosyvoice.tokenizer.tokenizer import get_qwen_tokenizer
     torch.set_num_threads(1)
 
-    def band_energy(speech, n_fft=1280, hop=320, bands=80):  # tests/e2e/cosyvoice_trainer.py's stand-in
-        pad = (n_fft - hop) // 2
-        x = torch.nn.functional.pad(speech.unsqueeze(1), (pad, pad), mode="reflect").squeeze(1)
-        frames = x.unfold(-1, n_fft, hop)
-        feat = frames.reshape(1, frames.size(1), bands, n_fft // bands).pow(2).mean(-1)
-        return torch.log1p(feat).transpose(1, 2)
-
-    p = functools.partial
-    pipeline = [  # cosyvoice2.yaml's data_pipeline, as tests/e2e/cosyvoice_trainer.py builds it
-        p(processor.parquet_opener),
-        p(processor.tokenize, allowed_special="all",
-          get_tokenizer=p(get_qwen_tokenizer, token_path=QWEN2, skip_special_tokens=True)),
-        p(processor.filter, max_length=6000, min_length=100, token_max_length=200, token_min_length=1),
-        p(processor.resample, resample_rate=16000),
-        p(processor.compute_fbank, feat_extractor=band_energy, num_frames=640),
-        p(processor.parse_embedding, normalize=True),
-        p(processor.shuffle, shuffle_size=1000),
-        p(processor.sort, sort_size=500),
-        p(processor.batch, batch_type="dynamic", max_frames_in_batch=2000),
-        p(processor.padding, use_spk_embedding=False),
-    ]
+    import cosyvoice_pipeline  # tests/e2e's, as cosyvoice_trainer.py builds it
+    pipeline = cosyvoice_pipeline.pipeline(
+        functools.partial(get_qwen_tokenizer, token_path=QWEN2, skip_special_tokens=True))
     start = time.monotonic()
     if side == "own":
         from cosyvoice.dataset.dataset import Dataset
@@ -312,7 +277,7 @@ def run_epoch(loader, start, size):
 
 
 def child(fmt, side, out):
-    sys.path[:0] = [os.path.join(ROOT, "python"), SHIMS, RECIPES[fmt]]
+    sys.path[:0] = [os.path.join(ROOT, "python"), SHIMS, RECIPES[fmt]]  # E2E: at import
     result = (cosyvoice_epoch if fmt == "cosyvoice" else wenet_epoch)(side, out)
     print(json.dumps(result))
     sys.stdout.flush()
